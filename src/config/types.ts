@@ -1,0 +1,124 @@
+/**
+ * The loaded, validated and frozen policy: the one object every layer reads.
+ *
+ * `src/config/load.ts` is the only producer. Everything here is already
+ * resolved (absolute paths, compiled regexes, the child environment), so the
+ * hot path of a call never touches the filesystem or the environment to
+ * interpret the policy.
+ *
+ * @module
+ */
+
+/** How an allowlisted command name was resolved at startup. */
+export interface ResolvedCommand {
+  /** The name exactly as written in `[allowlist] commands`. */
+  readonly name: string;
+  /**
+   * The absolute path found on the child PATH (not symlink-resolved). This is
+   * what is executed and what `--allow-run` grants: Deno compares run grants
+   * by path text, so grant and spawn must use the same string.
+   */
+  readonly path: string;
+  /** `realpath(path)`: used to decide whether a path-qualified command is the same file. */
+  readonly realPath: string;
+}
+
+/** One `[[rules]]` entry. */
+export interface ArgRule {
+  /** Command name the rule applies to (an allowlisted name). */
+  readonly command: string;
+  /**
+   * Token sequences that are refused anywhere in the argv, order-independent:
+   * `"push --force"` is the set {push, --force}; all of its words must be
+   * present (including `--force=x` and attached short forms) to deny.
+   */
+  readonly denyArgs: readonly string[];
+  readonly reason: string;
+}
+
+/** An operator-supplied redaction pattern, compiled at startup. */
+export interface ExtraPattern {
+  readonly name: string;
+  readonly regex: RegExp;
+}
+
+export type AuditFailMode = "closed" | "open";
+export type SandboxMode = "none" | "bwrap" | "auto";
+export type AuthMode = "oauth" | "none";
+
+export interface Limits {
+  readonly timeoutMs: number;
+  readonly maxOutputBytes: number;
+  readonly maxConcurrent: number;
+  /** Kernel rlimits for each command; null = not set by us (inherit). */
+  readonly cpuSeconds: number | null;
+  readonly addressSpaceBytes: number | null;
+  readonly maxProcesses: number | null;
+  readonly fileSizeBytes: number | null;
+  readonly openFiles: number | null;
+}
+
+export interface HttpSettings {
+  /** `host:port` to listen on, or null when HTTP is not configured. */
+  readonly listen: string | null;
+  /** Externally visible origin (`https://mcp.example.com`), or null to derive from listen. */
+  readonly baseUrl: string | null;
+  readonly tlsCert: string | null;
+  readonly tlsKey: string | null;
+  readonly allowedOrigins: readonly string[];
+  readonly allowedHosts: readonly string[];
+  readonly maxRequestBytes: number;
+  readonly maxRegistrationBytes: number;
+  readonly maxConcurrentPerClient: number;
+}
+
+export interface AuthSettings {
+  readonly mode: AuthMode;
+  readonly allowLocalhostBypass: boolean;
+  readonly allowPlainPkce: boolean;
+  readonly accessTokenTtlSeconds: number;
+}
+
+export interface Policy {
+  /** Absolute path of the policy file, or null when built from env alone. */
+  readonly policyFile: string | null;
+  /** `realpath` of the jail root: every cwd and path argument must stay below it. */
+  readonly jailRoot: string;
+  /** Absolute path of the audit log (never inside the jail root). */
+  readonly auditLog: string;
+  readonly auditFailMode: AuditFailMode;
+  /** Absolute state directory (OAuth secret, clients), or null when unused. */
+  readonly stateDir: string | null;
+  /** Allowlisted names -> resolution. A `Map`, so `constructor` cannot match an inherited key. */
+  readonly allowlist: ReadonlyMap<string, ResolvedCommand>;
+  readonly denylist: ReadonlySet<string>;
+  readonly rules: readonly ArgRule[];
+  /** Names of built-in escape-hatch guards the operator switched off. */
+  readonly disabledGuards: ReadonlySet<string>;
+  /** `[paths] confine_args`. */
+  readonly confineArgs: boolean;
+  readonly limits: Limits;
+  readonly redaction: {
+    readonly enabled: boolean;
+    readonly entropyFallback: boolean;
+    readonly extraPatterns: readonly ExtraPattern[];
+  };
+  /** Names passed through to children (`[env] pass`). */
+  readonly envPass: readonly string[];
+  /**
+   * The complete child environment, computed once at startup from `envPass`
+   * and the server's environment (PATH defaults to `DEFAULT_CHILD_PATH`).
+   * The model can never add to it.
+   */
+  readonly childEnv: Readonly<Record<string, string>>;
+  /** `[describe] show_jail_path`: show the jail's real path to the model, or a marker. */
+  readonly showJailPath: boolean;
+  readonly sandbox: { readonly mode: SandboxMode; readonly network: boolean };
+  readonly http: HttpSettings;
+  readonly auth: AuthSettings;
+  /** Startup warnings (e.g. an interpreter on the allowlist), printed once to stderr. */
+  readonly warnings: readonly string[];
+}
+
+/** The fixed PATH children get when `PATH` is not passed through or not set. */
+export const DEFAULT_CHILD_PATH = "/usr/local/bin:/usr/bin:/bin";

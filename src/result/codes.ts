@@ -1,0 +1,84 @@
+/**
+ * The result-code taxonomy. Every outcome of a tool call carries exactly one
+ * code, and every code names exactly one condition, so an operator reading the
+ * audit log or a model reading a refusal never has to guess which layer spoke.
+ *
+ * Codes are a string-literal union, never a TypeScript `enum`: they are wire
+ * values, stable across versions, and compared as plain strings by clients.
+ *
+ * @module
+ */
+
+/** Every code a `CommandResult` may carry. */
+export type ResultCode =
+  | "OK"
+  | "POLICY_DENIED"
+  | "PARSE_ERROR"
+  | "TIMEOUT"
+  | "OUTPUT_TRUNCATED"
+  | "CWD_ESCAPE"
+  | "PATH_ESCAPE"
+  | "EXECUTOR_ERROR"
+  | "RUNTIME_DENIED"
+  | "CONTAINMENT_UNAVAILABLE"
+  | "BUSY"
+  | "CANCELLED"
+  | "AUDIT_UNAVAILABLE"
+  | "INTERNAL_ERROR";
+
+/**
+ * One-line meaning of each code. The README table is generated from the same
+ * words; a test keeps the two in step.
+ */
+export const RESULT_CODE_MEANINGS: Readonly<Record<ResultCode, string>> = Object.freeze({
+  OK: "The command ran (or, for explain_command, would be allowed); exit_code says how it ended.",
+  POLICY_DENIED:
+    "The policy refused the command: not allowlisted, denylisted, a deny_args rule, an escape-hatch guard, or shell syntax.",
+  PARSE_ERROR: "The command text could not be split into words (for example an unbalanced quote).",
+  TIMEOUT: "The command ran longer than limits.timeout_ms; its process tree was killed.",
+  OUTPUT_TRUNCATED:
+    "The command ran, but stdout or stderr exceeded limits.max_output_bytes and was cut (ok stays true).",
+  CWD_ESCAPE: "The requested working directory resolves outside the jail root.",
+  PATH_ESCAPE: "An argument names a path that resolves outside the jail root.",
+  EXECUTOR_ERROR: "The allowed command could not be started (for example the binary vanished).",
+  RUNTIME_DENIED:
+    "Deno's permission layer refused an operation our own checks allowed: a bug caught by the second layer.",
+  CONTAINMENT_UNAVAILABLE:
+    "The process-tree containment or kernel sandbox could not be set up, so the command was not started.",
+  BUSY: "Too many commands are running at once (limits.max_concurrent); try again shortly.",
+  CANCELLED: "The client cancelled the call; the command's process tree was killed.",
+  AUDIT_UNAVAILABLE:
+    "The audit record could not be written, and audit_fail_mode is closed, so nothing ran.",
+  INTERNAL_ERROR: "An unexpected server error; details are in the audit log, never in the reply.",
+});
+
+/** All codes, in table order. */
+export const RESULT_CODES: readonly ResultCode[] = Object.freeze(
+  Object.keys(RESULT_CODE_MEANINGS) as ResultCode[],
+);
+
+/**
+ * The envelope every command tool returns, both as JSON text content and as
+ * MCP `structuredContent`. Field names are snake_case because they are a wire
+ * contract shared with non-TypeScript clients.
+ */
+export interface CommandResult {
+  /** True for `OK` and `OUTPUT_TRUNCATED`; false for every refusal or failure. */
+  readonly ok: boolean;
+  readonly code: ResultCode;
+  /** Redacted, then truncated, standard output ("" when nothing ran). */
+  readonly stdout: string;
+  /** Redacted, then truncated, standard error ("" when nothing ran). */
+  readonly stderr: string;
+  /** The child's exit status; null when it did not run or was killed. */
+  readonly exit_code: number | null;
+  /** Wall time of the whole call, in milliseconds. */
+  readonly duration_ms: number;
+  /** A sentence a person understands: why it was allowed or refused. */
+  readonly policy_reason: string;
+}
+
+/** Codes for which `ok` is true. */
+export function isOkCode(code: ResultCode): boolean {
+  return code === "OK" || code === "OUTPUT_TRUNCATED";
+}
