@@ -1,0 +1,111 @@
+/**
+ * The command lists: allowlist (resolved to absolute paths), denylist, and
+ * `[[rules]]`. Deny by default; the denylist always wins.
+ *
+ * @module
+ */
+import { basename } from "node:path";
+import type { ArgRule, ResolvedCommand } from "./types.ts";
+import type { PolicyFile } from "./schema.ts";
+import { type Checked, fail, pass, quote } from "./_checked.ts";
+import { checkCommandName, resolveCommand } from "./commands.ts";
+import { isInside } from "./paths.ts";
+
+/** The lists as the policy holds them, before freezing. */
+export interface CommandLists {
+  readonly allowlist: ReadonlyMap<string, ResolvedCommand>;
+  readonly denylist: ReadonlySet<string>;
+  readonly rules: readonly ArgRule[];
+  readonly warnings: readonly string[];
+}
+
+function checkNames(names: readonly string[], key: string): Checked<string[]> {
+  const out: string[] = [];
+  for (const [index, name] of names.entries()) {
+    const checked = checkCommandName(name, `${key}[${index + 1}]`);
+    if (!checked.ok) return checked;
+    if (!out.includes(name)) out.push(name);
+  }
+  return pass(out);
+}
+
+/**
+ * Validates and resolves the lists.
+ *
+ * @param file the validated policy file
+ * @param pathDirs the child PATH folders, in order
+ * @param jailRoot the jail's real path: a binary inside it could be replaced by the model
+ */
+export async function buildCommandLists(
+  file: PolicyFile,
+  pathDirs: readonly string[],
+  jailRoot: string,
+): Promise<Checked<CommandLists>> {
+  const allowNames = checkNames(file.allowlist?.commands ?? [], "allowlist.commands");
+  if (!allowNames.ok) return allowNames;
+  const denyNames = checkNames(file.denylist?.commands ?? [], "denylist.commands");
+  if (!denyNames.ok) return denyNames;
+  const denylist = new Set(denyNames.value);
+  const warnings: string[] = [];
+
+  const allowlist = new Map<string, ResolvedCommand>();
+  for (const name of allowNames.value) {
+    if (denylist.has(name)) {
+      warnings.push(
+        `Command ${
+          quote(name)
+        } is on both the allowlist and the denylist; the denylist wins, so it can never run.`,
+      );
+      continue;
+    }
+    const resolved = await resolveCommand(name, pathDirs);
+    if (!resolved.ok) return resolved;
+    const { path, realPath } = resolved.value;
+    if (isInside(jailRoot, path) || isInside(jailRoot, realPath)) {
+      return fail(
+        `Policy key "allowlist.commands" lists ${quote(name)}, which resolves to ${
+          quote(realPath)
+        } inside the jail root, where the model could replace it.`,
+      );
+    }
+    // "A command name is matched exactly on its basename after resolution":
+    // `sh` -> /usr/bin/dash is refused when `dash` is denylisted.
+    const realName = basename(realPath);
+    if (realName !== name && denylist.has(realName)) {
+      warnings.push(
+        `Allowlisted command ${quote(name)} resolves to ${quote(realPath)}, whose name ${
+          quote(realName)
+        } is on the denylist; the denylist wins, so it can never run.`,
+      );
+      continue;
+    }
+    allowlist.set(name, resolved.value);
+  }
+
+  const rules: ArgRule[] = [];
+  for (const [index, rule] of (file.rules ?? []).entries()) {
+    const key = `rules[${index + 1}]`;
+    const command = checkCommandName(rule.command, `${key}.command`);
+    if (!command.ok) return command;
+    // A rule for a name that is not allowlisted is almost always a typo, and a
+    // typo here means the restriction the operator wrote is not in force.
+    if (!allowNames.value.includes(rule.command)) {
+      return fail(
+        `Policy key "${key}.command" is ${
+          quote(rule.command)
+        }, which is not on the allowlist, so the rule would never apply.`,
+      );
+    }
+    const denyArgs = rule.deny_args.map((words) => words.trim().split(/\s+/).join(" "));
+    const blank = denyArgs.findIndex((words) => words === "");
+    if (blank >= 0) {
+      return fail(`Policy key "${key}.deny_args[${blank + 1}]" holds only whitespace.`);
+    }
+    rules.push({ command: rule.command, denyArgs, reason: rule.reason });
+  }
+
+  if (allowlist.size === 0) {
+    warnings.push("The allowlist is empty, so every command will be refused.");
+  }
+  return pass({ allowlist, denylist, rules, warnings });
+}

@@ -1,0 +1,402 @@
+/**
+ * The policy loader: TOML file + `HTMCP_*` environment -> one validated,
+ * resolved, deeply frozen `Policy`.
+ *
+ * Everything that can be wrong with a policy is found here, at startup, and
+ * reported as one sentence naming the key; the loader never throws for a bad
+ * policy. A server that starts has a policy in which every path is absolute
+ * and real, every command resolved, every regex compiled.
+ *
+ * @module
+ */
+import { dirname, resolve } from "node:path";
+import type { AuditFailMode, Policy } from "./types.ts";
+import { type Checked, fail, pass, quote } from "./_checked.ts";
+import { PolicyFileSchema } from "./schema.ts";
+import type { PolicyFile } from "./schema.ts";
+import { formatIssues } from "./issues.ts";
+import { readPolicyFile } from "./policy_file.ts";
+import { buildChildEnv, DEFAULT_ENV_PASS, readEnv } from "./child_env.ts";
+import { absolutePath, isInside, realPathForCheck } from "./paths.ts";
+import { buildCommandLists } from "./lists.ts";
+import { compileExtraPattern } from "./patterns.ts";
+import { buildRemoteSettings } from "./remote.ts";
+import { deepFreeze, FrozenMap, FrozenSet } from "./freeze.ts";
+
+/** Settings the CLI supplies on top of the file and the environment. */
+export interface LoadOverrides {
+  /** `--http HOST:PORT`: replaces `[http] listen`. */
+  readonly httpListen?: string;
+}
+
+/** What `loadPolicy` reads. */
+export interface LoadOptions {
+  /** `--policy FILE`; when null, `HTMCP_POLICY_FILE` is used, and with neither the policy comes from the environment alone. */
+  readonly policyFile: string | null;
+  /** The server's environment (`Deno.env.toObject()`), read once here. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly overrides?: LoadOverrides;
+}
+
+/** The loaded policy, or the one-sentence startup error. */
+export type LoadResult = { ok: true; policy: Policy } | { ok: false; message: string };
+
+/** The default audit log, beside the policy file. */
+export const DEFAULT_AUDIT_LOG_NAME = "htmcp-audit.jsonl";
+
+/** Limits defaults (issue 2). The rlimits default to null: not set by us. */
+export const LIMIT_DEFAULTS = {
+  timeoutMs: 30_000,
+  maxOutputBytes: 1024 * 1024,
+  maxConcurrent: 4,
+} as const;
+
+/**
+ * Loads, validates and freezes the policy.
+ *
+ * @param options the policy file (or null), the environment, CLI overrides
+ * @returns `{ ok: true, policy }`, or `{ ok: false, message }` with one sentence naming the key
+ * @example
+ * ```ts
+ * const loaded = await loadPolicy({ policyFile: "policy.toml", env: Deno.env.toObject() });
+ * if (!loaded.ok) {
+ *   console.error(loaded.message);
+ *   Deno.exit(2);
+ * }
+ * ```
+ */
+export async function loadPolicy(options: LoadOptions): Promise<LoadResult> {
+  try {
+    const loaded = await load(options);
+    return loaded.ok ? { ok: true, policy: loaded.value } : { ok: false, message: loaded.message };
+  } catch (error) {
+    // A bug, not a bad policy; still a refusal to start, never a half-loaded server.
+    const why = error instanceof Error ? error.message : String(error);
+    return { ok: false, message: `Loading the policy failed unexpectedly: ${why}.` };
+  }
+}
+
+/** An `HTMCP_*` variable; the empty string counts as unset. */
+function envSetting(env: LoadOptions["env"], name: string): string | undefined {
+  const value = readEnv(env, name);
+  return value === undefined || value === "" ? undefined : value;
+}
+
+/** A path setting and where it came from, for messages and relative resolution. */
+interface PathSetting {
+  readonly value: string;
+  readonly label: string;
+  readonly baseDir: string;
+}
+
+function choosePath(
+  key: string,
+  envName: string,
+  envValue: string | undefined,
+  fileValue: string | undefined,
+  cwd: string,
+  baseDir: string,
+): PathSetting | null {
+  if (envValue !== undefined) {
+    return { value: envValue, label: `Policy key "${key}" (from ${envName})`, baseDir: cwd };
+  }
+  if (fileValue !== undefined) return { value: fileValue, label: `Policy key "${key}"`, baseDir };
+  return null;
+}
+
+async function load(options: LoadOptions): Promise<Checked<Policy>> {
+  const env = options.env;
+  const cwd = Deno.cwd();
+  const warnings: string[] = [];
+
+  // --- the file ---------------------------------------------------------
+  const fromEnv = envSetting(env, "HTMCP_POLICY_FILE");
+  const given = options.policyFile ?? fromEnv ?? null;
+  const policyFile = given === null ? null : resolve(cwd, given);
+  let file: PolicyFile = {};
+  if (policyFile !== null) {
+    const label = options.policyFile !== null ? "--policy" : "HTMCP_POLICY_FILE";
+    const raw = await readPolicyFile(policyFile, label);
+    if (!raw.ok) return raw;
+    const parsed = PolicyFileSchema.safeParse(raw.value);
+    if (!parsed.success) return fail(formatIssues(parsed.error.issues, raw.value));
+    file = parsed.data;
+  }
+  const baseDir = policyFile === null ? cwd : dirname(policyFile);
+
+  // --- the jail ---------------------------------------------------------
+  const jailSetting = choosePath(
+    "jail_root",
+    "HTMCP_JAIL_ROOT",
+    envSetting(env, "HTMCP_JAIL_ROOT"),
+    file.jail_root,
+    cwd,
+    baseDir,
+  );
+  if (jailSetting === null) {
+    return fail(
+      'Policy key "jail_root" is not set; set it in the policy file or in the environment variable HTMCP_JAIL_ROOT.',
+    );
+  }
+  const jail = await resolveJailRoot(jailSetting);
+  if (!jail.ok) return jail;
+  const jailRoot = jail.value;
+
+  if (policyFile !== null) {
+    // Self-modification: a model that can write the policy widens its own
+    // allowlist at the next start.
+    const realPolicy = await realPathForCheck(policyFile, "The policy file");
+    if (!realPolicy.ok) return realPolicy;
+    if (isInside(jailRoot, realPolicy.value)) {
+      return fail(
+        `${jailSetting.label} is ${
+          quote(jailRoot)
+        }, which contains the policy file itself, so the model could rewrite its own policy.`,
+      );
+    }
+  }
+
+  // --- the child environment ----------------------------------------------
+  const children = buildChildEnv(file.env?.pass ?? DEFAULT_ENV_PASS, env);
+  if (!children.ok) return children;
+  for (const dir of children.value.pathDirs) {
+    if (await mayBeInside(jailRoot, dir)) {
+      return fail(
+        `Policy key "env.pass" gives children the PATH folder ${
+          quote(dir)
+        }, which is inside the jail root, where the model could plant programs.`,
+      );
+    }
+  }
+
+  // --- files outside the jail ---------------------------------------------
+  const auditSetting = choosePath(
+    "audit_log",
+    "HTMCP_AUDIT_LOG",
+    envSetting(env, "HTMCP_AUDIT_LOG"),
+    file.audit_log,
+    cwd,
+    baseDir,
+  ) ?? { value: DEFAULT_AUDIT_LOG_NAME, label: 'Policy key "audit_log" (default)', baseDir };
+  const auditFailMode = chooseFailMode(envSetting(env, "HTMCP_AUDIT_FAIL_MODE"), file);
+  if (!auditFailMode.ok) return auditFailMode;
+  const auditLog = await resolveAuditLog(auditSetting, jailRoot, auditFailMode.value, warnings);
+  if (!auditLog.ok) return auditLog;
+
+  const stateSetting = choosePath(
+    "state_dir",
+    "HTMCP_STATE_DIR",
+    envSetting(env, "HTMCP_STATE_DIR"),
+    file.state_dir,
+    cwd,
+    baseDir,
+  );
+  const stateDir = stateSetting === null
+    ? pass(null)
+    : await resolveStateDir(stateSetting, jailRoot);
+  if (!stateDir.ok) return stateDir;
+
+  // --- commands -----------------------------------------------------------
+  const lists = await buildCommandLists(file, children.value.pathDirs, jailRoot);
+  if (!lists.ok) return lists;
+  warnings.push(...lists.value.warnings);
+
+  // --- redaction ------------------------------------------------------------
+  const redaction = file.redaction ?? {};
+  const extraPatterns = [];
+  for (const [index, entry] of (redaction.extra_patterns ?? []).entries()) {
+    const compiled = compileExtraPattern(entry.name, entry.regex, index + 1);
+    if (!compiled.ok) return compiled;
+    extraPatterns.push(compiled.value);
+  }
+
+  // --- remote access --------------------------------------------------------
+  const remote = await buildRemoteSettings(file, {
+    envBaseUrl: envSetting(env, "HTMCP_BASE_URL"),
+    envTokenTtl: envSetting(env, "HTMCP_OAUTH_ACCESS_TOKEN_TTL_S"),
+    listenOverride: options.overrides?.httpListen,
+    baseDir,
+    jailRoot,
+  });
+  if (!remote.ok) return remote;
+  warnings.push(...remote.value.warnings);
+
+  // --- the rest, with defaults ----------------------------------------------
+  const disabledGuards = [...new Set(file.guards?.disable ?? [])];
+  const confineArgs = file.paths?.confine_args ?? true;
+  const redactionEnabled = redaction.enabled ?? true;
+  if (!confineArgs) {
+    warnings.push(
+      'Policy key "paths.confine_args" is false: arguments naming paths outside the jail are not refused.',
+    );
+  }
+  if (!redactionEnabled) {
+    warnings.push(
+      'Policy key "redaction.enabled" is false: secrets in command output reach the model.',
+    );
+  }
+  if (disabledGuards.length > 0) {
+    warnings.push(
+      `Policy key "guards.disable" switches off the escape-hatch guards ${
+        disabledGuards.map(quote).join(", ")
+      }.`,
+    );
+  }
+  // TODO(policy helper): interpreterWarnings(names) from src/policy/mod.ts.
+
+  const limits = file.limits ?? {};
+  const policy: Policy = {
+    policyFile,
+    jailRoot,
+    auditLog: auditLog.value,
+    auditFailMode: auditFailMode.value,
+    stateDir: stateDir.value,
+    allowlist: new FrozenMap(lists.value.allowlist),
+    denylist: new FrozenSet(lists.value.denylist),
+    rules: lists.value.rules,
+    disabledGuards: new FrozenSet(disabledGuards),
+    confineArgs,
+    limits: {
+      timeoutMs: limits.timeout_ms ?? LIMIT_DEFAULTS.timeoutMs,
+      maxOutputBytes: limits.max_output_bytes ?? LIMIT_DEFAULTS.maxOutputBytes,
+      maxConcurrent: limits.max_concurrent ?? LIMIT_DEFAULTS.maxConcurrent,
+      cpuSeconds: limits.cpu_seconds ?? null,
+      addressSpaceBytes: limits.address_space_bytes ?? null,
+      maxProcesses: limits.max_processes ?? null,
+      fileSizeBytes: limits.file_size_bytes ?? null,
+      openFiles: limits.open_files ?? null,
+    },
+    redaction: {
+      enabled: redactionEnabled,
+      entropyFallback: redaction.entropy_fallback ?? false,
+      extraPatterns,
+    },
+    envPass: children.value.envPass,
+    childEnv: children.value.childEnv,
+    showJailPath: file.describe?.show_jail_path ?? false,
+    sandbox: { mode: file.sandbox?.mode ?? "auto", network: file.sandbox?.network ?? false },
+    http: remote.value.http,
+    auth: remote.value.auth,
+    warnings,
+  };
+  return pass(deepFreeze(policy));
+}
+
+async function resolveJailRoot(setting: PathSetting): Promise<Checked<string>> {
+  const absolute = absolutePath(setting.value, setting.baseDir, setting.label);
+  if (!absolute.ok) return absolute;
+  let real: string;
+  try {
+    real = await Deno.realPath(absolute.value);
+    if (!(await Deno.stat(real)).isDirectory) {
+      return fail(`${setting.label} names ${quote(absolute.value)}, which is not a directory.`);
+    }
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      return fail(`${setting.label} names ${quote(absolute.value)}, which does not exist.`);
+    }
+    const why = error instanceof Error ? error.message : String(error);
+    return fail(`${setting.label} names ${quote(absolute.value)}, which cannot be used: ${why}.`);
+  }
+  if (real === "/") {
+    return fail(
+      `${setting.label} resolves to "/", the whole filesystem; choose a dedicated folder.`,
+    );
+  }
+  return pass(real);
+}
+
+function chooseFailMode(
+  envValue: string | undefined,
+  file: PolicyFile,
+): Checked<AuditFailMode> {
+  if (envValue === undefined) return pass(file.audit_fail_mode ?? "closed");
+  if (envValue === "closed" || envValue === "open") return pass(envValue);
+  return fail(
+    `Policy key "audit_fail_mode" (from HTMCP_AUDIT_FAIL_MODE) must be "closed" or "open", got ${
+      quote(envValue)
+    }.`,
+  );
+}
+
+async function resolveAuditLog(
+  setting: PathSetting,
+  jailRoot: string,
+  failMode: AuditFailMode,
+  warnings: string[],
+): Promise<Checked<string>> {
+  const absolute = absolutePath(setting.value, setting.baseDir, setting.label);
+  if (!absolute.ok) return absolute;
+  const real = await realPathForCheck(absolute.value, setting.label);
+  if (!real.ok) return real;
+  // The model must never be able to edit or delete its own audit trail.
+  if (isInside(jailRoot, real.value)) {
+    return fail(
+      `${setting.label} names ${quote(real.value)}, which is inside the jail root ${
+        quote(jailRoot)
+      }, where the model could rewrite it.`,
+    );
+  }
+  const info = await statIfExists(real.value);
+  if (info !== null && !info.isFile) {
+    return fail(`${setting.label} names ${quote(real.value)}, which is not a regular file.`);
+  }
+  const folder = await statIfExists(dirname(real.value));
+  if (folder === null || !folder.isDirectory) {
+    warnings.push(
+      `The folder of audit_log ${quote(real.value)} does not exist, so ${
+        failMode === "closed"
+          ? "every call will be refused with AUDIT_UNAVAILABLE"
+          : "commands will run without an audit record"
+      } until it is created.`,
+    );
+  }
+  if (failMode === "open") {
+    warnings.push(
+      'Policy key "audit_fail_mode" is "open": commands run even when their audit record cannot be written.',
+    );
+  }
+  return pass(real.value);
+}
+
+async function resolveStateDir(setting: PathSetting, jailRoot: string): Promise<Checked<string>> {
+  const absolute = absolutePath(setting.value, setting.baseDir, setting.label);
+  if (!absolute.ok) return absolute;
+  const real = await realPathForCheck(absolute.value, setting.label);
+  if (!real.ok) return real;
+  // It holds the OAuth signing secret: a model that reads it mints its own tokens.
+  if (isInside(jailRoot, real.value)) {
+    return fail(
+      `${setting.label} names ${quote(real.value)}, which is inside the jail root ${
+        quote(jailRoot)
+      }, where the model could read the OAuth secret.`,
+    );
+  }
+  const info = await statIfExists(real.value);
+  if (info !== null && !info.isDirectory) {
+    return fail(`${setting.label} names ${quote(real.value)}, which is not a directory.`);
+  }
+  return pass(real.value);
+}
+
+/** Stat that reads "absent" for a missing entry and for one we may not look at. */
+async function statIfExists(path: string): Promise<Deno.FileInfo | null> {
+  try {
+    return await Deno.stat(path);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether a PATH folder is, or may be, inside the jail: its text, and its real
+ * path when we are allowed to resolve it (a narrow read grant may forbid that).
+ */
+async function mayBeInside(jailRoot: string, dir: string): Promise<boolean> {
+  if (isInside(jailRoot, resolve(dir))) return true;
+  try {
+    return isInside(jailRoot, await Deno.realPath(dir));
+  } catch {
+    return false;
+  }
+}

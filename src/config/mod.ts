@@ -1,0 +1,19 @@
+/**
+ * The configuration loader's public surface: `loadPolicy` and the `Policy`
+ * types every other layer reads.
+ *
+ * @module
+ */
+export {
+  DEFAULT_AUDIT_LOG_NAME,
+  LIMIT_DEFAULTS,
+  type LoadOptions,
+  type LoadOverrides,
+  loadPolicy,
+  type LoadResult,
+} from "./load.ts";
+export { NUMBER_BOUNDS } from "./schema.ts";
+export { ACCESS_TOKEN_TTL, HTTP_DEFAULTS } from "./remote.ts";
+export { REFUSED_ENV_NAMES, REFUSED_ENV_PREFIXES } from "./env_names.ts";
+export { EXTRA_PATTERN_FLAGS } from "./patterns.ts";
+export * from "./types.ts";

@@ -1,0 +1,124 @@
+/**
+ * The shape of `policy.toml`, as a zod schema. Every table is strict, so an
+ * unknown key at any level (a typo such as `timeout` for `timeout_ms`) is a
+ * startup error instead of a silently ignored setting.
+ *
+ * Defaults are applied by the loader, not here: a key's absence must stay
+ * visible so that an environment override can take precedence over it.
+ *
+ * @module
+ */
+import { z } from "zod";
+
+const MIB = 1024 * 1024;
+
+/** Inclusive bounds of every numeric key: `[min, max]`. */
+export const NUMBER_BOUNDS = {
+  // Above 2^31-1 ms a JS timer fires at once; a day is already far beyond any command.
+  timeout_ms: [1, 86_400_000],
+  // stdout and stderr are each held in memory up to this many bytes per running command.
+  max_output_bytes: [1, 256 * MIB],
+  max_concurrent: [1, 256],
+  cpu_seconds: [1, 604_800],
+  // Below 1 MiB not even the dynamic loader can map a binary.
+  address_space_bytes: [MIB, 2 ** 48],
+  max_processes: [1, 4_194_304],
+  file_size_bytes: [1, Number.MAX_SAFE_INTEGER],
+  // 0-2 are stdio; Linux's default nr_open is 1048576.
+  open_files: [3, 1_048_576],
+  // 0 turns the limit off (issue 4); otherwise at most 1 GiB.
+  max_http_request_bytes: [0, 1024 * MIB],
+  max_registration_bytes: [256, MIB],
+  max_concurrent_per_client: [1, 256],
+} as const satisfies Record<string, readonly [number, number]>;
+
+type BoundedKey = keyof typeof NUMBER_BOUNDS;
+
+function integer(key: BoundedKey) {
+  const [min, max] = NUMBER_BOUNDS[key];
+  const error = `must be an integer from ${min} to ${max}`;
+  return z.number({ error }).int({ error }).min(min, { error }).max(max, { error }).optional();
+}
+
+const text = (error = "must be a non-empty string") =>
+  z.string({ error }).min(1, { error }).refine((value) => !value.includes("\0"), {
+    error: "must not contain a NUL character",
+  });
+
+const flag = () => z.boolean({ error: "must be true or false" }).optional();
+
+const texts = (element = "must be a non-empty string") =>
+  z.array(text(element), { error: "must be an array of strings" }).optional();
+
+const table = <T extends z.core.$ZodLooseShape>(shape: T) =>
+  z.strictObject(shape, { error: "must be a table" });
+
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, { error: `must be ${choices(values)}` }).optional();
+
+function choices(values: readonly string[]): string {
+  const quoted = values.map((v) => `"${v}"`);
+  return quoted.length === 2 ? quoted.join(" or ") : `one of ${quoted.join(", ")}`;
+}
+
+const ruleEntry = table({
+  command: text(),
+  deny_args: z.array(text(), { error: "must be an array of strings" }).min(1, {
+    error: "must list at least one argument sequence",
+  }),
+  reason: text(),
+});
+
+const extraPatternEntry = table({ name: text(), regex: text() });
+
+/** The whole file. */
+export const PolicyFileSchema = table({
+  jail_root: text().optional(),
+  audit_log: text().optional(),
+  audit_fail_mode: oneOf(["closed", "open"]),
+  state_dir: text().optional(),
+  allowlist: table({ commands: texts() }).optional(),
+  denylist: table({ commands: texts() }).optional(),
+  rules: z.array(ruleEntry, { error: "must be an array of [[rules]] tables" }).optional(),
+  limits: table({
+    timeout_ms: integer("timeout_ms"),
+    max_output_bytes: integer("max_output_bytes"),
+    max_concurrent: integer("max_concurrent"),
+    cpu_seconds: integer("cpu_seconds"),
+    address_space_bytes: integer("address_space_bytes"),
+    max_processes: integer("max_processes"),
+    file_size_bytes: integer("file_size_bytes"),
+    open_files: integer("open_files"),
+  }).optional(),
+  redaction: table({
+    enabled: flag(),
+    entropy_fallback: flag(),
+    extra_patterns: z.array(extraPatternEntry, {
+      error: "must be an array of { name, regex } tables",
+    }).optional(),
+  }).optional(),
+  env: table({ pass: texts() }).optional(),
+  paths: table({ confine_args: flag() }).optional(),
+  guards: table({ disable: texts() }).optional(),
+  describe: table({ show_jail_path: flag() }).optional(),
+  sandbox: table({ mode: oneOf(["none", "bwrap", "auto"]), network: flag() }).optional(),
+  http: table({
+    listen: text().optional(),
+    base_url: text().optional(),
+    tls_cert: text().optional(),
+    tls_key: text().optional(),
+    allowed_origins: texts(),
+    allowed_hosts: texts(),
+    max_http_request_bytes: integer("max_http_request_bytes"),
+    max_registration_bytes: integer("max_registration_bytes"),
+    max_concurrent_per_client: integer("max_concurrent_per_client"),
+  }).optional(),
+  auth: table({
+    mode: oneOf(["oauth", "none"]),
+    allow_localhost_bypass: flag(),
+    allow_plain_pkce: flag(),
+  }).optional(),
+});
+
+/** The validated file, every key still optional. */
+export type PolicyFile = z.infer<typeof PolicyFileSchema>;
