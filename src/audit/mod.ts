@@ -1,0 +1,50 @@
+/**
+ * The audit log: typed records, an append-only hash-chained writer that
+ * flushes each record to disk before resolving, and chain verification.
+ *
+ * Deny on failure: a write that did not reach the disk resolves
+ * `{ ok: false }`, and a caller in fail-closed mode (`log.failMode`) must then
+ * refuse the call with `AUDIT_UNAVAILABLE`.
+ *
+ * @example
+ * ```ts
+ * import { AuditLog } from "./src/audit/mod.ts";
+ * const opened = await AuditLog.open(policy.auditLog, policy.auditFailMode, { redact });
+ * if (!opened.ok) throw new Error(opened.reason); // startup fails loudly
+ * const attempt = await opened.log.writeAttempt({ call_id, tool: "run_command", ... });
+ * if (!attempt.ok && opened.log.failMode === "closed") return "AUDIT_UNAVAILABLE";
+ * ```
+ *
+ * @module
+ */
+
+export {
+  type AttemptFields,
+  type AuditEnvelope,
+  type AuditEventFields,
+  type AuditEventName,
+  type AuditFailMode,
+  type AuditFieldValue,
+  type AuditRecordKind,
+  type AuditVerdict,
+  type AuditWriteResult,
+  type ChainResetFields,
+  type ExplainFields,
+  GENESIS_HASH,
+  type OutcomeFields,
+} from "./records.ts";
+export type { Redact } from "./build.ts";
+export { AuditLog, type AuditLogOptions, type AuditOpenResult } from "./log.ts";
+export {
+  type ChainResetNote,
+  ChainVerifier,
+  verifyAuditChain,
+  type VerifyReport,
+} from "./verify.ts";
+export {
+  runAuditVerify,
+  VERIFY_BROKEN,
+  VERIFY_INTACT,
+  VERIFY_INTACT_WITH_RESETS,
+  VERIFY_UNREADABLE,
+} from "./verify_file.ts";

@@ -1,0 +1,212 @@
+/**
+ * The audit record schema: what each line of the audit log says.
+ *
+ * Every line is one JSON object whose first four keys are the chain envelope
+ * (`seq`, `ts`, `prev`, `kind`) followed by the fields of its kind. Field names
+ * are snake_case because the log is read by tools outside TypeScript.
+ *
+ * A record never carries command output, a request body, a token, a PIN or an
+ * authorization code: the issue asks for "never output content", and a log
+ * that held secrets would turn every reader of the log into a secret holder.
+ * The writer builds each record from named fields only, so an object with an
+ * extra `stdout` property passed by mistake is not copied.
+ *
+ * @module
+ */
+
+import type { AuditFailMode } from "../config/types.ts";
+import type { ResultCode } from "../result/codes.ts";
+
+export type { AuditFailMode };
+
+/**
+ * The `prev` of the first record of a chain: 64 zeros, the hex width of a
+ * SHA-256, so every `prev` has the same shape.
+ */
+export const GENESIS_HASH: string = "0".repeat(64);
+
+/** Every record kind the log writes. */
+export type AuditRecordKind = "attempt" | "outcome" | "explain" | "event" | "chain_reset";
+
+/** Whether the policy and jail let a command run. */
+export type AuditVerdict = "allow" | "deny";
+
+/** The chain envelope every line starts with. */
+export interface AuditEnvelope {
+  /** 1 for the first record of the file, then +1 per record. */
+  readonly seq: number;
+  /** ISO 8601 UTC time the record was written. */
+  readonly ts: string;
+  /** SHA-256 (lower-case hex) of the previous line's bytes without its newline; `GENESIS_HASH` first. */
+  readonly prev: string;
+  readonly kind: AuditRecordKind;
+}
+
+/**
+ * Written, and flushed to disk, before the executor starts; also for a call
+ * the policy or jail refused (`verdict: "deny"`), so every refusal is on record.
+ */
+export interface AttemptFields {
+  /** Random id shared by the attempt and its outcome. */
+  readonly call_id: string;
+  /** MCP tool name, e.g. `run_command`. */
+  readonly tool: string;
+  /** OAuth client id of the caller; null on stdio or when unknown. */
+  readonly client_id: string | null;
+  /** The command text as received. The log redacts it before writing. */
+  readonly command_raw: string;
+  /** The argv the policy judged; null when the text could not be split. The log redacts each word. */
+  readonly argv: readonly string[] | null;
+  /** The working directory: resolved when known, else as requested, else null. Redacted. */
+  readonly cwd: string | null;
+  readonly verdict: AuditVerdict;
+  /** The refusal code when `verdict` is `deny`; null when the command is allowed to start. */
+  readonly code: ResultCode | null;
+  /** The policy's sentence (`policy_reason`). Redacted, since it may quote the command. */
+  readonly reason: string;
+}
+
+/** Written after the call ended, whatever the ending. Carries counts, never content. */
+export interface OutcomeFields {
+  readonly call_id: string;
+  readonly tool: string;
+  readonly client_id: string | null;
+  readonly code: ResultCode;
+  /** The child's exit status; null when it did not run or was killed. */
+  readonly exit_code: number | null;
+  /** Wall time of the whole call in milliseconds. */
+  readonly duration_ms: number;
+  /** Bytes the command wrote to stdout (before redaction and the cap). */
+  readonly stdout_bytes: number;
+  /** Bytes the command wrote to stderr (before redaction and the cap). */
+  readonly stderr_bytes: number;
+  /** True when either stream was cut at `max_output_bytes`. */
+  readonly truncated: boolean;
+}
+
+/** `explain_command` is audited too: it reveals policy, so who asked what is on record. */
+export interface ExplainFields {
+  readonly call_id: string;
+  readonly tool: string;
+  readonly client_id: string | null;
+  /** Redacted by the log. */
+  readonly command_raw: string;
+  /** Redacted by the log; null when the text could not be split. */
+  readonly argv: readonly string[] | null;
+  readonly verdict: AuditVerdict;
+  /** `OK` when the command would be allowed, else the refusal code. */
+  readonly code: ResultCode;
+  /** Redacted by the log. */
+  readonly reason: string;
+}
+
+/** A value an event field may hold: flat, so every event stays one greppable line. */
+export type AuditFieldValue = string | number | boolean | null | readonly string[];
+
+/**
+ * Event kinds and their fields, for subsystems other than the command path.
+ *
+ * To add a kind, add a property here (one line of schema), or, from another
+ * module, augment the interface:
+ *
+ * ```ts
+ * declare module "../audit/mod.ts" {
+ *   interface AuditEventFields {
+ *     sandbox_missing: { readonly mode: string };
+ *   }
+ * }
+ * ```
+ *
+ * Field values must be `AuditFieldValue`s. String values are redacted by the
+ * log, except the identifier fields `client_id`, `call_id` and `tool`. Keys
+ * that name content or credentials (`stdout`, `body`, `token`, `pin`, ...) are
+ * refused with a `TypeError`.
+ */
+export interface AuditEventFields {
+  /** The server is up; `transport` says how clients reach it. */
+  server_start: {
+    readonly version: string;
+    readonly transport: "stdio" | "http";
+    readonly pid: number;
+    readonly policy_file: string | null;
+    readonly fail_mode: AuditFailMode;
+  };
+  /** The server is shutting down; `reason` is e.g. `"SIGTERM"` or `"stdin closed"`. */
+  server_stop: { readonly reason: string };
+  /** An HTTP request refused for size (issue 4): never the body. */
+  http_rejected: {
+    readonly method: string;
+    /** URL path only, never the query string (a token could ride in it). */
+    readonly path: string;
+    /** `Content-Length` as declared; null when absent. */
+    readonly declared_bytes: number | null;
+    /** Bytes read before the cut-off; null when refused on the declared length alone. */
+    readonly observed_bytes: number | null;
+    readonly limit: number;
+    readonly status: number;
+  };
+  /** Dynamic client registration accepted (not yet approved). */
+  client_registered: {
+    readonly client_id: string;
+    readonly client_name: string;
+    readonly redirect_uris: readonly string[];
+  };
+  /** The operator approved a client with the admin PIN. */
+  client_approved: { readonly client_id: string; readonly scopes: readonly string[] };
+  /** A wrong admin PIN: never the PIN itself. */
+  pin_failed: {
+    readonly client_id: string | null;
+    readonly remote_addr: string | null;
+    /** Failed attempts from this address inside the current rate-limit window. */
+    readonly failures: number;
+  };
+  /** An authorization code was issued: never the code. */
+  code_issued: { readonly client_id: string; readonly scopes: readonly string[] };
+  /** An access token was issued: its `jti` and expiry, never the token. */
+  token_issued: {
+    readonly client_id: string;
+    readonly jti: string;
+    readonly scopes: readonly string[];
+    readonly expires_at: string;
+  };
+  /** A bearer token was refused; `reason` is a short code like `"expired"`, never the token. */
+  bearer_invalid: {
+    readonly reason: string;
+    readonly client_id: string | null;
+    readonly remote_addr: string | null;
+  };
+  /** The operator revoked a client (`htmcp auth revoke`). */
+  client_revoked: { readonly client_id: string };
+  /** An authenticated tool call over HTTP, tying the call id to the client. */
+  tool_call: { readonly client_id: string; readonly call_id: string; readonly tool: string };
+  /** An unexpected server error: the detail the client never sees. Redacted. */
+  internal_error: {
+    readonly call_id: string | null;
+    readonly where: string;
+    readonly message: string;
+  };
+}
+
+/** The name of an event kind. */
+export type AuditEventName = keyof AuditEventFields;
+
+/**
+ * Written by the log itself when it finds an incomplete line (a write cut off
+ * by a crash or a full disk): the chain continues *through* the damaged bytes
+ * (`prev` is their SHA-256) and the record says what was lost, so `verify`
+ * can report the damage instead of accepting or rejecting it silently.
+ */
+export interface ChainResetFields {
+  readonly cause: "incomplete_line";
+  /** Length of the damaged line in bytes (without the newline the log added after it). */
+  readonly damaged_bytes: number;
+  /** `seq` of the last complete record before the damage; null when there was none. */
+  readonly last_good_seq: number | null;
+  /** SHA-256 of the last complete line before the damage; `GENESIS_HASH` when there was none. */
+  readonly last_good_sha256: string;
+}
+
+/** The result of every write: `ok` only once the record is on disk (after fdatasync). */
+export type AuditWriteResult =
+  | { readonly ok: true; readonly seq: number }
+  | { readonly ok: false; readonly reason: string };

@@ -1,0 +1,230 @@
+/**
+ * Hash-chain verification: finds the first broken or missing link.
+ *
+ * Each record's `seq` must be one more than the previous record's, and its
+ * `prev` must be the SHA-256 of the previous line's bytes; the first record
+ * has `seq` 1 and `prev` `GENESIS_HASH`. So editing a record breaks the link
+ * of the record after it, and removing, inserting or moving a record breaks
+ * `seq` (or, if `seq` was rewritten too, `prev`).
+ *
+ * What the chain cannot show on its own: removing records from the *end*, or
+ * editing the last record, leaves a valid shorter chain; and anyone able to
+ * write the file can recompute every hash after an edit. The report's `head`
+ * (the last record's hash) is what to copy somewhere the server cannot write,
+ * to pin the log up to that point.
+ *
+ * Damaged bytes (a write cut off by a crash or a full disk) are accepted only
+ * when the very next record is the `chain_reset` the writer adds for them,
+ * matching their length and hash; they are listed in `resets`, never hidden.
+ *
+ * @module
+ */
+
+import { createHash, type Hash } from "node:crypto";
+import { parseRecordLine, sha256Hex } from "./line.ts";
+import { GENESIS_HASH } from "./records.ts";
+
+/** A damaged region the log closed off with a `chain_reset` record. */
+export interface ChainResetNote {
+  /** Line number (1-based) of the `chain_reset` record. */
+  readonly line: number;
+  readonly seq: number;
+  /** First line of the damaged bytes. */
+  readonly damagedLine: number;
+  readonly damagedBytes: number;
+}
+
+/** The verdict on a whole log. */
+export type VerifyReport =
+  | {
+    readonly ok: true;
+    /** Records in the chain, `chain_reset` records included. */
+    readonly records: number;
+    /** SHA-256 of the last record line (`GENESIS_HASH` for an empty log): pin it elsewhere. */
+    readonly head: string;
+    readonly resets: readonly ChainResetNote[];
+  }
+  | {
+    readonly ok: false;
+    /** 1-based line number where the chain first breaks. */
+    readonly line: number;
+    /** `seq` of the record on that line, or null when the line is not a record. */
+    readonly seq: number | null;
+    readonly problem: string;
+  };
+
+interface Damage {
+  readonly firstLine: number;
+  readonly problem: string;
+  readonly hash: Hash;
+  bytes: number;
+}
+
+const NEWLINE = 0x0a;
+const NEWLINE_BYTES = new Uint8Array([NEWLINE]);
+
+/**
+ * Checks a log fed in chunks of any size, holding one line at a time, so a
+ * large log verifies in constant memory.
+ */
+export class ChainVerifier {
+  #pieces: Uint8Array[] = [];
+  #lineNo = 0;
+  #expectedSeq = 1;
+  #prevHash = GENESIS_HASH;
+  #lastGoodSeq: number | null = null;
+  #records = 0;
+  #resets: ChainResetNote[] = [];
+  #damage: Damage | null = null;
+  #failure: VerifyReport | null = null;
+
+  /** Feeds the next bytes of the log. */
+  push(chunk: Uint8Array): void {
+    let start = 0;
+    for (let i = 0; i < chunk.length && this.#failure === null; i++) {
+      if (chunk[i] !== NEWLINE) continue;
+      this.#pieces.push(chunk.subarray(start, i));
+      const line = this.#pieces.length === 1 ? this.#pieces[0]! : joinPieces(this.#pieces);
+      this.#pieces = [];
+      start = i + 1;
+      this.#lineNo += 1;
+      this.#onLine(line);
+    }
+    if (this.#failure === null && start < chunk.length) {
+      // Copied: the caller may reuse its buffer for the next chunk.
+      this.#pieces.push(chunk.slice(start));
+    }
+  }
+
+  /** @returns the verdict once all bytes were pushed */
+  finish(): VerifyReport {
+    if (this.#failure !== null) return this.#failure;
+    if (this.#damage !== null) return this.#unclosedDamage(this.#damage);
+    if (this.#pieces.some((piece) => piece.length > 0)) {
+      return {
+        ok: false,
+        line: this.#lineNo + 1,
+        seq: null,
+        problem: "the last line is incomplete (no final newline): a write was cut off, " +
+          "e.g. by a crash or a full disk; htmcp closes it with a chain_reset record when it next opens the log",
+      };
+    }
+    return { ok: true, records: this.#records, head: this.#prevHash, resets: this.#resets };
+  }
+
+  #onLine(bytes: Uint8Array): void {
+    const parsed = parseRecordLine(bytes);
+    if (!parsed.ok) {
+      if (this.#damage === null) {
+        this.#damage = {
+          firstLine: this.#lineNo,
+          problem: parsed.problem,
+          hash: createHash("sha256"),
+          bytes: 0,
+        };
+      } else {
+        this.#damage.hash.update(NEWLINE_BYTES);
+        this.#damage.bytes += 1;
+      }
+      this.#damage.hash.update(bytes);
+      this.#damage.bytes += bytes.length;
+      return;
+    }
+    const record = parsed.line;
+    const fail = (problem: string) => {
+      this.#failure = { ok: false, line: this.#lineNo, seq: record.seq, problem };
+    };
+    if (this.#damage !== null) {
+      const damage = this.#damage;
+      if (record.kind !== "chain_reset") {
+        this.#failure = this.#unclosedDamage(damage);
+        return;
+      }
+      const fields = record.fields;
+      if (
+        fields.cause !== "incomplete_line" || fields.damaged_bytes !== damage.bytes ||
+        record.prev !== damage.hash.digest("hex")
+      ) {
+        return fail(
+          `the chain_reset record does not match the ${damage.bytes} damaged bytes from line ${damage.firstLine}`,
+        );
+      }
+      if (
+        fields.last_good_seq !== this.#lastGoodSeq || fields.last_good_sha256 !== this.#prevHash
+      ) {
+        return fail(
+          "the chain_reset record does not name the last complete record before the damage",
+        );
+      }
+      if (record.seq !== this.#expectedSeq) return fail(this.#seqProblem(record.seq));
+      this.#resets.push({
+        line: this.#lineNo,
+        seq: record.seq,
+        damagedLine: damage.firstLine,
+        damagedBytes: damage.bytes,
+      });
+      this.#damage = null;
+    } else {
+      if (record.kind === "chain_reset") {
+        return fail("a chain_reset record appears where no damaged bytes precede it");
+      }
+      if (record.seq !== this.#expectedSeq) return fail(this.#seqProblem(record.seq));
+      if (record.prev !== this.#prevHash) {
+        return fail(
+          this.#lineNo === 1
+            ? "prev is not the genesis hash, so the log does not start a chain"
+            : `prev is not the SHA-256 of line ${this.#lineNo - 1}: that record was changed, ` +
+              "or records were removed, inserted or moved",
+        );
+      }
+    }
+    this.#expectedSeq = record.seq + 1;
+    this.#prevHash = sha256Hex(bytes);
+    this.#lastGoodSeq = record.seq;
+    this.#records += 1;
+  }
+
+  #seqProblem(seq: number): string {
+    return `seq is ${seq} but ${this.#expectedSeq} was expected: ` +
+      (this.#expectedSeq === 1
+        ? "the log does not start at the beginning of a chain"
+        : "a record was removed, inserted or moved");
+  }
+
+  #unclosedDamage(damage: Damage): VerifyReport {
+    return {
+      ok: false,
+      line: damage.firstLine,
+      seq: null,
+      problem: `the line is not an audit record (${damage.problem}), ` +
+        "and no chain_reset record closes it off",
+    };
+  }
+}
+
+function joinPieces(pieces: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(pieces.reduce((sum, piece) => sum + piece.length, 0));
+  let offset = 0;
+  for (const piece of pieces) {
+    out.set(piece, offset);
+    offset += piece.length;
+  }
+  return out;
+}
+
+/**
+ * Verifies a whole log held in memory.
+ *
+ * @param input the log's text or bytes (text is hashed as UTF-8; htmcp writes ASCII only)
+ * @returns `ok` with the record count, head hash and chain resets, or the first broken link
+ * @example
+ * ```ts
+ * const report = verifyAuditChain(await Deno.readTextFile("audit.jsonl"));
+ * if (!report.ok) console.log(`broken at line ${report.line}: ${report.problem}`);
+ * ```
+ */
+export function verifyAuditChain(input: string | Uint8Array): VerifyReport {
+  const verifier = new ChainVerifier();
+  verifier.push(typeof input === "string" ? new TextEncoder().encode(input) : input);
+  return verifier.finish();
+}
