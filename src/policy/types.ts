@@ -1,0 +1,45 @@
+/**
+ * Value types of the policy engine. Every refusal is a value with a string
+ * code; nothing here throws for an expected outcome.
+ *
+ * @module
+ */
+
+import type { ResolvedCommand } from "../config/types.ts";
+
+/** The codes the tokenizer and the policy engine may refuse with. */
+export type PolicyRefusalCode = "POLICY_DENIED" | "PARSE_ERROR";
+
+/** Result of splitting raw command text into argv. */
+export type TokenizeResult =
+  | { readonly ok: true; readonly argv: readonly string[] }
+  | { readonly ok: false; readonly code: PolicyRefusalCode; readonly reason: string };
+
+/**
+ * The verdict on one command. `argv[0]` is the command word as typed; the
+ * executor runs `command.path` with `argv.slice(1)` and never re-tokenizes.
+ */
+export type Decision =
+  | {
+    readonly ok: true;
+    readonly argv: readonly string[];
+    readonly command: ResolvedCommand;
+    readonly reason: string;
+  }
+  | {
+    readonly ok: false;
+    readonly code: PolicyRefusalCode;
+    readonly reason: string;
+    /** The split argv when tokenizing succeeded, for the audit record; null otherwise. */
+    readonly argv: readonly string[] | null;
+  };
+
+/**
+ * The one filesystem question the policy engine may ask, injected so the
+ * engine itself stays pure: the symlink-free absolute path of `path`, or null
+ * when it does not exist or cannot be resolved (which the engine treats as
+ * "not the same file", so it fails closed).
+ */
+export interface PolicyIo {
+  realPath(path: string): string | null;
+}
