@@ -1,0 +1,138 @@
+/**
+ * PEM private-key blocks (RFC 7468), including OpenSSH, PKCS#1/#8, encrypted
+ * and PGP private keys.
+ *
+ * The whole block, BEGIN line to END line, becomes one marker. A block whose
+ * END line is missing (output cut by the cap, `head -c` on a key file) is
+ * still hidden: the span runs over every following line that looks like key
+ * material (base64, `Name: value` headers, blank lines) and stops at the first
+ * line that does not, so a cut key never shows its first lines and an
+ * unrelated BEGIN string in source code hides nothing.
+ *
+ * Lines may be separated by real newlines or by the two characters `\n`, the
+ * way keys sit inside JSON (a GCP service-account file, for one).
+ *
+ * @module
+ */
+import type { Detector, Emit, ScanInput } from "./types.ts";
+
+const BEGIN = "-----BEGIN ";
+const END = "-----END ";
+const DASHES = "-----";
+/** Longest label accepted between `BEGIN ` and `-----`. */
+const MAX_LABEL = 64;
+/** Longest `Name: value` header line accepted inside a block. */
+const MAX_HEADER = 120;
+
+const BASE64 = new Uint8Array(128);
+for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") {
+  BASE64[c.charCodeAt(0)] = 1;
+}
+
+const CR = 13;
+const LF = 10;
+const BACKSLASH = 92;
+const LOWER_N = 110;
+const SPACE = 32;
+const TAB = 9;
+
+/** Label text such as `RSA PRIVATE KEY`, `OPENSSH PRIVATE KEY`, `PGP PRIVATE KEY BLOCK`. */
+const PRIVATE_LABEL = /^[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?$/;
+/** RFC 1421 headers of encrypted PEM: `Proc-Type: 4,ENCRYPTED`, `DEK-Info: AES-128-CBC,IV`. */
+const HEADER_LINE = /^[A-Za-z][A-Za-z-]{0,30}: ?[A-Za-z0-9,-]{0,80}$/;
+
+/** True when the character at `i` ends a line: a real newline, a `\\n` escape, or text end. */
+function isLineEnd(text: string, i: number): boolean {
+  if (i >= text.length) return true;
+  const c = text.charCodeAt(i);
+  return c === LF || c === CR || (c === BACKSLASH && text.charCodeAt(i + 1) === LOWER_N);
+}
+
+/** Index of the next line's first character, after the terminator at `end`. */
+function nextLineStart(text: string, end: number): number {
+  if (end >= text.length) return end;
+  const c = text.charCodeAt(end);
+  if (c === BACKSLASH) return end + 2;
+  if (c === CR && text.charCodeAt(end + 1) === LF) return end + 2;
+  return end + 1;
+}
+
+function skipBlanks(text: string, i: number): number {
+  while (text.charCodeAt(i) === SPACE || text.charCodeAt(i) === TAB) i++;
+  return i;
+}
+
+/**
+ * If the line starting at `from` is key material (base64, or an RFC 1421
+ * header), returns the index of its terminator; otherwise -1. Reading stops
+ * at the first character that cannot belong, never at the line's far end, so
+ * a hostile megabyte line after each of many BEGIN markers stays linear.
+ */
+function bodyLineEnd(text: string, from: number): number {
+  const first = skipBlanks(text, from);
+  let i = first;
+  for (; !isLineEnd(text, i); i++) {
+    const c = text.charCodeAt(i);
+    if (c < 128 && BASE64[c] === 1) continue;
+    const after = skipBlanks(text, i);
+    if (after > i && isLineEnd(text, after)) return after;
+    break;
+  }
+  if (isLineEnd(text, i)) return i;
+  // Not pure base64: one short header line at most.
+  let end = first;
+  while (end - first <= MAX_HEADER && !isLineEnd(text, end)) end++;
+  if (!isLineEnd(text, end)) return -1;
+  return HEADER_LINE.test(text.slice(first, end).trimEnd()) ? end : -1;
+}
+
+/** If the line at `from` is an END line, the index after its closing dashes, else -1. */
+function endLineClose(text: string, from: number): number {
+  const i = skipBlanks(text, from);
+  if (!text.startsWith(END, i)) return -1;
+  let j = i + END.length;
+  for (; j - i <= MAX_LABEL + END.length && !isLineEnd(text, j); j++) {
+    if (text.startsWith(DASHES, j)) return j + DASHES.length;
+  }
+  // A cut END line: hide what there is of it.
+  return j;
+}
+
+/** Scans one block whose BEGIN marker ends at `bodyStart`; returns the span end or -1. */
+function blockEnd(text: string, bodyStart: number): number {
+  let lineStart = bodyStart;
+  let lastGood = -1;
+  for (;;) {
+    const closed = endLineClose(text, lineStart);
+    if (closed !== -1) return closed;
+    const end = bodyLineEnd(text, lineStart);
+    if (end === -1) break;
+    if (end > skipBlanks(text, lineStart)) lastGood = end;
+    if (end >= text.length) break;
+    lineStart = nextLineStart(text, end);
+  }
+  return lastGood;
+}
+
+/** @returns the detector for PEM private-key blocks */
+export function createPemDetector(): Detector {
+  return {
+    name: "private_key",
+    scan(input: ScanInput, emit: Emit): void {
+      const text = input.text;
+      let from = 0;
+      for (let at = text.indexOf(BEGIN, from); at !== -1; at = text.indexOf(BEGIN, from)) {
+        const labelStart = at + BEGIN.length;
+        const close = text.indexOf(DASHES, labelStart);
+        from = labelStart;
+        if (close === -1 || close - labelStart > MAX_LABEL) continue;
+        if (!PRIVATE_LABEL.test(text.slice(labelStart, close))) continue;
+        const bodyStart = close + DASHES.length;
+        const end = blockEnd(text, bodyStart);
+        if (end === -1) continue;
+        emit(at, end, "private_key");
+        from = end;
+      }
+    },
+  };
+}

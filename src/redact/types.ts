@@ -1,0 +1,76 @@
+/**
+ * Shared shapes of the redaction layer: what a detector reports, what the
+ * redactor returns.
+ *
+ * @module
+ */
+
+/** One stretch of the input a detector wants hidden, in UTF-16 indices of the input. */
+export interface DetectedSpan {
+  /** First hidden index (inclusive). */
+  readonly start: number;
+  /** Index after the last hidden character (exclusive). */
+  readonly end: number;
+  /** Goes into the marker: `[REDACTED:<kind>]`. */
+  readonly kind: string;
+}
+
+/**
+ * One marker in redacted text, with where it sits in the output and which
+ * stretch of the input it stands for. Truncation needs both: it must never cut
+ * inside a marker, and it must report how much of the *source* it kept.
+ */
+export interface RedactionSpan extends DetectedSpan {
+  /** Index of the marker's `[` in the redacted text. */
+  readonly outStart: number;
+  /** Index after the marker's `]` in the redacted text. */
+  readonly outEnd: number;
+}
+
+/** Redacted text together with its markers, in order. */
+export interface RedactionResult {
+  readonly text: string;
+  readonly spans: readonly RedactionSpan[];
+}
+
+/**
+ * A configured redactor. Its functions are plain closures, never methods that
+ * read `this`, so `redactor.redact` may be passed around on its own.
+ */
+export interface Redactor {
+  /** False when `[redaction] enabled = false`: every function then returns its input unchanged. */
+  readonly enabled: boolean;
+  /** Replaces every detected secret with `[REDACTED:<kind>]`. */
+  readonly redact: (text: string) => string;
+  /** Like `redact`, but also says where each marker is and what it replaced. */
+  readonly redactWithSpans: (text: string) => RedactionResult;
+  /** The merged, sorted, non-overlapping spans `redact` would replace; for tests and tooling. */
+  readonly findSpans: (text: string) => readonly DetectedSpan[];
+}
+
+/**
+ * Detectors report through this callback. Giving each detector its own
+ * `emit` lets the redactor rank overlapping findings by detector order
+ * without the detector knowing its rank.
+ */
+export type Emit = (start: number, end: number, kind: string) => void;
+
+/** A detector: scans the whole input once and emits what it finds. */
+export interface Detector {
+  /** For diagnostics and tests only. */
+  readonly name: string;
+  readonly scan: (input: ScanInput, emit: Emit) => void;
+}
+
+/**
+ * The text under scan plus derived views computed at most once per call and
+ * shared by every detector that needs them.
+ */
+export interface ScanInput {
+  readonly text: string;
+  /**
+   * `text` with ASCII letters lower-cased and exactly the same length, so an
+   * index found in it is an index into `text`.
+   */
+  readonly lower: () => string;
+}
