@@ -1,0 +1,21 @@
+/**
+ * The Deno permission layer: a permission set derived from the policy, its
+ * renderers (flags, JSON, systemd, Worker), the check of the permissions in
+ * force, and self-confinement of a process started with broader ones.
+ *
+ * @module
+ */
+export type {
+  Grant,
+  PermissionOptions,
+  PermissionSet,
+  PermissionSetErrorCode,
+  PermissionSetResult,
+  Transport,
+} from "./types.ts";
+export { permissionSetFor } from "./permission_set.ts";
+export { HTMCP_ENV_NAMES } from "./env_names.ts";
+export { DEFAULT_IMPORT_HOSTS, renderDenoFlags } from "./render_flags.ts";
+export { NEVER_GRANTED, type PermissionSetJson, permissionSetToJson } from "./render_json.ts";
+export { type WorkerPermissions, workerPermissions } from "./render_worker.ts";
+export { renderSystemdUnit, type SystemdOptions, type UnitProgram } from "./render_systemd.ts";

@@ -1,0 +1,257 @@
+/**
+ * `permissionSetFor`: the one pure function from a loaded policy to the Deno
+ * permission set the server runs under. Every renderer (flags, JSON, systemd,
+ * Worker) starts from its result, so the layers cannot drift apart.
+ *
+ * The set is the second layer: even a bug in our policy engine, jail check
+ * or audit writer cannot spawn, read, write, listen or read an env var the
+ * policy never named. It refuses (a value, not a throw) to grant write where
+ * that would undo the layer:
+ *
+ * - on or around the jail root: Deno checks the requested path text, and a
+ *   symlink inside an allowed folder is followed without a check, so write on
+ *   the jail would be write on whatever the model links to;
+ * - on or around a folder that holds a program we run, or a child PATH
+ *   folder: with write (and read) on such a folder the process can move the
+ *   folder aside and put a new one in its place, and the run grant for
+ *   `/folder/tool` then runs the replacement (verified on Deno 2.9.6:
+ *   `tests/permissions/sharp_edges_test.ts`);
+ * - on or around the policy file: no tool may change the policy.
+ *
+ * @module
+ */
+import type { Policy } from "../config/types.ts";
+import { HTMCP_ENV_NAMES } from "./env_names.ts";
+import { cleanPath, isAbsolutePath, overlaps, parentOf } from "./_paths.ts";
+import type {
+  Grant,
+  PermissionOptions,
+  PermissionSet,
+  PermissionSetErrorCode,
+  PermissionSetResult,
+} from "./types.ts";
+
+/** Why the server runs each known helper; the executor decides which it needs. */
+const LAUNCHER_REASONS: ReadonlyMap<string, string> = new Map([
+  [
+    "bwrap",
+    "the kernel sandbox launcher ([sandbox] mode): every command starts inside it",
+  ],
+  ["prlimit", "applies the [limits] rlimits to each command before it starts"],
+  [
+    "kill",
+    "signals a command's whole process group: Deno.kill(-pgid) needs unscoped run, a scoped helper does not",
+  ],
+]);
+
+/**
+ * Builds the permission set for `policy` on `options.transport`.
+ *
+ * @param policy The loaded, frozen policy (paths already absolute).
+ * @param options The transport, the executor's launcher paths, an optional listen override.
+ * @returns The set, or a refusal naming the path that would undo the layer.
+ * @example
+ * ```ts
+ * const result = permissionSetFor(policy, { transport: "stdio", launcherPaths: [] });
+ * if (result.ok) console.log(renderDenoFlags(result.set).join(" "));
+ * ```
+ */
+export function permissionSetFor(
+  policy: Policy,
+  options: PermissionOptions,
+): PermissionSetResult {
+  const read = new GrantList();
+  const write = new GrantList();
+  const run = new GrantList();
+  const net = new GrantList();
+  const env = new GrantList();
+  const denyWrite = new GrantList();
+
+  for (const path of options.launcherPaths) {
+    if (!isAbsolutePath(path)) {
+      return refuse("NOT_ABSOLUTE", `Cannot grant run on "${path}": it is not an absolute path.`);
+    }
+  }
+
+  // read ------------------------------------------------------------------
+  read.add(
+    policy.jailRoot,
+    "the jail root: cwd and argument paths are resolved (realpath) inside it",
+  );
+  if (policy.policyFile !== null) {
+    read.add(policy.policyFile, "the policy file, read once at startup");
+  }
+  read.add(
+    policy.auditLog,
+    "the audit log: its last record is read on open to continue the hash chain",
+  );
+  if (policy.stateDir !== null) {
+    read.add(policy.stateDir, "the state dir (OAuth signing secret, approved clients)");
+  }
+  for (const command of policy.allowlist.values()) {
+    // The loader stats each PATH candidate; a NotCapable stat counts as "not
+    // here", so granting exactly the resolved path reproduces the resolution.
+    read.add(command.path, `resolves allowlisted "${command.name}" at startup`);
+  }
+  for (const path of options.launcherPaths) {
+    read.add(path, "the executor checks its helper exists before use");
+  }
+
+  // run -------------------------------------------------------------------
+  for (const command of policy.allowlist.values()) {
+    // Grant and spawn by the same text: Deno does not resolve symlinks, so
+    // /bin/ls is not /usr/bin/ls.
+    run.add(command.path, `allowlisted "${command.name}"`);
+  }
+  for (const path of options.launcherPaths) {
+    const name = path.slice(path.lastIndexOf("/") + 1);
+    run.add(path, LAUNCHER_REASONS.get(name) ?? "a helper the executor declared it runs");
+  }
+
+  // write -----------------------------------------------------------------
+  write.add(policy.auditLog, "the audit log file, appended to (never its folder)");
+  if (policy.stateDir !== null) {
+    write.add(policy.stateDir, "the state dir: OAuth secret, clients, revocations");
+  }
+
+  // net -------------------------------------------------------------------
+  if (options.transport === "http") {
+    const listen = options.listen ?? policy.http.listen;
+    const checked = checkListen(listen);
+    if (!checked.ok) return checked;
+    // Deno compares host:port as text: localhost and 127.0.0.1 do not cover
+    // each other, so the grant is the listen value exactly as served.
+    net.add(checked.value, "the HTTP listen address");
+    if (policy.http.tlsCert !== null) read.add(policy.http.tlsCert, "the TLS certificate");
+    if (policy.http.tlsKey !== null) read.add(policy.http.tlsKey, "the TLS private key");
+  }
+
+  // env -------------------------------------------------------------------
+  for (const [name, reason] of HTMCP_ENV_NAMES) env.add(name, reason);
+  for (const name of policy.envPass) env.add(name, "[env] pass: copied to every command");
+
+  // refusals and deny-write -------------------------------------------------
+  const protectedFolders = folderHoldingPrograms(policy, options.launcherPaths);
+  for (const grant of write.grants()) {
+    if (overlaps(grant.value, policy.jailRoot)) {
+      return refuse(
+        "UNSAFE_WRITE_GRANT",
+        `Cannot grant write on "${grant.value}": it overlaps the jail root "${policy.jailRoot}", and a symlink the model plants there would be followed without a check.`,
+      );
+    }
+    for (const [folder, why] of protectedFolders) {
+      if (overlaps(grant.value, folder)) {
+        return refuse(
+          "UNSAFE_WRITE_GRANT",
+          `Cannot grant write on "${grant.value}": it overlaps "${folder}", ${why}; write there lets the server replace a program it may run.`,
+        );
+      }
+    }
+    if (policy.policyFile !== null && overlaps(grant.value, policy.policyFile)) {
+      return refuse(
+        "UNSAFE_WRITE_GRANT",
+        `Cannot grant write on "${grant.value}": it holds the policy file "${policy.policyFile}", and nothing may change the policy.`,
+      );
+    }
+  }
+  denyWrite.add(policy.jailRoot, "the jail: never written by the server itself");
+  if (policy.policyFile !== null) {
+    denyWrite.add(policy.policyFile, "the policy: nothing changes it");
+  }
+  for (const [folder, why] of protectedFolders) denyWrite.add(folder, why);
+
+  for (const list of [read, write, run, net, env, denyWrite]) {
+    for (const grant of list.grants()) {
+      // Deno splits flag values on "," with no escape (",," is an empty
+      // path), and a control character would break a systemd unit line.
+      if (hasUnrepresentable(grant.value)) {
+        return refuse(
+          "NOT_REPRESENTABLE",
+          `Cannot grant "${grant.value}": Deno permission flags cannot express a comma or control character in a value; rename it.`,
+        );
+      }
+    }
+  }
+
+  const set: PermissionSet = {
+    transport: options.transport,
+    read: read.grants(),
+    write: write.grants(),
+    run: run.grants(),
+    net: net.grants(),
+    env: env.grants(),
+    denyWrite: denyWrite.grants(),
+  };
+  return { ok: true, set: Object.freeze(set) };
+}
+
+/** Every folder holding a program we may run or a child PATH folder, with why. */
+function folderHoldingPrograms(
+  policy: Policy,
+  launcherPaths: readonly string[],
+): ReadonlyMap<string, string> {
+  const folders = new Map<string, string>();
+  const add = (folder: string, why: string) => {
+    const clean = cleanPath(folder);
+    if (!folders.has(clean)) folders.set(clean, why);
+  };
+  for (const command of policy.allowlist.values()) {
+    add(parentOf(command.path), `which holds allowlisted "${command.name}"`);
+    add(parentOf(command.realPath), `which holds the real file of "${command.name}"`);
+  }
+  for (const path of launcherPaths) add(parentOf(path), `which holds the helper "${path}"`);
+  for (const dir of (policy.childEnv["PATH"] ?? "").split(":")) {
+    if (isAbsolutePath(dir)) add(dir, "a folder on the child PATH");
+  }
+  return folders;
+}
+
+/** A `host:port` listen value, checked just enough to build a grant. */
+function checkListen(
+  listen: string | null,
+): { ok: true; value: string } | { ok: false; code: PermissionSetErrorCode; reason: string } {
+  if (listen === null) {
+    return refuse(
+      "BAD_LISTEN_ADDRESS",
+      "Cannot build the HTTP permission set: no listen address ([http] listen or --http HOST:PORT).",
+    );
+  }
+  const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(listen);
+  const port = match === null ? NaN : Number(match[2]);
+  if (match === null || port > 65_535) {
+    return refuse(
+      "BAD_LISTEN_ADDRESS",
+      `Cannot grant net on "${listen}": a listen address is HOST:PORT (for example "127.0.0.1:8080").`,
+    );
+  }
+  return { ok: true, value: listen };
+}
+
+function hasUnrepresentable(value: string): boolean {
+  for (const char of value) {
+    const code = char.charCodeAt(0);
+    if (char === "," || code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
+}
+
+function refuse(
+  code: PermissionSetErrorCode,
+  reason: string,
+): { ok: false; code: PermissionSetErrorCode; reason: string } {
+  return { ok: false, code, reason };
+}
+
+/** Insertion-ordered, de-duplicated grants (the first reason wins). */
+class GrantList {
+  #grants = new Map<string, Grant>();
+
+  add(value: string, reason: string): void {
+    const key = value.startsWith("/") ? cleanPath(value) : value;
+    if (!this.#grants.has(key)) this.#grants.set(key, Object.freeze({ value: key, reason }));
+  }
+
+  grants(): readonly Grant[] {
+    return Object.freeze([...this.#grants.values()]);
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * Renders a `PermissionSet` as `deno run` / `deno compile` flags.
+ *
+ * Anything not granted is also denied explicitly, so a wrapper that appends a
+ * broader `--allow-*` cannot widen it (a `--deny-*` wins over any `--allow-*`,
+ * verified on Deno 2.9.6), and `--no-prompt` turns every miss into a
+ * `NotCapable` error instead of a question on the operator's terminal.
+ *
+ * @module
+ */
+import type { Grant, PermissionSet } from "./types.ts";
+
+/**
+ * Hosts Deno lets a program import remote code from with no flag at all. A
+ * bare `--deny-import` does not stop them (verified on Deno 2.9.6), and a
+ * host without a port does not either; each must be denied as `host:443`.
+ * Without this, a bug could turn a dynamic `import()` into an outbound
+ * request although the server has no net grant.
+ */
+export const DEFAULT_IMPORT_HOSTS: readonly string[] = Object.freeze([
+  "deno.land:443",
+  "jsr.io:443",
+  "esm.sh:443",
+  "raw.esm.sh:443",
+  "cdn.jsdelivr.net:443",
+  "raw.githubusercontent.com:443",
+  "gist.githubusercontent.com:443",
+]);
+
+const join = (grants: readonly Grant[]) => grants.map((grant) => grant.value).join(",");
+
+/**
+ * The permission flags for `set`, in a stable order.
+ *
+ * @param set The permission set.
+ * @returns Flags for `deno run` or `deno compile`, one argv element each.
+ * @example
+ * ```ts
+ * const flags = renderDenoFlags(set);
+ * new Deno.Command(Deno.execPath(), { args: ["run", ...flags, "src/main.ts"] });
+ * ```
+ */
+export function renderDenoFlags(set: PermissionSet): readonly string[] {
+  const flags = ["--no-prompt"];
+  // An empty --allow-read= would mean "all" to some parsers; omit instead.
+  if (set.read.length > 0) flags.push(`--allow-read=${join(set.read)}`);
+  if (set.write.length > 0) flags.push(`--allow-write=${join(set.write)}`);
+  if (set.run.length > 0) flags.push(`--allow-run=${join(set.run)}`);
+  if (set.net.length > 0) flags.push(`--allow-net=${join(set.net)}`);
+  else flags.push("--deny-net");
+  if (set.env.length > 0) flags.push(`--allow-env=${join(set.env)}`);
+  if (set.denyWrite.length > 0) flags.push(`--deny-write=${join(set.denyWrite)}`);
+  flags.push("--deny-sys", "--deny-ffi", `--deny-import=${DEFAULT_IMPORT_HOSTS.join(",")}`);
+  return Object.freeze(flags);
+}
