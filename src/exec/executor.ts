@@ -1,0 +1,206 @@
+/**
+ * `createExecutor`: probes the platform once, picks the launcher plan for
+ * `[sandbox] mode`, and tracks running commands so shutdown can end them all.
+ *
+ * Fails closed: if process-tree containment cannot be established, or
+ * `mode = "bwrap"` and the sandbox probe fails, no executor is built and the
+ * server does not start.
+ *
+ * @module
+ */
+import type { Policy, ResolvedCommand } from "../config/types.ts";
+import { jailRootRefusal, SANDBOX_UID } from "../sandbox/mod.ts";
+import {
+  chainTools,
+  DEFAULT_LAUNCHER_TOOLS,
+  type LauncherTools,
+  type LaunchPlan,
+  type NamespacePrivilege,
+} from "./launcher.ts";
+import { probePlan, probeServerUid } from "./probe.ts";
+import { runContained, type RunHandle, type RunSettings } from "./run.ts";
+import type {
+  CommandHardening,
+  CreateExecutorResult,
+  ExecOutcome,
+  ExecRequest,
+  Executor,
+  ExecutorDescription,
+  ProbeResult,
+} from "./types.ts";
+
+/** Optional knobs, mostly for tests and `htmcp check`. */
+export interface ExecutorOptions {
+  /** Override tool locations (default: `/usr/bin/...`). */
+  readonly tools?: Partial<LauncherTools>;
+  /**
+   * Per-command hardening (git's safe config). INTEGRATION POINT: defaults to
+   * none until `commandHardening` from `src/policy/mod.ts` is wired in by the
+   * caller (`createExecutor(policy, { hardening: commandHardening })`).
+   */
+  readonly hardening?: (command: ResolvedCommand) => CommandHardening;
+  /** How long the polite kill may take before the launcher is SIGKILLed (default 3000 ms). */
+  readonly killGraceMs?: number;
+}
+
+/** Extra time `timeout`'s own deadline gets beyond `limits.timeoutMs`. */
+const BACKSTOP_SLACK_MS = 2_000;
+
+/**
+ * Probes containment (and the sandbox, per `policy.sandbox.mode`) and builds
+ * the executor.
+ *
+ * @param policy The loaded policy.
+ * @param options Tool paths, hardening, kill grace.
+ * @returns The executor, or one sentence saying why commands cannot be run safely.
+ */
+export async function createExecutor(
+  policy: Policy,
+  options: ExecutorOptions = {},
+): Promise<CreateExecutorResult> {
+  const tools: LauncherTools = Object.freeze({ ...DEFAULT_LAUNCHER_TOOLS, ...options.tools });
+  const probes: ProbeResult[] = [];
+  const uid = await probeServerUid(tools.setpriv);
+  if (!uid.ok) {
+    return {
+      ok: false,
+      message: `Cannot start: process containment is unavailable because ${uid.detail}.`,
+    };
+  }
+  probes.push({
+    name: "launcher",
+    ok: true,
+    detail: `${tools.setpriv} runs; server uid ${uid.uid}`,
+  });
+  const serverIsRoot = uid.uid === 0;
+  const basePlan = (privilege: NamespacePrivilege, mode: "none" | "bwrap"): LaunchPlan => ({
+    mode,
+    privilege,
+    serverIsRoot,
+    tools,
+    backstopMs: policy.limits.timeoutMs + BACKSTOP_SLACK_MS,
+    limits: policy.limits,
+  });
+
+  // Containment first: it is required in every mode.
+  let privilege: NamespacePrivilege | null = null;
+  const candidates: NamespacePrivilege[] = serverIsRoot ? ["root", "user"] : ["user"];
+  for (const candidate of candidates) {
+    const result = await probePlan(
+      `containment (${candidate})`,
+      basePlan(candidate, "none"),
+      policy,
+    );
+    probes.push(result);
+    if (result.ok) {
+      privilege = candidate;
+      break;
+    }
+  }
+  if (privilege === null) {
+    const detail = probes[probes.length - 1]?.detail ?? "no probe ran";
+    return {
+      ok: false,
+      message:
+        `Cannot start: process-tree containment (a PID namespace via ${tools.unshare}) could not be set up: ${detail}.`,
+    };
+  }
+
+  const requested = policy.sandbox.mode;
+  let plan = basePlan(privilege, "none");
+  let summary = `Commands run with process-tree containment only ([sandbox] mode = "none").`;
+  if (requested !== "none") {
+    const refusal = jailRootRefusal(policy.jailRoot);
+    const sandboxProbe: ProbeResult = refusal === null
+      ? await probePlan("sandbox (bwrap)", basePlan(privilege, "bwrap"), policy)
+      : { name: "sandbox (bwrap)", ok: false, detail: refusal };
+    probes.push(sandboxProbe);
+    if (sandboxProbe.ok) {
+      plan = basePlan(privilege, "bwrap");
+      summary = requested === "auto"
+        ? `bwrap works, so commands run in the kernel sandbox ([sandbox] mode = "auto").`
+        : `Commands run in the kernel sandbox ([sandbox] mode = "bwrap").`;
+    } else if (requested === "bwrap") {
+      return {
+        ok: false,
+        message:
+          `Cannot start with [sandbox] mode = "bwrap": the bubblewrap probe failed (${sandboxProbe.detail}).`,
+      };
+    } else {
+      summary =
+        `bwrap is not usable (${sandboxProbe.detail}), so commands run with process-tree containment only ([sandbox] mode = "auto").`;
+    }
+  }
+
+  const description: ExecutorDescription = Object.freeze({
+    requestedMode: requested,
+    mode: plan.mode,
+    launcherPath: tools.setpriv,
+    chain: Object.freeze(chainTools(plan)),
+    serverUid: uid.uid,
+    commandUid: plan.mode === "bwrap" && serverIsRoot ? SANDBOX_UID : uid.uid,
+    summary,
+    probes: Object.freeze(probes.map((p) => Object.freeze(p))),
+  });
+  const settings: RunSettings = Object.freeze({
+    plan,
+    policy,
+    hardening: options.hardening ?? null,
+    killGraceMs: options.killGraceMs ?? 3_000,
+  });
+  return { ok: true, executor: new ContainedExecutor(settings, description) };
+}
+
+class ContainedExecutor implements Executor {
+  readonly #settings: RunSettings;
+  readonly #description: ExecutorDescription;
+  readonly #running = new Set<RunHandle>();
+  readonly #inflight = new Set<Promise<ExecOutcome>>();
+  #closed = false;
+
+  constructor(settings: RunSettings, description: ExecutorDescription) {
+    this.#settings = settings;
+    this.#description = description;
+  }
+
+  run(request: ExecRequest): Promise<ExecOutcome> {
+    if (this.#closed) {
+      return Promise.resolve({
+        code: "CANCELLED",
+        stdout: "",
+        stderr: "",
+        exitCode: null,
+        signal: null,
+        stdoutBytes: 0,
+        stderrBytes: 0,
+        truncated: false,
+        reason: `The server is shutting down; "${request.command.name}" was not started.`,
+        durationMs: 0,
+      });
+    }
+    const call = runContained(this.#settings, request, (handle) => {
+      // A run that spawned after shutdown began is stopped at once.
+      if (this.#closed) handle.stop("shutdown");
+      this.#running.add(handle);
+      return () => this.#running.delete(handle);
+    });
+    this.#inflight.add(call);
+    const forget = () => this.#inflight.delete(call);
+    call.then(forget, forget);
+    return call;
+  }
+
+  async shutdown(): Promise<void> {
+    this.#closed = true;
+    for (const handle of this.#running) handle.stop("shutdown");
+    await Promise.allSettled([...this.#inflight]);
+  }
+
+  describe(): ExecutorDescription {
+    return this.#description;
+  }
+
+  launcherPaths(): string[] {
+    return [this.#settings.plan.tools.setpriv];
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * The launcher chain: the argv that turns one allowed command into a
+ * contained (and, in bwrap mode, sandboxed) process tree. Pure.
+ *
+ * Why a chain of small system tools instead of `Deno.Command` alone: Deno
+ * can only signal its direct child, and `Deno.kill(-pgid)` needs unscoped
+ * run permission. A process that calls `setsid` or double-forks escapes any
+ * process-group kill. A PID namespace contains them all: when its init dies,
+ * the kernel kills every process in it, and the init's parent sees the init
+ * exit only after all of them are reaped. So:
+ *
+ * ```
+ * setpriv --pdeathsig KILL      dies if the server dies (SIGKILL included)
+ *  unshare --pid                 children of the next process start a new PID namespace
+ *   timeout --foreground -s KILL  parent of that namespace's init. On SIGALRM
+ *                                 (our kill request) or its own backstop it
+ *                                 SIGKILLs the init and waits for it: when it
+ *                                 exits, the namespace is empty and reaped.
+ *    [ns init] none:  setpriv --pdeathsig KILL --no-new-privs
+ *                      timeout --foreground 0   a plain waiter that reaps
+ *              bwrap: setpriv --reuid 65534 (root server only)
+ *                      bwrap ... --unshare-pid  (its init reaps; nested namespace)
+ *     prlimit ... --    rlimits (only when a limit is set)
+ *      COMMAND ARGS     the allowlisted absolute path, argv verbatim
+ * ```
+ *
+ * Deno's run permission sees only the first binary; everything after it is
+ * fixed here, and the command is the policy-resolved absolute path.
+ *
+ * @module
+ */
+import type { Limits, Policy } from "../config/types.ts";
+import { buildBwrapArgs, rlimitPrefix, SANDBOX_GID, SANDBOX_UID } from "../sandbox/mod.ts";
+
+/** Absolute paths of the launcher tools (util-linux, coreutils, bubblewrap). */
+export interface LauncherTools {
+  readonly setpriv: string;
+  readonly unshare: string;
+  readonly timeout: string;
+  readonly prlimit: string;
+  readonly bwrap: string;
+}
+
+/** Debian/Ubuntu locations: util-linux and coreutils are essential packages there. */
+export const DEFAULT_LAUNCHER_TOOLS: LauncherTools = Object.freeze({
+  setpriv: "/usr/bin/setpriv",
+  unshare: "/usr/bin/unshare",
+  timeout: "/usr/bin/timeout",
+  prlimit: "/usr/bin/prlimit",
+  bwrap: "/usr/bin/bwrap",
+});
+
+/**
+ * How the server may create the PID namespace: `"root"` (it holds
+ * CAP_SYS_ADMIN: `unshare --pid`) or `"user"` (inside a user namespace of its
+ * own: `unshare --user --map-current-user --pid`).
+ */
+export type NamespacePrivilege = "root" | "user";
+
+/** Everything fixed at startup that shapes every call's argv. */
+export interface LaunchPlan {
+  readonly mode: "none" | "bwrap";
+  readonly privilege: NamespacePrivilege;
+  /** True when the server runs as uid 0: bwrap mode then drops to 65534 first. */
+  readonly serverIsRoot: boolean;
+  readonly tools: LauncherTools;
+  /** `timeout`'s own deadline, a backstop should the server's timer never fire. */
+  readonly backstopMs: number;
+  readonly limits: Limits;
+}
+
+/** What to run: the policy-resolved binary, its argv, and the cwd. */
+export interface LaunchTarget {
+  readonly path: string;
+  readonly args: readonly string[];
+  readonly cwd: string;
+}
+
+/** The contained argv: `[head, ...rest]`; Deno spawns `head` with `rest`. */
+export function buildLaunchArgv(plan: LaunchPlan, policy: Policy, target: LaunchTarget): string[] {
+  const { tools } = plan;
+  const head = [tools.setpriv, "--pdeathsig", "KILL", "--", tools.unshare];
+  if (plan.privilege === "user") head.push("--user", "--map-current-user");
+  head.push(
+    "--pid",
+    "--",
+    tools.timeout,
+    "--foreground",
+    "--signal=KILL",
+    "--",
+    formatSeconds(plan.backstopMs),
+  );
+  const command = [...rlimitPrefix(plan.limits, tools.prlimit), target.path, ...target.args];
+  if (plan.mode === "none") {
+    return [
+      ...head,
+      tools.setpriv,
+      "--pdeathsig",
+      "KILL",
+      "--no-new-privs",
+      "--",
+      tools.timeout,
+      "--foreground",
+      "--",
+      "0",
+      ...command,
+    ];
+  }
+  const drop = plan.serverIsRoot
+    ? [
+      tools.setpriv,
+      `--reuid=${SANDBOX_UID}`,
+      `--regid=${SANDBOX_GID}`,
+      "--clear-groups",
+      "--",
+    ]
+    : [];
+  return [
+    ...head,
+    ...drop,
+    tools.bwrap,
+    ...buildBwrapArgs(policy, { cwd: target.cwd }),
+    "--",
+    ...command,
+  ];
+}
+
+/** Every tool the chain of `plan` executes, in order (for `describe()`). */
+export function chainTools(plan: LaunchPlan): string[] {
+  const { tools } = plan;
+  const out = [tools.setpriv, tools.unshare, tools.timeout];
+  if (plan.mode === "none") out.push(tools.setpriv, tools.timeout);
+  else {
+    if (plan.serverIsRoot) out.push(tools.setpriv);
+    out.push(tools.bwrap);
+  }
+  if (rlimitPrefix(plan.limits, tools.prlimit).length > 0) out.push(tools.prlimit);
+  return out;
+}
+
+/** `timeout` durations: seconds with millisecond precision. */
+function formatSeconds(ms: number): string {
+  return (Math.max(ms, 1) / 1000).toFixed(3);
+}

@@ -1,0 +1,43 @@
+/**
+ * The executor: runs allowed commands as contained process trees (and, in
+ * bwrap mode, inside the kernel sandbox), with a clean environment, a
+ * timeout, output caps and redaction before truncation.
+ *
+ * Denies on failure: if containment cannot be set up at startup,
+ * `createExecutor` fails; if it fails for one call, that call returns
+ * `CONTAINMENT_UNAVAILABLE` and the command does not run.
+ *
+ * @example
+ * ```ts
+ * const built = await createExecutor(policy);
+ * if (!built.ok) throw new Error(built.message);
+ * const outcome = await built.executor.run({
+ *   callId: "1", command: policy.allowlist.get("ls")!, args: ["-la"],
+ *   cwd: policy.jailRoot, redact: (t) => t,
+ * });
+ * ```
+ *
+ * @module
+ */
+export { createExecutor, type ExecutorOptions } from "./executor.ts";
+export {
+  buildLaunchArgv,
+  chainTools,
+  DEFAULT_LAUNCHER_TOOLS,
+  type LauncherTools,
+  type LaunchPlan,
+  type LaunchTarget,
+  type NamespacePrivilege,
+} from "./launcher.ts";
+export { OUTPUT_LOOKAHEAD_BYTES, type RenderedOutput, renderOutput } from "./output.ts";
+export { BoundedCapture } from "./capture.ts";
+export type {
+  CommandHardening,
+  CreateExecutorResult,
+  ExecOutcome,
+  ExecOutcomeCode,
+  ExecRequest,
+  Executor,
+  ExecutorDescription,
+  ProbeResult,
+} from "./types.ts";

@@ -1,0 +1,69 @@
+/**
+ * Turns captured bytes into the text a model sees: decode (invalid UTF-8
+ * replaced, never thrown), redact, then truncate. Redaction runs on the cap
+ * plus a lookahead, before the cut, so a secret straddling the cap is
+ * replaced whole instead of being half-shown.
+ *
+ * @module
+ */
+
+/**
+ * Bytes kept beyond the cap so redaction sees a secret that starts before the
+ * cap in full. Long enough for every detector's longest match except PEM
+ * blocks of unusual size; a PEM block longer than this that straddles the cap
+ * is still cut inside the hidden part, never shown in clear beyond its header.
+ */
+export const OUTPUT_LOOKAHEAD_BYTES = 64 * 1024;
+
+const REDACTION_MARK = "[REDACTED:";
+
+/** The rendered output of one stream. */
+export interface RenderedOutput {
+  readonly text: string;
+  readonly truncated: boolean;
+}
+
+/**
+ * Decodes, redacts and caps one stream.
+ *
+ * @param kept The leading bytes kept by the capture (at most cap + lookahead).
+ * @param totalBytes Every byte the stream produced.
+ * @param capBytes `limits.maxOutputBytes`.
+ * @param redact The redactor.
+ * @returns The text (with a marker when cut) and whether it was cut.
+ */
+export function renderOutput(
+  kept: Uint8Array,
+  totalBytes: number,
+  capBytes: number,
+  redact: (text: string) => string,
+): RenderedOutput {
+  // Non-fatal decoding: invalid sequences become U+FFFD instead of throwing.
+  const decoded = new TextDecoder("utf-8", { fatal: false }).decode(kept);
+  const redacted = redact(decoded);
+  if (totalBytes <= capBytes) return { text: redacted, truncated: false };
+  const shown = cutAtBytes(redacted, capBytes);
+  const dropped = totalBytes - capBytes;
+  const marker =
+    `\n[htmcp: output truncated at ${capBytes} bytes; ${dropped} of ${totalBytes} bytes dropped]`;
+  return { text: shown + marker, truncated: true };
+}
+
+/**
+ * The longest prefix of `text` that encodes to at most `capBytes` UTF-8 bytes,
+ * extended to the end of a redaction marker it would otherwise split.
+ */
+function cutAtBytes(text: string, capBytes: number): string {
+  const encoded = new TextEncoder().encode(text);
+  if (encoded.byteLength <= capBytes) return text;
+  let end = capBytes;
+  // Back up to a UTF-8 boundary: continuation bytes are 0b10xxxxxx.
+  while (end > 0 && ((encoded[end] ?? 0) & 0xc0) === 0x80) end--;
+  let prefix = new TextDecoder().decode(encoded.subarray(0, end));
+  const open = prefix.lastIndexOf(REDACTION_MARK);
+  if (open !== -1 && prefix.indexOf("]", open) === -1) {
+    const close = text.indexOf("]", open);
+    if (close !== -1) prefix = text.slice(0, close + 1);
+  }
+  return prefix;
+}

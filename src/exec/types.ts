@@ -1,0 +1,111 @@
+/**
+ * The executor's contract: what a caller hands over (an already checked
+ * command, argv and jail-confined cwd) and the one outcome it gets back.
+ *
+ * Everything that can go wrong while running an allowed command is a value
+ * here (`ExecOutcome.code`), never a throw: the caller maps it to the wire
+ * once, at the edge.
+ *
+ * @module
+ */
+import type { ResolvedCommand } from "../config/types.ts";
+
+/** The subset of result codes the executor itself can produce. */
+export type ExecOutcomeCode =
+  | "OK"
+  | "OUTPUT_TRUNCATED"
+  | "TIMEOUT"
+  | "CANCELLED"
+  | "EXECUTOR_ERROR"
+  | "RUNTIME_DENIED"
+  | "CONTAINMENT_UNAVAILABLE";
+
+/** One command to run. Env, timeout, caps and limits come from the executor's policy. */
+export interface ExecRequest {
+  /** Correlates the run with its audit records. */
+  readonly callId: string;
+  /** The allowlisted command as resolved at startup; `command.path` is executed. */
+  readonly command: ResolvedCommand;
+  /** argv after the command word, passed verbatim (never re-tokenized, never a shell). */
+  readonly args: readonly string[];
+  /** The jail-confined real path to run in. */
+  readonly cwd: string;
+  /** Redacts secrets from text; runs on output before truncation. */
+  readonly redact: (text: string) => string;
+  /** Aborting kills the command's whole process tree; the outcome is `CANCELLED`. */
+  readonly signal?: AbortSignal;
+}
+
+/** How one run ended. */
+export interface ExecOutcome {
+  readonly code: ExecOutcomeCode;
+  /** Redacted, then truncated, standard output. */
+  readonly stdout: string;
+  /** Redacted, then truncated, standard error. */
+  readonly stderr: string;
+  /**
+   * The command's exit status. A command killed by signal N reports 128+N,
+   * as a shell does (the launcher chain turns signals into statuses). Null
+   * when it did not run or when we killed it.
+   */
+  readonly exitCode: number | null;
+  /** The signal we used to end the tree (`"SIGKILL"`), or null when it ended by itself. */
+  readonly signal: string | null;
+  /** Total bytes the command wrote to stdout, including bytes beyond the cap. */
+  readonly stdoutBytes: number;
+  /** Total bytes the command wrote to stderr, including bytes beyond the cap. */
+  readonly stderrBytes: number;
+  /** True when stdout or stderr was cut at `limits.maxOutputBytes`. */
+  readonly truncated: boolean;
+  /** A sentence saying how the run ended. */
+  readonly reason: string;
+  /** Wall time from spawn to reaping, in milliseconds. */
+  readonly durationMs: number;
+}
+
+/** Extra argv/env a command needs for safety (git hardening), from `src/policy/`. */
+export interface CommandHardening {
+  readonly prependArgs: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/** One startup probe's result, shown by `htmcp check`. */
+export interface ProbeResult {
+  readonly name: string;
+  readonly ok: boolean;
+  readonly detail: string;
+}
+
+/** The executor's state for `htmcp check` and `describe_policy`. */
+export interface ExecutorDescription {
+  /** `[sandbox] mode` as configured. */
+  readonly requestedMode: "none" | "bwrap" | "auto";
+  /** What actually runs commands: `"bwrap"` (kernel sandbox) or `"none"` (containment only). */
+  readonly mode: "none" | "bwrap";
+  /** The binary Deno spawns for every command (the head of the launcher chain). */
+  readonly launcherPath: string;
+  /** Every binary of the launcher chain, in exec order. */
+  readonly chain: readonly string[];
+  /** The server's uid as seen by the probe. */
+  readonly serverUid: number;
+  /** The uid commands run as inside the sandbox (bwrap mode), or the server's uid. */
+  readonly commandUid: number;
+  /** One sentence: which mode was chosen and why. */
+  readonly summary: string;
+  readonly probes: readonly ProbeResult[];
+}
+
+/** Runs allowed commands inside process-tree containment (and the sandbox when enabled). */
+export interface Executor {
+  /** Runs one command; never throws for expected failures. */
+  run(request: ExecRequest): Promise<ExecOutcome>;
+  /** Kills and reaps every running command; later `run` calls return `CANCELLED`. */
+  shutdown(): Promise<void>;
+  describe(): ExecutorDescription;
+  /** Binaries the server process itself spawns: what `--allow-run` must list. */
+  launcherPaths(): string[];
+}
+
+export type CreateExecutorResult =
+  | { readonly ok: true; readonly executor: Executor }
+  | { readonly ok: false; readonly message: string };

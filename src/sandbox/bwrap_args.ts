@@ -1,0 +1,162 @@
+/**
+ * The bubblewrap command line for one command: the kernel view a sandboxed
+ * command gets. Pure: policy and request in, argv out; no I/O, so it is
+ * tested by value and reviewed as data.
+ *
+ * What each flag answers (the threat it closes):
+ * - `--unshare-user` + `--uid/--gid 65534`: the command is nobody inside a
+ *   user namespace; with `--cap-drop ALL` it holds no capability, so it cannot
+ *   remount, mount, or bypass file permissions.
+ * - `--unshare-pid` + `--proc /proc`: it sees only its own processes, and the
+ *   whole tree dies with the namespace's init.
+ * - `--unshare-net` (unless `[sandbox] network = true`): no sockets beyond
+ *   loopback of an empty namespace, so 127.0.0.1 services of the host are out
+ *   of reach.
+ * - `--unshare-ipc/--unshare-uts/--unshare-cgroup`: no SysV IPC with host
+ *   processes, a hostname of its own, a cgroup view rooted at itself.
+ * - `--new-session`: no controlling terminal, so no TIOCSTI injection into
+ *   the operator's terminal.
+ * - `--die-with-parent`: the sandbox dies if the launcher dies.
+ * - Read-only binds of only the system folders binaries need and a minimal
+ *   `/etc` (no shadow, no sudoers, no ssh keys); no `/root`, `/home`, `/var`,
+ *   `/run`, `/srv`, `/mnt`, `/media`, `/opt`.
+ * - The jail bound read-write at its own real path, after the `/tmp` tmpfs,
+ *   so a jail under `/tmp` stays visible. Symlinks are resolved inside this
+ *   view: one pointing outside the jail (even one swapped in after our path
+ *   check) leads nowhere or to a read-only system file.
+ *
+ * The environment is not put on this argv (`--setenv`): argv is readable by
+ * every local user through `/proc/PID/cmdline`. The launcher hands bwrap the
+ * already scrubbed environment (`clearEnv` + the policy's child env), which
+ * bwrap passes on unchanged.
+ *
+ * @module
+ */
+import type { Policy } from "../config/types.ts";
+
+/** The uid and gid commands run as inside the sandbox (nobody/nogroup). */
+export const SANDBOX_UID = 65534;
+export const SANDBOX_GID = 65534;
+
+/** Hostname inside the UTS namespace (hides the host's name). */
+export const SANDBOX_HOSTNAME = "htmcp-sandbox";
+
+/** System folders bound read-only when present (`-try`: merged-/usr or not). */
+export const SYSTEM_DIRS: readonly string[] = Object.freeze([
+  "/bin",
+  "/sbin",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+]);
+
+/**
+ * The minimal `/etc`: name resolution, the dynamic loader, locale/time,
+ * TLS roots, Debian alternatives (`/usr/bin/awk` is a symlink through
+ * `/etc/alternatives`). Never `shadow`, `gshadow`, `sudoers`, `ssh`, or
+ * anything holding a secret; `passwd`/`group` hold names, not hashes.
+ */
+export const ETC_FILES: readonly string[] = Object.freeze([
+  "/etc/passwd",
+  "/etc/group",
+  "/etc/nsswitch.conf",
+  "/etc/hosts",
+  "/etc/host.conf",
+  "/etc/resolv.conf",
+  "/etc/gai.conf",
+  "/etc/protocols",
+  "/etc/services",
+  "/etc/ld.so.cache",
+  "/etc/ld.so.conf",
+  "/etc/ld.so.conf.d",
+  "/etc/localtime",
+  "/etc/timezone",
+  "/etc/alternatives",
+  "/etc/ssl",
+  "/etc/ca-certificates",
+  "/etc/magic",
+  "/etc/magic.mime",
+  "/etc/mime.types",
+  "/etc/os-release",
+  "/etc/debian_version",
+]);
+
+/** What differs per call. */
+export interface SandboxRequest {
+  /** The jail-confined real cwd. */
+  readonly cwd: string;
+}
+
+/**
+ * The bubblewrap options (without the `bwrap` path and without the final
+ * `--`) for running one command of `policy` in `request.cwd`.
+ *
+ * @param policy The loaded policy (jail root, `[sandbox] network`).
+ * @param request The per-call part.
+ * @returns bwrap options, in the order bwrap must apply them.
+ * @throws {RangeError} When the jail root is `/` or a system folder the
+ *   sandbox binds read-only: binding it read-write would undo the sandbox.
+ *   The executor checks this at startup, so it is a bug if reached later.
+ */
+export function buildBwrapArgs(policy: Policy, request: SandboxRequest): string[] {
+  const jail = policy.jailRoot;
+  const refusal = jailRootRefusal(jail);
+  if (refusal !== null) throw new RangeError(refusal);
+  const args: string[] = [
+    "--die-with-parent",
+    "--new-session",
+    "--unshare-user",
+    "--uid",
+    String(SANDBOX_UID),
+    "--gid",
+    String(SANDBOX_GID),
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup",
+    "--hostname",
+    SANDBOX_HOSTNAME,
+  ];
+  if (!policy.sandbox.network) args.push("--unshare-net");
+  args.push("--ro-bind", "/usr", "/usr");
+  for (const dir of SYSTEM_DIRS) args.push("--ro-bind-try", dir, dir);
+  for (const file of ETC_FILES) args.push("--ro-bind-try", file, file);
+  args.push(
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+    "--tmpfs",
+    "/tmp",
+    "--bind",
+    jail,
+    jail,
+    "--chdir",
+    request.cwd,
+    "--cap-drop",
+    "ALL",
+  );
+  return args;
+}
+
+const SYSTEM_TREES: readonly string[] = ["/usr", "/etc", "/proc", "/dev", "/tmp", ...SYSTEM_DIRS];
+
+/**
+ * Why `jailRoot` cannot be a sandbox jail, or null when it can. Pure.
+ *
+ * A jail equal to `/`, or equal to or above a folder the sandbox mounts
+ * (`/usr`, `/etc`, `/proc`, `/dev`, `/tmp`, `/lib`...), would be bound
+ * read-write over it or hide it.
+ */
+export function jailRootRefusal(jailRoot: string): string | null {
+  if (!jailRoot.startsWith("/")) {
+    return `The jail root "${jailRoot}" is not an absolute path.`;
+  }
+  for (const tree of SYSTEM_TREES) {
+    if (jailRoot === "/" || jailRoot === tree || tree.startsWith(`${jailRoot}/`)) {
+      return `The jail root "${jailRoot}" cannot be sandboxed: it is or contains the system folder "${tree}".`;
+    }
+  }
+  return null;
+}

@@ -1,0 +1,17 @@
+/**
+ * Kernel sandbox for commands: bubblewrap options and rlimits, both pure
+ * (policy in, argv out). `src/exec/` composes them into the launcher chain.
+ *
+ * @module
+ */
+export {
+  buildBwrapArgs,
+  ETC_FILES,
+  jailRootRefusal,
+  SANDBOX_GID,
+  SANDBOX_HOSTNAME,
+  SANDBOX_UID,
+  type SandboxRequest,
+  SYSTEM_DIRS,
+} from "./bwrap_args.ts";
+export { CPU_HARD_GRACE_SECONDS, prlimitOptions, rlimitPrefix } from "./rlimits.ts";
