@@ -1,0 +1,138 @@
+import assert from "node:assert/strict";
+import { AuditLog, verifyAuditChain } from "../../src/audit/mod.ts";
+import {
+  fixture,
+  hasTool,
+  noRedaction,
+  outcomeFields,
+  readRecords,
+  runFixture,
+  withTempDir,
+} from "./_helpers.ts";
+
+const HAS_STRACE = hasTool("strace");
+
+/** Starts a fixture, waits for its first stdout line, SIGKILLs it and reaps it. */
+async function killAfterFirstLine(name: string, args: readonly string[], delayMs = 0) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--no-prompt", "--allow-read", "--allow-write", fixture(name), ...args],
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const reader = child.stdout.getReader();
+  let seen = "";
+  try {
+    while (!seen.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      seen += new TextDecoder().decode(value);
+    }
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+  } finally {
+    child.kill("SIGKILL");
+    await reader.cancel();
+  }
+  const status = await child.status;
+  return { firstLine: seen.split("\n")[0]!, status };
+}
+
+Deno.test("kill -9 mid-command leaves a parseable log whose last record is the attempt", async () => {
+  await withTempDir(async (dir) => {
+    const path = `${dir}/audit.jsonl`;
+    const { firstLine, status } = await killAfterFirstLine("write_attempt.ts", [
+      path,
+      "closed",
+      "hang",
+    ]);
+    assert.deepEqual(JSON.parse(firstLine).write, { ok: true, seq: 1 });
+    assert.equal(status.signal, "SIGKILL");
+
+    const records = await readRecords(path);
+    assert.equal(records.length, 1);
+    assert.equal(records.at(-1)!.kind, "attempt");
+    assert.equal(records.at(-1)!.call_id, "call-killed-mid-command");
+    const report = verifyAuditChain(await Deno.readTextFile(path));
+    assert.ok(report.ok);
+    assert.equal(report.records, 1);
+    assert.deepEqual(report.resets, []);
+
+    // The restarted server continues the same chain; the lock died with the process.
+    const opened = await AuditLog.open(path, "closed", { redact: noRedaction });
+    assert.ok(opened.ok);
+    assert.deepEqual(await opened.log.writeOutcome(outcomeFields()), { ok: true, seq: 2 });
+    await opened.log.close();
+    assert.equal(verifyAuditChain(await Deno.readTextFile(path)).ok, true);
+  });
+});
+
+Deno.test("a writer killed while flushing leaves a log that reopens and verifies", async () => {
+  await withTempDir(async (dir) => {
+    const path = `${dir}/audit.jsonl`;
+    await killAfterFirstLine("write_forever.ts", [path], 150);
+    const killed = verifyAuditChain(await Deno.readFile(path));
+    if (!killed.ok) {
+      // Only a write cut off at the very end is acceptable.
+      assert.match(killed.problem, /the last line is incomplete/);
+    }
+    const opened = await AuditLog.open(path, "closed", { redact: noRedaction });
+    assert.ok(opened.ok, !opened.ok ? opened.reason : "");
+    const written = await opened.log.writeOutcome(outcomeFields());
+    assert.ok(written.ok);
+    await opened.log.close();
+    const report = verifyAuditChain(await Deno.readFile(path));
+    assert.ok(report.ok, JSON.stringify(report));
+    assert.equal(report.resets.length, killed.ok ? 0 : 1);
+    assert.ok(report.records > 8);
+  });
+});
+
+Deno.test({
+  name: "the attempt's bytes are written and fdatasync'd before writeAttempt() resolves (strace)",
+  ignore: !HAS_STRACE,
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      const path = `${dir}/audit.jsonl`;
+      const trace = `${dir}/strace.txt`;
+      const ran = await runFixture("write_attempt.ts", [path, "closed", "exit"], {
+        permissions: ["--allow-read", "--allow-write"],
+        wrapper: [
+          "strace",
+          "-f",
+          "-qq",
+          "-s",
+          "400",
+          "-e",
+          "trace=write,fdatasync,fsync",
+          "-o",
+          trace,
+        ],
+      });
+      assert.equal(ran.code, 0, ran.stderr);
+      const lines = (await Deno.readTextFile(trace)).split("\n");
+
+      const recordWrite = lines.findIndex((line) => /write\(\d+, "\{\\"seq\\":1,/.test(line));
+      assert.ok(recordWrite >= 0, "the record write is in the trace");
+      assert.match(lines[recordWrite]!, /\\"kind\\":\\"attempt\\"/);
+      const fd = lines[recordWrite]!.match(/write\((\d+),/)![1];
+
+      const syncStart = lines.findIndex((line, i) =>
+        i > recordWrite && new RegExp(`fdatasync\\(${fd}[) ]`).test(line)
+      );
+      assert.ok(syncStart > recordWrite, "fdatasync on the log's fd follows the write");
+      const pid = lines[syncStart]!.split(/\s+/)[0];
+      const syncDone = /= 0$/.test(lines[syncStart]!)
+        ? syncStart
+        : lines.findIndex((line, i) =>
+          i > syncStart && line.startsWith(`${pid} `) &&
+          /<\.\.\. fdatasync resumed>.*= 0$/.test(line)
+        );
+      assert.ok(syncDone >= syncStart, "fdatasync succeeded");
+
+      const resolved = lines.findIndex((line) => /write\(1, "\{\\"open\\"/.test(line));
+      assert.ok(
+        resolved > syncDone,
+        "the fixture saw the write resolve only after fdatasync returned",
+      );
+    });
+  },
+});
