@@ -67,7 +67,9 @@ export function compileExtraPattern(
       `Policy key "${key}.regex" is not a valid regular expression (JavaScript syntax, "u" flag): ${why}.`,
     );
   }
-  for (const probe of EMPTY_MATCH_PROBES) {
+  // The pattern's own literal text finds lookaround-only patterns such as `(?=secret)`.
+  const literal = source.replace(/[^A-Za-z0-9]/g, "");
+  for (const probe of [...EMPTY_MATCH_PROBES, source, literal, `${literal} ${literal}`]) {
     for (const match of probe.matchAll(regex)) {
       if (match[0].length === 0) {
         return fail(
