@@ -23,26 +23,24 @@
  */
 
 import { dirname } from "node:path";
-import {
-  type AttemptFields,
-  type AuditEventFields,
-  type AuditEventName,
-  type AuditFailMode,
-  type AuditWriteResult,
-  type ExplainFields,
-  GENESIS_HASH,
-  type OutcomeFields,
+import type {
+  AttemptFields,
+  AuditEventFields,
+  AuditEventName,
+  AuditFailMode,
+  AuditWriteResult,
+  ExplainFields,
+  OutcomeFields,
 } from "./records.ts";
 import {
   buildAttempt,
-  buildChainReset,
   buildEvent,
   buildExplain,
   buildOutcome,
   type RecordBody,
   type Redact,
 } from "./build.ts";
-import { encodeRecordLine, sha256Hex } from "./line.ts";
+import { linkBatch } from "./chain.ts";
 import { type ChainTail, readChainTail } from "./tail.ts";
 
 /** Options of `AuditLog.open`. */
@@ -69,22 +67,11 @@ interface Pending {
   readonly resolve: (result: AuditWriteResult) => void;
 }
 
-const NEWLINE = new Uint8Array([0x0a]);
 /** Upper bound on records flushed together, so one flush stays short. */
 const MAX_BATCH = 256;
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
 }
 
 async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
@@ -255,45 +242,16 @@ export class AuditLog {
       this.#tail = read.tail;
     }
 
-    const tail = this.#tail;
-    const ts = new Date().toISOString();
-    const parts: Uint8Array[] = [];
-    let seq = tail.lastSeq;
-    let prev = tail.lastHash;
-    const append = (body: RecordBody, linkTo: string) => {
-      seq += 1;
-      const line = encodeRecordLine({ seq, ts, prev: linkTo, kind: body.kind, ...body.fields });
-      parts.push(line, NEWLINE);
-      prev = sha256Hex(line);
-    };
-    if (tail.damage !== null) {
-      if (tail.damage.unterminated) parts.push(NEWLINE);
-      append(
-        buildChainReset({
-          cause: "incomplete_line",
-          damaged_bytes: tail.damage.bytes,
-          last_good_seq: tail.lastSeq === 0 ? null : tail.lastSeq,
-          last_good_sha256: tail.lastSeq === 0 ? GENESIS_HASH : tail.lastHash,
-        }),
-        tail.damage.sha256,
-      );
-    }
-    const seqs: number[] = [];
-    for (const body of bodies) {
-      append(body, prev);
-      seqs.push(seq);
-    }
-
-    const bytes = concat(parts);
+    const batch = linkBatch(this.#tail, bodies, new Date().toISOString());
     try {
-      await writeAll(file, bytes);
+      await writeAll(file, batch.bytes);
       await file.syncData();
     } catch (error) {
       this.#tail = null;
       return failAll(`Cannot write the audit log "${this.path}": ${messageOf(error)}.`);
     }
-    this.#tail = { lastSeq: seq, lastHash: prev, damage: null, size: tail.size + bytes.length };
-    return seqs.map((written) => ({ ok: true, seq: written }));
+    this.#tail = batch.tail;
+    return batch.seqs.map((seq) => ({ ok: true, seq }));
   }
 
   async #openFile(): Promise<Opened> {

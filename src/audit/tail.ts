@@ -17,7 +17,7 @@
  * @module
  */
 
-import { parseRecordLine, sha256Hex } from "./line.ts";
+import { concatBytes, parseRecordLine, sha256Hex } from "./line.ts";
 import { GENESIS_HASH } from "./records.ts";
 
 const CHUNK_BYTES = 64 * 1024;
@@ -68,13 +68,6 @@ function countNewlines(bytes: Uint8Array): number {
   return count;
 }
 
-function concat(front: Uint8Array, back: Uint8Array): Uint8Array {
-  const joined = new Uint8Array(front.length + back.length);
-  joined.set(front, 0);
-  joined.set(back, front.length);
-  return joined;
-}
-
 /**
  * Finds the last complete record of the file open as `file`.
  *
@@ -101,7 +94,7 @@ export async function readChainTail(file: Deno.FsFile, path: string): Promise<Ta
       };
     }
     const from = Math.max(0, start - CHUNK_BYTES);
-    tail = concat(await readRange(file, from, start - from), tail);
+    tail = concatBytes([await readRange(file, from, start - from), tail]);
     start = from;
   }
 

@@ -21,7 +21,7 @@
  */
 
 import { createHash, type Hash } from "node:crypto";
-import { parseRecordLine, sha256Hex } from "./line.ts";
+import { concatBytes, parseRecordLine, sha256Hex } from "./line.ts";
 import { GENESIS_HASH } from "./records.ts";
 
 /** A damaged region the log closed off with a `chain_reset` record. */
@@ -84,7 +84,7 @@ export class ChainVerifier {
     for (let i = 0; i < chunk.length && this.#failure === null; i++) {
       if (chunk[i] !== NEWLINE) continue;
       this.#pieces.push(chunk.subarray(start, i));
-      const line = this.#pieces.length === 1 ? this.#pieces[0]! : joinPieces(this.#pieces);
+      const line = this.#pieces.length === 1 ? this.#pieces[0]! : concatBytes(this.#pieces);
       this.#pieces = [];
       start = i + 1;
       this.#lineNo += 1;
@@ -200,16 +200,6 @@ export class ChainVerifier {
         "and no chain_reset record closes it off",
     };
   }
-}
-
-function joinPieces(pieces: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(pieces.reduce((sum, piece) => sum + piece.length, 0));
-  let offset = 0;
-  for (const piece of pieces) {
-    out.set(piece, offset);
-    offset += piece.length;
-  }
-  return out;
 }
 
 /**

@@ -1,0 +1,66 @@
+/**
+ * Links a batch of record bodies onto the end of the chain: assigns each its
+ * `seq`, `ts` and `prev`, and returns the exact bytes to append. Pure, so the
+ * writer's only effectful steps are the write and the flush.
+ *
+ * @module
+ */
+
+import { buildChainReset, type RecordBody } from "./build.ts";
+import { concatBytes, encodeRecordLine, sha256Hex } from "./line.ts";
+import { GENESIS_HASH } from "./records.ts";
+import type { ChainTail } from "./tail.ts";
+
+const NEWLINE = new Uint8Array([0x0a]);
+
+/** What to append, and where the chain stands once it is on disk. */
+export interface LinkedBatch {
+  /** Complete lines, each ending in a newline (preceded by one newline closing damage, if any). */
+  readonly bytes: Uint8Array;
+  /** `seq` of each body, in order. */
+  readonly seqs: readonly number[];
+  /** The chain's end after these bytes. */
+  readonly tail: ChainTail;
+}
+
+/**
+ * @param tail where the chain stands; its damage, if any, is closed off first
+ *   with a `chain_reset` record whose `prev` is the damaged bytes' SHA-256
+ * @param bodies records to append, in order
+ * @param ts the time stamped on every record of the batch
+ * @returns the bytes and the new chain end
+ */
+export function linkBatch(tail: ChainTail, bodies: readonly RecordBody[], ts: string): LinkedBatch {
+  const parts: Uint8Array[] = [];
+  let seq = tail.lastSeq;
+  let prev = tail.lastHash;
+  const append = (body: RecordBody, linkTo: string) => {
+    seq += 1;
+    const line = encodeRecordLine({ seq, ts, prev: linkTo, kind: body.kind, ...body.fields });
+    parts.push(line, NEWLINE);
+    prev = sha256Hex(line);
+  };
+  if (tail.damage !== null) {
+    if (tail.damage.unterminated) parts.push(NEWLINE);
+    append(
+      buildChainReset({
+        cause: "incomplete_line",
+        damaged_bytes: tail.damage.bytes,
+        last_good_seq: tail.lastSeq === 0 ? null : tail.lastSeq,
+        last_good_sha256: tail.lastSeq === 0 ? GENESIS_HASH : tail.lastHash,
+      }),
+      tail.damage.sha256,
+    );
+  }
+  const seqs: number[] = [];
+  for (const body of bodies) {
+    append(body, prev);
+    seqs.push(seq);
+  }
+  const bytes = concatBytes(parts);
+  return {
+    bytes,
+    seqs,
+    tail: { lastSeq: seq, lastHash: prev, damage: null, size: tail.size + bytes.length },
+  };
+}
