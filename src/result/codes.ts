@@ -22,6 +22,7 @@ export type ResultCode =
   | "RUNTIME_DENIED"
   | "CONTAINMENT_UNAVAILABLE"
   | "BUSY"
+  | "SCOPE_DENIED"
   | "CANCELLED"
   | "AUDIT_UNAVAILABLE"
   | "INTERNAL_ERROR";
@@ -46,6 +47,8 @@ export const RESULT_CODE_MEANINGS: Readonly<Record<ResultCode, string>> = Object
   CONTAINMENT_UNAVAILABLE:
     "The process-tree containment or kernel sandbox could not be set up, so the command was not started.",
   BUSY: "Too many commands are running at once (limits.max_concurrent); try again shortly.",
+  SCOPE_DENIED:
+    "The caller's OAuth token lacks the scope this tool needs (shell:read or shell:execute).",
   CANCELLED: "The client cancelled the call; the command's process tree was killed.",
   AUDIT_UNAVAILABLE:
     "The audit record could not be written, and audit_fail_mode is closed, so nothing ran.",
