@@ -85,6 +85,17 @@ export function permissionSetFor(
     policy.auditLog,
     "the audit log: its last record is read on open to continue the hash chain",
   );
+  const auditFolder = parentOf(policy.auditLog);
+  if (auditFolder === "/") {
+    return refuse(
+      "UNSAFE_READ_GRANT",
+      `Cannot grant read on the folder of the audit log "${policy.auditLog}": it is "/"; give the log a folder of its own (for example /var/log/htmcp/audit.jsonl).`,
+    );
+  }
+  // Read only, never write: the writer fsyncs this folder after creating the
+  // log (so the new entry survives a crash), and the loader resolves a log
+  // that does not exist yet through it.
+  read.add(auditFolder, "the audit log's folder: fsynced after the log is created");
   if (policy.stateDir !== null) {
     read.add(policy.stateDir, "the state dir (OAuth signing secret, approved clients)");
   }

@@ -45,6 +45,7 @@ export interface PermissionSet {
 /** Why a permission set could not be built. */
 export type PermissionSetErrorCode =
   | "UNSAFE_WRITE_GRANT"
+  | "UNSAFE_READ_GRANT"
   | "BAD_LISTEN_ADDRESS"
   | "NOT_ABSOLUTE"
   | "NOT_REPRESENTABLE";

@@ -1,4 +1,4 @@
-import assert, { deepStrictEqual, equal as assertEquals } from "node:assert/strict";
+import assert, { deepStrictEqual, equal, equal as assertEquals } from "node:assert/strict";
 import { makePolicy } from "../_helpers/policy.ts";
 import type { Policy } from "../../src/config/types.ts";
 import { type PermissionSet, permissionSetFor } from "../../src/permissions/mod.ts";
@@ -47,6 +47,7 @@ Deno.test("permissionSetFor() reads the jail, policy, audit log, state dir and b
       jail,
       "/etc/htmcp/policy.toml",
       "/var/log/htmcp/audit.jsonl",
+      "/var/log/htmcp",
       "/var/lib/htmcp",
       ...[...policy.allowlist.values()].map((command) => command.path),
     ]);
@@ -156,6 +157,16 @@ Deno.test("permissionSetFor() refuses write on a folder holding an allowlisted b
         `${result.ok ? "" : result.reason} names ${mention}`,
       );
     }
+  });
+});
+
+Deno.test("permissionSetFor() refuses an audit log directly in / (read on its folder would be read on everything)", async () => {
+  await withJail((jail) => {
+    const result = permissionSetFor(policyWith(jail, { auditLog: "/audit.jsonl" }), {
+      transport: "stdio",
+      launcherPaths: [],
+    });
+    equal(result.ok ? "ok" : result.code, "UNSAFE_READ_GRANT");
   });
 });
 
