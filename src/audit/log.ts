@@ -279,6 +279,14 @@ export class AuditLog {
       }
       const info = await file.stat();
       if (info.isFile && info.size === 0) await syncParentFolder(this.path);
+      const mode = (info.mode ?? 0) & 0o777;
+      if (info.isFile && (mode & 0o077) !== 0) {
+        // Records are redacted, but still say who ran what: not for every local user.
+        this.#warn(
+          `htmcp: warning: the audit log "${this.path}" has mode 0${mode.toString(8)}; ` +
+            `htmcp creates it 0600. Run: chmod 600 "${this.path}"`,
+        );
+      }
       this.#file = file;
       this.#tail = read.tail;
       return { ok: true };

@@ -39,6 +39,7 @@ export interface AuditEnvelope {
   readonly ts: string;
   /** SHA-256 (lower-case hex) of the previous line's bytes without its newline; `GENESIS_HASH` first. */
   readonly prev: string;
+  /** Which kind of record follows the envelope. */
   readonly kind: AuditRecordKind;
 }
 
@@ -59,6 +60,7 @@ export interface AttemptFields {
   readonly argv: readonly string[] | null;
   /** The working directory: resolved when known, else as requested, else null. Redacted. */
   readonly cwd: string | null;
+  /** `allow` when the command may start; `deny` when the policy or jail refused it. */
   readonly verdict: AuditVerdict;
   /** The refusal code when `verdict` is `deny`; null when the command is allowed to start. */
   readonly code: ResultCode | null;
@@ -68,9 +70,13 @@ export interface AttemptFields {
 
 /** Written after the call ended, whatever the ending. Carries counts, never content. */
 export interface OutcomeFields {
+  /** The attempt's `call_id`. */
   readonly call_id: string;
+  /** MCP tool name. */
   readonly tool: string;
+  /** OAuth client id of the caller; null on stdio or when unknown. */
   readonly client_id: string | null;
+  /** The code the caller returned. */
   readonly code: ResultCode;
   /** The child's exit status; null when it did not run or was killed. */
   readonly exit_code: number | null;
@@ -86,13 +92,17 @@ export interface OutcomeFields {
 
 /** `explain_command` is audited too: it reveals policy, so who asked what is on record. */
 export interface ExplainFields {
+  /** Random id of this call. */
   readonly call_id: string;
+  /** MCP tool name, normally `explain_command`. */
   readonly tool: string;
+  /** OAuth client id of the caller; null on stdio or when unknown. */
   readonly client_id: string | null;
   /** Redacted by the log. */
   readonly command_raw: string;
   /** Redacted by the log; null when the text could not be split. */
   readonly argv: readonly string[] | null;
+  /** What `run_command` would do with the same text. */
   readonly verdict: AuditVerdict;
   /** `OK` when the command would be allowed, else the refusal code. */
   readonly code: ResultCode;
@@ -197,6 +207,7 @@ export type AuditEventName = keyof AuditEventFields;
  * can report the damage instead of accepting or rejecting it silently.
  */
 export interface ChainResetFields {
+  /** Why the log wrote this record; the only cause so far. */
   readonly cause: "incomplete_line";
   /** Length of the damaged line in bytes (without the newline the log added after it). */
   readonly damaged_bytes: number;

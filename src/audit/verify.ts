@@ -28,9 +28,11 @@ import { GENESIS_HASH } from "./records.ts";
 export interface ChainResetNote {
   /** Line number (1-based) of the `chain_reset` record. */
   readonly line: number;
+  /** `seq` of the `chain_reset` record. */
   readonly seq: number;
   /** First line of the damaged bytes. */
   readonly damagedLine: number;
+  /** Length of the damaged bytes (lines joined by their newlines). */
   readonly damagedBytes: number;
 }
 
@@ -96,7 +98,11 @@ export class ChainVerifier {
     }
   }
 
-  /** @returns the verdict once all bytes were pushed */
+  /**
+   * Ends the input: an unterminated last line or unclosed damage is reported here.
+   *
+   * @returns the verdict once all bytes were pushed
+   */
   finish(): VerifyReport {
     if (this.#failure !== null) return this.#failure;
     if (this.#damage !== null) return this.#unclosedDamage(this.#damage);

@@ -402,3 +402,21 @@ Deno.test("AuditLog.open() throws on a missing redact function or an unknown fai
     );
   });
 });
+
+Deno.test("open() warns when an existing log is readable by other users", async () => {
+  await withTempDir(async (dir) => {
+    const path = `${dir}/audit.jsonl`;
+    await Deno.writeTextFile(path, "", { mode: 0o644 });
+    await Deno.chmod(path, 0o644);
+    const warnings: string[] = [];
+    const opened = await AuditLog.open(path, "closed", {
+      redact: noRedaction,
+      warn: (line) => warnings.push(line),
+    });
+    assert.ok(opened.ok);
+    await opened.log.close();
+    assert.deepEqual(warnings, [
+      `htmcp: warning: the audit log "${path}" has mode 0644; htmcp creates it 0600. Run: chmod 600 "${path}"`,
+    ]);
+  });
+});
