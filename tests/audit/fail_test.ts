@@ -46,14 +46,20 @@ Deno.test("open() in closed mode fails when a directory stands where the log sho
   });
 });
 
-Deno.test("a full disk (/dev/full) makes writeAttempt() report not ok with ENOSPC", async () => {
-  const log = await collecting("closed").open("/dev/full");
-  assert.ok(log.ok, "opening /dev/full succeeds; only writes fail");
-  const written = await log.log.writeAttempt(attemptFields());
-  assert.equal(written.ok, false);
-  assert.match(!written.ok ? written.reason : "", /No space left on device/);
-  assert.equal(log.log.failMode, "closed");
-  await log.log.close();
+Deno.test("closed mode on a full disk (/dev/full): open() succeeds, writeAttempt() reports ENOSPC", async () => {
+  // A subprocess: Deno asks for all access before opening a device file.
+  const ran = await runFixture("write_attempt.ts", ["/dev/full", "closed", "exit"], {
+    permissions: ["--allow-all"],
+  });
+  assert.equal(ran.code, 0, ran.stderr);
+  const reported = JSON.parse(ran.stdout);
+  assert.deepEqual(reported.open, { ok: true });
+  assert.equal(reported.write.ok, false);
+  assert.match(
+    reported.write.reason,
+    /^Cannot write the audit log "\/dev\/full": No space left on device/,
+  );
+  assert.match(ran.stderr, /the call is refused because audit_fail_mode is "closed"/);
 });
 
 Deno.test("writes fail closed once the log's folder was removed under the running server", async () => {
@@ -96,7 +102,6 @@ Deno.test("open mode: an unopenable log warns, writes report not ok, and a later
 
 Deno.test("open mode: a failed write prints one warning line on the real stderr and reports not ok", async () => {
   const ran = await runFixture("write_attempt.ts", ["/dev/full", "open", "exit"], {
-    // Deno asks for all access before opening a device file.
     permissions: ["--allow-all"],
   });
   assert.equal(ran.code, 0, ran.stderr);
