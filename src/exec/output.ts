@@ -16,6 +16,7 @@
 export const OUTPUT_LOOKAHEAD_BYTES = 64 * 1024;
 
 const REDACTION_MARK = "[REDACTED:";
+const MAX_MARKER_LENGTH = 80;
 
 /** The rendered output of one stream. */
 export interface RenderedOutput {
@@ -59,11 +60,16 @@ function cutAtBytes(text: string, capBytes: number): string {
   let end = capBytes;
   // Back up to a UTF-8 boundary: continuation bytes are 0b10xxxxxx.
   while (end > 0 && ((encoded[end] ?? 0) & 0xc0) === 0x80) end--;
-  let prefix = new TextDecoder().decode(encoded.subarray(0, end));
-  const open = prefix.lastIndexOf(REDACTION_MARK);
-  if (open !== -1 && prefix.indexOf("]", open) === -1) {
+  const prefix = new TextDecoder().decode(encoded.subarray(0, end));
+  // A marker the cut would split ("[REDAC") is shown whole: the secret it
+  // replaces started before the cap. Bounded, so literal "[REDACTED:" text
+  // without a nearby "]" cannot stretch the output.
+  const open = text.lastIndexOf(REDACTION_MARK, prefix.length - 1);
+  if (open !== -1) {
     const close = text.indexOf("]", open);
-    if (close !== -1) prefix = text.slice(0, close + 1);
+    if (close >= prefix.length && close - open <= MAX_MARKER_LENGTH) {
+      return text.slice(0, close + 1);
+    }
   }
   return prefix;
 }

@@ -1,0 +1,323 @@
+import assert from "node:assert/strict";
+import { createExecutor } from "../../src/exec/mod.ts";
+import { makePolicy, TEST_LIMITS } from "../_helpers/policy.ts";
+import { identity, makeJail, setup } from "./_fixtures.ts";
+
+Deno.test("run() executes the absolute path with argv verbatim: shell syntax is just text", async () => {
+  const s = await setup();
+  try {
+    const out = await s.run("echo", ["a;", "touch", "canary", "&&", "$(id)", "`id`", "*"]);
+    assert.equal(out.code, "OK");
+    assert.equal(out.stdout, "a; touch canary && $(id) `id` *\n");
+    await assert.rejects(Deno.stat(`${s.jail}/canary`), Deno.errors.NotFound);
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("run() reports exit status, stderr and byte counts", async () => {
+  const s = await setup();
+  try {
+    const out = await s.run("sh", ["-c", "echo out; echo err >&2; exit 3"]);
+    assert.equal(out.code, "OK");
+    assert.equal(out.exitCode, 3);
+    assert.equal(out.signal, null);
+    assert.equal(out.stdout, "out\n");
+    assert.equal(out.stderr, "err\n");
+    assert.equal(out.stdoutBytes, 4);
+    assert.equal(out.stderrBytes, 4);
+    assert.equal(out.truncated, false);
+    assert.match(out.reason, /"sh" exited with status 3\./);
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("run() gives the child only the policy's environment", async () => {
+  Deno.env.set("HTMCP_TEST_SECRET", "must-not-leak");
+  const s = await setup();
+  try {
+    const out = await s.run("env", []);
+    assert.equal(out.code, "OK");
+    const names = out.stdout.trim().split("\n").map((l) => l.split("=")[0]).sort();
+    assert.deepEqual(names, Object.keys(s.policy.childEnv).sort());
+    assert.ok(!out.stdout.includes("must-not-leak"));
+  } finally {
+    Deno.env.delete("HTMCP_TEST_SECRET");
+    await s.close();
+  }
+});
+
+Deno.test("run() runs in the requested cwd with stdin closed", async () => {
+  const s = await setup();
+  try {
+    await Deno.mkdir(`${s.jail}/sub`);
+    const pwd = await s.run("pwd", [], { cwd: `${s.jail}/sub` });
+    assert.equal(pwd.stdout, `${s.jail}/sub\n`);
+    // cat with no file reads stdin: /dev/null ends it at once instead of hanging.
+    const cat = await s.run("cat", []);
+    assert.equal(cat.code, "OK");
+    assert.equal(cat.stdout, "");
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("run() puts the command in a PID namespace, in its own session", async () => {
+  const s = await setup();
+  try {
+    // $$ is the shell's pid in the namespace; the session id differs from the server's.
+    const out = await s.run("sh", ["-c", "echo $$"]);
+    assert.equal(out.stdout, "2\n");
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("run() returns TIMEOUT with the output so far, redacted", async () => {
+  const s = await setup({ limits: { timeoutMs: 400 } });
+  try {
+    const out = await s.run("sh", ["-c", "echo token=AKIA1234; sleep 30"], {
+      redact: (t) => t.replace("AKIA1234", "[REDACTED:test]"),
+    });
+    assert.equal(out.code, "TIMEOUT");
+    assert.equal(out.exitCode, null);
+    assert.equal(out.signal, "SIGKILL");
+    assert.equal(out.stdout, "token=[REDACTED:test]\n");
+    assert.ok(out.durationMs >= 400 && out.durationMs < 3_000, String(out.durationMs));
+    assert.match(out.reason, /400 ms limit/);
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("run() returns CANCELLED when the signal aborts, and before start when already aborted", async () => {
+  const s = await setup();
+  try {
+    const controller = new AbortController();
+    const running = s.run("sleep", ["30"], { signal: controller.signal });
+    setTimeout(() => controller.abort(), 100);
+    const out = await running;
+    assert.equal(out.code, "CANCELLED");
+    assert.ok(out.durationMs < 3_000);
+
+    const early = await s.run("sh", ["-c", "touch canary"], { signal: AbortSignal.abort() });
+    assert.equal(early.code, "CANCELLED");
+    await assert.rejects(Deno.stat(`${s.jail}/canary`), Deno.errors.NotFound);
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("run() caps each stream while streaming and marks the cut", async () => {
+  const s = await setup({ limits: { maxOutputBytes: 1000 } });
+  try {
+    const out = await s.run("head", ["-c", "50000", "/dev/zero"]);
+    assert.equal(out.code, "OUTPUT_TRUNCATED");
+    assert.equal(out.exitCode, 0);
+    assert.equal(out.truncated, true);
+    assert.equal(out.stdoutBytes, 50_000);
+    assert.match(out.stdout, /49000 of 50000 bytes dropped/);
+    assert.ok(new TextEncoder().encode(out.stdout).byteLength < 1200);
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("run() replaces invalid UTF-8 output instead of failing", async () => {
+  const s = await setup();
+  try {
+    const out = await s.run("printf", ["a\\377\\376b"]);
+    assert.equal(out.code, "OK");
+    assert.equal(out.stdout, "a\uFFFD\uFFFDb");
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("run() returns EXECUTOR_ERROR when the binary vanished after startup", async () => {
+  const s = await setup();
+  try {
+    const gone = { name: "ghost", path: `${s.jail}/ghost`, realPath: `${s.jail}/ghost` };
+    const out = await s.executor.run({
+      callId: "1",
+      command: gone,
+      args: [],
+      cwd: s.jail,
+      redact: identity,
+    });
+    assert.equal(out.code, "EXECUTOR_ERROR");
+    assert.match(out.reason, /no longer exists/);
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("run() returns EXECUTOR_ERROR when the working directory is gone", async () => {
+  const s = await setup();
+  try {
+    const out = await s.run("true", [], { cwd: `${s.jail}/missing` });
+    assert.equal(out.code, "EXECUTOR_ERROR");
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("shutdown() kills running commands and refuses new ones", async () => {
+  const s = await setup();
+  try {
+    const running = s.run("sleep", ["30"]);
+    await new Promise((r) => setTimeout(r, 100));
+    await s.executor.shutdown();
+    const out = await running;
+    assert.equal(out.code, "CANCELLED");
+    assert.match(out.reason, /shutting down/);
+    const late = await s.run("sh", ["-c", "touch canary"]);
+    assert.equal(late.code, "CANCELLED");
+    await assert.rejects(Deno.stat(`${s.jail}/canary`), Deno.errors.NotFound);
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("createExecutor() applies per-command hardening (argv prefix and env)", async () => {
+  const jail = await makeJail();
+  try {
+    const policy = makePolicy({ jailRoot: jail, allow: ["sh"] });
+    const built = await createExecutor(policy, {
+      hardening: (c) =>
+        c.name === "sh" ? { prependArgs: ["-c", 'echo "$HARDENED"'], env: { HARDENED: "yes" } } : {
+          prependArgs: [],
+          env: {},
+        },
+    });
+    assert.ok(built.ok);
+    const out = await built.executor.run({
+      callId: "1",
+      command: policy.allowlist.get("sh")!,
+      args: [],
+      cwd: jail,
+      redact: identity,
+    });
+    assert.equal(out.stdout, "yes\n");
+    await built.executor.shutdown();
+  } finally {
+    await Deno.remove(jail, { recursive: true });
+  }
+});
+
+Deno.test("createExecutor() fails loudly when the launcher is missing", async () => {
+  const jail = await makeJail();
+  try {
+    const policy = makePolicy({ jailRoot: jail });
+    const built = await createExecutor(policy, { tools: { setpriv: "/nonexistent/setpriv" } });
+    assert.equal(built.ok, false);
+    assert.ok(
+      !built.ok && /containment is unavailable.*\/nonexistent\/setpriv/.test(built.message),
+    );
+  } finally {
+    await Deno.remove(jail, { recursive: true });
+  }
+});
+
+Deno.test("createExecutor() fails loudly when the PID namespace cannot be created", async () => {
+  const jail = await makeJail();
+  try {
+    const policy = makePolicy({ jailRoot: jail });
+    const built = await createExecutor(policy, { tools: { unshare: "/nonexistent/unshare" } });
+    assert.equal(built.ok, false);
+    assert.ok(!built.ok && /process-tree containment/.test(built.message), JSON.stringify(built));
+  } finally {
+    await Deno.remove(jail, { recursive: true });
+  }
+});
+
+Deno.test("run() returns CONTAINMENT_UNAVAILABLE and runs nothing when the chain breaks after startup", async () => {
+  const jail = await makeJail();
+  const tools = await Deno.makeTempDir();
+  try {
+    await Deno.copyFile("/usr/bin/unshare", `${tools}/unshare`);
+    await Deno.chmod(`${tools}/unshare`, 0o755);
+    const policy = makePolicy({ jailRoot: jail, allow: ["sh"] });
+    const built = await createExecutor(policy, { tools: { unshare: `${tools}/unshare` } });
+    assert.ok(built.ok);
+    await Deno.remove(`${tools}/unshare`);
+    const out = await built.executor.run({
+      callId: "1",
+      command: policy.allowlist.get("sh")!,
+      args: ["-c", "touch canary"],
+      cwd: jail,
+      redact: identity,
+    });
+    assert.equal(out.code, "CONTAINMENT_UNAVAILABLE");
+    assert.equal(out.exitCode, null);
+    await assert.rejects(Deno.stat(`${jail}/canary`), Deno.errors.NotFound);
+    await built.executor.shutdown();
+  } finally {
+    await Deno.remove(jail, { recursive: true });
+    await Deno.remove(tools, { recursive: true });
+  }
+});
+
+Deno.test("describe() and launcherPaths() name the launcher the server must be allowed to run", async () => {
+  const s = await setup();
+  try {
+    const d = s.executor.describe();
+    assert.equal(d.mode, "none");
+    assert.equal(d.launcherPath, "/usr/bin/setpriv");
+    assert.deepEqual(s.executor.launcherPaths(), ["/usr/bin/setpriv"]);
+    assert.ok(d.probes.every((p) => p.ok));
+    assert.match(d.summary, /containment only/);
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("run() returns RUNTIME_DENIED when Deno's permissions refuse the launcher", async () => {
+  // A child Deno with a run grant for setpriv builds the executor, then gives
+  // the grant up: the next spawn is refused by the permission layer.
+  const jail = await makeJail();
+  try {
+    const script = `
+      import { createExecutor } from "${new URL("../../src/exec/mod.ts", import.meta.url)}";
+      import { makePolicy } from "${new URL("../_helpers/policy.ts", import.meta.url)}";
+      const policy = makePolicy({ jailRoot: ${JSON.stringify(jail)}, allow: ["true"] });
+      const built = await createExecutor(policy);
+      if (!built.ok) { console.log(JSON.stringify({ startup: built.message })); Deno.exit(0); }
+      await Deno.permissions.revoke({ name: "run" });
+      const out = await built.executor.run({ callId: "1", command: policy.allowlist.get("true"),
+        args: [], cwd: policy.jailRoot, redact: (t) => t });
+      console.log(JSON.stringify(out));
+    `;
+    const child = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "eval",
+        "--no-prompt",
+        "--allow-read",
+        "--allow-run=/usr/bin/setpriv",
+        script,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(child.stdout).trim();
+    const out = JSON.parse(text);
+    assert.equal(out.code, "RUNTIME_DENIED", text + new TextDecoder().decode(child.stderr));
+    assert.match(out.reason, /permissions refused/);
+  } finally {
+    await Deno.remove(jail, { recursive: true });
+  }
+});
+
+Deno.test("createExecutor() ignores limits that are unset (no prlimit in the chain)", async () => {
+  const jail = await makeJail();
+  try {
+    const policy = makePolicy({ jailRoot: jail, overrides: { limits: TEST_LIMITS } });
+    const built = await createExecutor(policy);
+    assert.ok(built.ok);
+    assert.ok(!built.executor.describe().chain.includes("/usr/bin/prlimit"));
+    await built.executor.shutdown();
+  } finally {
+    await Deno.remove(jail, { recursive: true });
+  }
+});

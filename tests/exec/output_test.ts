@@ -1,0 +1,66 @@
+import assert from "node:assert/strict";
+import { BoundedCapture, OUTPUT_LOOKAHEAD_BYTES, renderOutput } from "../../src/exec/mod.ts";
+
+const enc = (s: string) => new TextEncoder().encode(s);
+const identity = (s: string) => s;
+const redactKey = (s: string) => s.replace(/AKIA[0-9A-Z]{16}/g, "[REDACTED:aws_access_key_id]");
+
+Deno.test("BoundedCapture keeps only the window and counts every byte", () => {
+  const capture = new BoundedCapture(5);
+  capture.push(enc("abc"));
+  capture.push(enc("defgh"));
+  capture.push(enc("ijk"));
+  assert.equal(capture.totalBytes, 11);
+  assert.equal(new TextDecoder().decode(capture.bytes()), "abcde");
+});
+
+Deno.test("BoundedCapture copies chunks, so a reused buffer cannot change what was kept", () => {
+  const capture = new BoundedCapture(10);
+  const buffer = enc("xyz");
+  capture.push(buffer);
+  buffer.set(enc("!!!"));
+  assert.equal(new TextDecoder().decode(capture.bytes()), "xyz");
+});
+
+Deno.test("BoundedCapture rejects a negative window", () => {
+  assert.throws(() => new BoundedCapture(-1), RangeError);
+});
+
+Deno.test("renderOutput() leaves output under the cap whole and unmarked", () => {
+  const out = renderOutput(enc("hello\n"), 6, 6, identity);
+  assert.deepEqual(out, { text: "hello\n", truncated: false });
+});
+
+Deno.test("renderOutput() cuts at the cap and states how many bytes were dropped", () => {
+  const out = renderOutput(enc("0123456789"), 1_000, 4, identity);
+  assert.equal(out.truncated, true);
+  assert.ok(out.text.startsWith("0123\n"));
+  assert.match(out.text, /truncated at 4 bytes; 996 of 1000 bytes dropped/);
+});
+
+Deno.test("renderOutput() redacts before truncating: a key straddling the cap is never half-shown", () => {
+  const key = "AKIAABCDEFGHIJKLMNOP";
+  const text = "x".repeat(10) + key + "tail";
+  // The cap falls in the middle of the key.
+  const out = renderOutput(enc(text), text.length, 18, redactKey);
+  assert.equal(out.truncated, true);
+  assert.ok(!out.text.includes("AKIA"), out.text);
+  assert.ok(out.text.startsWith("x".repeat(10) + "[REDACTED:aws_access_key_id]"), out.text);
+});
+
+Deno.test("renderOutput() never splits a multi-byte character at the cap", () => {
+  const text = "ééé"; // 6 bytes
+  const out = renderOutput(enc(text), 6, 3, identity);
+  assert.ok(out.text.startsWith("é\n"), JSON.stringify(out.text));
+  assert.ok(!out.text.includes("\uFFFD"));
+});
+
+Deno.test("renderOutput() replaces invalid UTF-8 instead of throwing", () => {
+  const bytes = new Uint8Array([0x61, 0xff, 0xfe, 0x62]);
+  const out = renderOutput(bytes, 4, 100, identity);
+  assert.equal(out.text, "a\uFFFD\uFFFDb");
+});
+
+Deno.test("the lookahead covers long secrets such as PEM blocks", () => {
+  assert.ok(OUTPUT_LOOKAHEAD_BYTES >= 16 * 1024);
+});

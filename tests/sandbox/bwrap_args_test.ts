@@ -1,0 +1,103 @@
+import assert from "node:assert/strict";
+import {
+  buildBwrapArgs,
+  ETC_FILES,
+  jailRootRefusal,
+  prlimitOptions,
+} from "../../src/sandbox/mod.ts";
+import { makePolicy, TEST_LIMITS } from "../_helpers/policy.ts";
+
+const dir = Deno.makeTempDirSync();
+const base = makePolicy({ jailRoot: dir });
+Deno.removeSync(dir);
+const jail = base.jailRoot;
+
+function args(network = false): string[] {
+  const policy = { ...base, sandbox: { mode: "bwrap" as const, network } };
+  return buildBwrapArgs(policy, { cwd: `${jail}/sub` });
+}
+
+/** The pairs/triples of an option, e.g. all `--ro-bind SRC DEST`. */
+function operands(list: string[], flag: string, arity: number): string[][] {
+  const out: string[][] = [];
+  list.forEach((a, i) => {
+    if (a === flag) out.push(list.slice(i + 1, i + 1 + arity));
+  });
+  return out;
+}
+
+Deno.test("buildBwrapArgs() unshares every namespace and drops all capabilities", () => {
+  const a = args();
+  for (
+    const flag of [
+      "--unshare-user",
+      "--unshare-pid",
+      "--unshare-ipc",
+      "--unshare-uts",
+      "--unshare-cgroup",
+      "--unshare-net",
+      "--die-with-parent",
+      "--new-session",
+    ]
+  ) assert.ok(a.includes(flag), flag);
+  assert.deepEqual(operands(a, "--cap-drop", 1), [["ALL"]]);
+  assert.deepEqual(operands(a, "--uid", 1), [["65534"]]);
+  assert.deepEqual(operands(a, "--gid", 1), [["65534"]]);
+});
+
+Deno.test("buildBwrapArgs() keeps the network namespace only when [sandbox] network = true", () => {
+  assert.ok(args(false).includes("--unshare-net"));
+  assert.ok(!args(true).includes("--unshare-net"));
+});
+
+Deno.test("buildBwrapArgs() binds system folders read-only and never /root, /home or /etc/shadow", () => {
+  const a = args();
+  const ro = [...operands(a, "--ro-bind", 2), ...operands(a, "--ro-bind-try", 2)];
+  const sources = ro.map(([src]) => src);
+  assert.ok(sources.includes("/usr"));
+  for (const secret of ["/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/root", "/home", "/etc"]) {
+    assert.ok(!sources.includes(secret), secret);
+  }
+  assert.ok(!ETC_FILES.some((f) => /shadow|sudoers|ssh/.test(f)));
+  assert.ok(!a.includes("/root") && !a.includes("/home"));
+});
+
+Deno.test("buildBwrapArgs() binds only the jail read-write, at its own path, after the private /tmp", () => {
+  const a = args();
+  assert.deepEqual(operands(a, "--bind", 2), [[jail, jail]]);
+  assert.ok(a.indexOf("--bind") > a.indexOf("--tmpfs"));
+  assert.deepEqual(operands(a, "--tmpfs", 1), [["/tmp"]]);
+  assert.deepEqual(operands(a, "--proc", 1), [["/proc"]]);
+  assert.deepEqual(operands(a, "--dev", 1), [["/dev"]]);
+  assert.deepEqual(operands(a, "--chdir", 1), [[`${jail}/sub`]]);
+});
+
+Deno.test("buildBwrapArgs() never carries environment values on argv", () => {
+  const a = args();
+  assert.ok(!a.includes("--setenv"));
+});
+
+Deno.test("buildBwrapArgs() refuses a jail root that is / or contains a system folder", () => {
+  const policy = { ...base, jailRoot: "/" };
+  assert.throws(() => buildBwrapArgs(policy, { cwd: "/" }), RangeError);
+  assert.match(jailRootRefusal("/") ?? "", /cannot be sandboxed/);
+  assert.match(jailRootRefusal("/usr") ?? "", /"\/usr"/);
+  assert.match(jailRootRefusal("/tmp") ?? "", /"\/tmp"/);
+  assert.equal(jailRootRefusal("/tmp/jail"), null);
+  assert.equal(jailRootRefusal("/srv/project"), null);
+});
+
+Deno.test("prlimitOptions() maps each policy limit to its rlimit with equal soft and hard values", () => {
+  assert.deepEqual(prlimitOptions(TEST_LIMITS), []);
+  assert.deepEqual(
+    prlimitOptions({
+      ...TEST_LIMITS,
+      cpuSeconds: 5,
+      addressSpaceBytes: 1_000_000,
+      maxProcesses: 32,
+      fileSizeBytes: 4096,
+      openFiles: 64,
+    }),
+    ["--cpu=5:6", "--as=1000000", "--nproc=32", "--fsize=4096", "--nofile=64"],
+  );
+});
