@@ -53,3 +53,14 @@ export function renderDenoFlags(set: PermissionSet): readonly string[] {
   flags.push("--deny-sys", "--deny-ffi", `--deny-import=${DEFAULT_IMPORT_HOSTS.join(",")}`);
   return Object.freeze(flags);
 }
+
+/**
+ * Joins argv into one POSIX shell line, single-quoting what needs it, so an
+ * operator can paste `htmcp permissions` output after `deno run`.
+ */
+export function shellLine(argv: readonly string[]): string {
+  return argv.map((arg) =>
+    /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`
+  )
+    .join(" ");
+}
