@@ -41,6 +41,11 @@ export function isInside(root: string, path: string): boolean {
  * existing entry; otherwise the real path of the deepest existing ancestor
  * with the missing names appended, following dangling symlinks.
  *
+ * Under a Deno read grant that does not cover some ancestor (the generated
+ * permission set grants a not-yet-created state dir, not its parent), that
+ * ancestor is taken as written: Deno refuses to look, and the full real-path
+ * check already ran when the grant was generated with broader permissions.
+ *
  * @param path an absolute path
  * @returns the real path, or a sentence naming `label` when it cannot be checked
  */
@@ -57,6 +62,7 @@ async function walk(path: string, label: string, hops: number): Promise<Checked<
   try {
     return pass(await Deno.realPath(path));
   } catch (error) {
+    if (error instanceof Deno.errors.NotCapable) return pass(path);
     if (!(error instanceof Deno.errors.NotFound)) return cannotCheck(label, path, error);
   }
   // Missing: either a dangling symlink (follow it) or a name that does not exist yet.
@@ -68,6 +74,7 @@ async function walk(path: string, label: string, hops: number): Promise<Checked<
     }
     return cannotCheck(label, path, new Error("it exists but cannot be resolved"));
   } catch (error) {
+    if (error instanceof Deno.errors.NotCapable) return pass(path);
     if (!(error instanceof Deno.errors.NotFound)) return cannotCheck(label, path, error);
   }
   const parent = dirname(path);

@@ -8,5 +8,12 @@ import { loadPolicy } from "../../src/config/mod.ts";
 const [policyFile, path] = Deno.args;
 const loaded = await loadPolicy({ policyFile: policyFile ?? null, env: { PATH: path } });
 console.log(JSON.stringify(
-  loaded.ok ? { ok: true, allowlist: [...loaded.policy.allowlist.values()] } : loaded,
+  loaded.ok
+    ? {
+      ok: true,
+      allowlist: [...loaded.policy.allowlist.values()],
+      auditLog: loaded.policy.auditLog,
+      stateDir: loaded.policy.stateDir,
+    }
+    : loaded,
 ));
