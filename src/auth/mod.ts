@@ -1,0 +1,28 @@
+/**
+ * OAuth 2.1 for the Streamable HTTP transport: a co-hosted authorization
+ * server (issuing, `server/`), the bearer check of the `/mcp` resource
+ * (checking, `bearer/`), and their persistent state (`state/`). Denies on
+ * any failure: unknown client, unregistered redirect, missing PKCE or
+ * resource, wrong PIN, bad or revoked token.
+ *
+ * @module
+ */
+export {
+  type AuthorizationServer,
+  type AuthorizationServerOptions,
+  type BearerOk,
+  type BearerRefused,
+  createAuthorizationServer,
+} from "./authorization_server.ts";
+export type { AuditSink } from "./audit_sink.ts";
+export type { BearerFailureReason } from "./bearer/mod.ts";
+export type { RequestInfo } from "./server/mod.ts";
+export { type AuthSettingsResolved, isLoopbackHost } from "./settings.ts";
+export { checkPinStrength } from "./server/mod.ts";
+export { formatScopes, parseScopeString, type Scope, SCOPES, TOOL_SCOPES } from "./scopes.ts";
+export {
+  type ApprovedClients,
+  type ClientRecord,
+  ClientRegistry,
+  type RevokeClientResult,
+} from "./state/mod.ts";
