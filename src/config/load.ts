@@ -12,12 +12,18 @@
 import { dirname, resolve } from "node:path";
 import type { AuditFailMode, Policy } from "./types.ts";
 import { type Checked, fail, pass, quote } from "./_checked.ts";
-import { PolicyFileSchema } from "./schema.ts";
-import type { PolicyFile } from "./schema.ts";
+import { type PolicyFile, PolicyFileSchema } from "./schema.ts";
 import { formatIssues } from "./issues.ts";
 import { readPolicyFile } from "./policy_file.ts";
 import { buildChildEnv, DEFAULT_ENV_PASS, readEnv } from "./child_env.ts";
-import { absolutePath, isInside, realPathForCheck } from "./paths.ts";
+import { isInside, realPathForCheck } from "./paths.ts";
+import {
+  mayBeInside,
+  type PathSetting,
+  resolveAuditLog,
+  resolveJailRoot,
+  resolveStateDir,
+} from "./locations.ts";
 import { buildCommandLists } from "./lists.ts";
 import { compileExtraPattern } from "./patterns.ts";
 import { buildRemoteSettings } from "./remote.ts";
@@ -80,13 +86,6 @@ export async function loadPolicy(options: LoadOptions): Promise<LoadResult> {
 function envSetting(env: LoadOptions["env"], name: string): string | undefined {
   const value = readEnv(env, name);
   return value === undefined || value === "" ? undefined : value;
-}
-
-/** A path setting and where it came from, for messages and relative resolution. */
-interface PathSetting {
-  readonly value: string;
-  readonly label: string;
-  readonly baseDir: string;
 }
 
 function choosePath(
@@ -282,30 +281,6 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
   return pass(deepFreeze(policy));
 }
 
-async function resolveJailRoot(setting: PathSetting): Promise<Checked<string>> {
-  const absolute = absolutePath(setting.value, setting.baseDir, setting.label);
-  if (!absolute.ok) return absolute;
-  let real: string;
-  try {
-    real = await Deno.realPath(absolute.value);
-    if (!(await Deno.stat(real)).isDirectory) {
-      return fail(`${setting.label} names ${quote(absolute.value)}, which is not a directory.`);
-    }
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      return fail(`${setting.label} names ${quote(absolute.value)}, which does not exist.`);
-    }
-    const why = error instanceof Error ? error.message : String(error);
-    return fail(`${setting.label} names ${quote(absolute.value)}, which cannot be used: ${why}.`);
-  }
-  if (real === "/") {
-    return fail(
-      `${setting.label} resolves to "/", the whole filesystem; choose a dedicated folder.`,
-    );
-  }
-  return pass(real);
-}
-
 function chooseFailMode(
   envValue: string | undefined,
   file: PolicyFile,
@@ -317,86 +292,4 @@ function chooseFailMode(
       quote(envValue)
     }.`,
   );
-}
-
-async function resolveAuditLog(
-  setting: PathSetting,
-  jailRoot: string,
-  failMode: AuditFailMode,
-  warnings: string[],
-): Promise<Checked<string>> {
-  const absolute = absolutePath(setting.value, setting.baseDir, setting.label);
-  if (!absolute.ok) return absolute;
-  const real = await realPathForCheck(absolute.value, setting.label);
-  if (!real.ok) return real;
-  // The model must never be able to edit or delete its own audit trail.
-  if (isInside(jailRoot, real.value)) {
-    return fail(
-      `${setting.label} names ${quote(real.value)}, which is inside the jail root ${
-        quote(jailRoot)
-      }, where the model could rewrite it.`,
-    );
-  }
-  const info = await statIfExists(real.value);
-  if (info !== null && !info.isFile) {
-    return fail(`${setting.label} names ${quote(real.value)}, which is not a regular file.`);
-  }
-  const folder = await statIfExists(dirname(real.value));
-  if (folder === null || !folder.isDirectory) {
-    warnings.push(
-      `The folder of audit_log ${quote(real.value)} does not exist, so ${
-        failMode === "closed"
-          ? "every call will be refused with AUDIT_UNAVAILABLE"
-          : "commands will run without an audit record"
-      } until it is created.`,
-    );
-  }
-  if (failMode === "open") {
-    warnings.push(
-      'Policy key "audit_fail_mode" is "open": commands run even when their audit record cannot be written.',
-    );
-  }
-  return pass(real.value);
-}
-
-async function resolveStateDir(setting: PathSetting, jailRoot: string): Promise<Checked<string>> {
-  const absolute = absolutePath(setting.value, setting.baseDir, setting.label);
-  if (!absolute.ok) return absolute;
-  const real = await realPathForCheck(absolute.value, setting.label);
-  if (!real.ok) return real;
-  // It holds the OAuth signing secret: a model that reads it mints its own tokens.
-  if (isInside(jailRoot, real.value)) {
-    return fail(
-      `${setting.label} names ${quote(real.value)}, which is inside the jail root ${
-        quote(jailRoot)
-      }, where the model could read the OAuth secret.`,
-    );
-  }
-  const info = await statIfExists(real.value);
-  if (info !== null && !info.isDirectory) {
-    return fail(`${setting.label} names ${quote(real.value)}, which is not a directory.`);
-  }
-  return pass(real.value);
-}
-
-/** Stat that reads "absent" for a missing entry and for one we may not look at. */
-async function statIfExists(path: string): Promise<Deno.FileInfo | null> {
-  try {
-    return await Deno.stat(path);
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Whether a PATH folder is, or may be, inside the jail: its text, and its real
- * path when we are allowed to resolve it (a narrow read grant may forbid that).
- */
-async function mayBeInside(jailRoot: string, dir: string): Promise<boolean> {
-  if (isInside(jailRoot, resolve(dir))) return true;
-  try {
-    return isInside(jailRoot, await Deno.realPath(dir));
-  } catch {
-    return false;
-  }
 }
