@@ -1,0 +1,71 @@
+/**
+ * The operator's `[[rules]] deny_args`: each entry is a set of words, and a
+ * command is refused when every word of one entry appears among its
+ * arguments, in any order (`"push --force"` refuses `git --force push`).
+ *
+ * How one rule word matches one argument:
+ *
+ * - `--name` matches `--name`, `--name=value` and any abbreviation of it
+ *   (`--forc`), as GNU getopt and git accept; a rule word with `=` in it
+ *   (`--format=x`) matches only exactly.
+ * - `-x` (one letter) matches any single-dash argument containing `x`:
+ *   `-x`, clusters (`-fx`, `-xf`) and attached values (`-xVALUE`). This
+ *   over-refuses when the letter is inside another option's attached value
+ *   (`-mfix` for `-f`); write that value as its own word instead.
+ * - `-word` (several letters after one dash, find-style) and any other word
+ *   (`push`) match only exactly. Write short flags one per word
+ *   (`"-r -f"`, not `"-rf"`) so every spelling of them is covered.
+ *
+ * Matching is case-sensitive and also looks past `--`.
+ *
+ * @module
+ */
+
+import type { ArgRule } from "../config/types.ts";
+import { anyPrefixLong, matchesLong, shortCluster } from "./flags.ts";
+
+/** Whether one rule word matches one argument. */
+export function ruleWordMatches(ruleWord: string, argument: string): boolean {
+  if (ruleWord.startsWith("--") && ruleWord.length > 2 && !ruleWord.includes("=")) {
+    return matchesLong(argument, anyPrefixLong(ruleWord.slice(2)));
+  }
+  if (/^-[^-]$/.test(ruleWord)) {
+    const cluster = shortCluster(argument);
+    return cluster !== null && cluster.includes(ruleWord.slice(1));
+  }
+  return argument === ruleWord;
+}
+
+/** One rule entry refusing one argv. */
+export interface RuleHit {
+  readonly rule: ArgRule;
+  /** The `deny_args` entry that matched, as the operator wrote it. */
+  readonly entry: string;
+}
+
+/**
+ * Returns the first rule entry whose words all appear in `args`, or null.
+ *
+ * @param commandName The allowlisted name of the command.
+ * @param args The arguments after the command word.
+ * @param rules The policy's rules.
+ */
+export function findRuleHit(
+  commandName: string,
+  args: readonly string[],
+  rules: readonly ArgRule[],
+): RuleHit | null {
+  for (const rule of rules) {
+    if (rule.command !== commandName) continue;
+    for (const entry of rule.denyArgs) {
+      const words = entry.split(/\s+/).filter((word) => word.length > 0);
+      // An entry with no words would refuse everything; the loader rejects it, and
+      // here it refuses nothing rather than silently widening the rule.
+      if (words.length === 0) continue;
+      if (words.every((word) => args.some((argument) => ruleWordMatches(word, argument)))) {
+        return { rule, entry };
+      }
+    }
+  }
+  return null;
+}
