@@ -1,0 +1,147 @@
+/**
+ * git reads configuration from the repository it runs in (`.git/config`),
+ * and many keys there name programs git runs: hooks, `core.fsmonitor`,
+ * `core.pager`, `core.editor`, `core.sshCommand`, `diff.external`,
+ * `credential.helper`, `gpg.program`, aliases. A repository in the jail
+ * (cloned, unpacked or written by an earlier command) is untrusted, so every
+ * git run gets the overrides below. Command-line `-c` has the highest
+ * precedence (git-config(1), "FILES"), and the environment variables win
+ * over the configuration keys they shadow.
+ *
+ * Known limit, stated plainly: git has no switch that ignores repository
+ * configuration as a whole, and keys keyed by a driver name the repository
+ * chooses (`filter.<name>.clean/smudge/process`, `merge.<name>.driver`,
+ * `remote.<name>.uploadpack` for names other than `origin`) cannot be
+ * overridden in advance. A planted `.git/config` plus `.gitattributes` can
+ * still run a filter on `git add`, `status`, `diff` or `checkout`. Diff
+ * drivers and textconv are closed by `--no-ext-diff --no-textconv`
+ * (`gitDiffSafetyArgs`). The kernel sandbox is the layer that contains the
+ * rest; do not allowlist git for jails whose `.git/` the model can write
+ * without it.
+ *
+ * @module
+ */
+
+import type { ResolvedCommand } from "../config/types.ts";
+import { basenameOf } from "./command_word.ts";
+import { splitGitArgs } from "./git_args.ts";
+
+/** Extra argv/env a command needs for safety; matches `src/exec/types.ts`. */
+export interface CommandHardening {
+  /** Arguments placed before the caller's arguments. */
+  readonly prependArgs: readonly string[];
+  /** Variables added to the child environment, overriding passed-through ones. */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/** `-c key=value` pairs every git run gets. */
+const GIT_CONFIG_OVERRIDES: readonly (readonly [string, string])[] = [
+  ["core.fsmonitor", "false"], // runs a hook program on status/diff (CVE-2022-24765 class)
+  ["core.hooksPath", "/dev/null"], // no hook runs: pre-commit, post-checkout, ...
+  ["core.pager", "cat"],
+  ["core.editor", ":"], // ":" is git's built-in no-op editor
+  ["sequence.editor", ":"],
+  ["core.askPass", ""],
+  ["core.sshCommand", "ssh"],
+  ["core.alternateRefsCommand", ""],
+  ["core.attributesFile", "/dev/null"],
+  ["credential.helper", ""], // an empty value resets the helper list
+  ["gpg.program", "gpg"],
+  ["gpg.openpgp.program", "gpg"],
+  ["gpg.x509.program", "gpgsm"],
+  ["gpg.ssh.program", "ssh-keygen"],
+  ["gpg.ssh.defaultKeyCommand", ""],
+  ["log.showSignature", "false"],
+  ["protocol.ext.allow", "never"], // ext:: URLs run an arbitrary command
+  ["remote.origin.uploadpack", "git-upload-pack"],
+  ["remote.origin.receivepack", "git-receive-pack"],
+  // An embedded bare repository in the jail is not discovered implicitly
+  // (the "bare repository" fsmonitor attack); read only from protected config.
+  ["safe.bareRepository", "explicit"],
+];
+
+/** Environment every git run gets. */
+const GIT_ENV: Readonly<Record<string, string>> = Object.freeze({
+  GIT_CONFIG_NOSYSTEM: "1",
+  GIT_CONFIG_SYSTEM: "/dev/null",
+  GIT_CONFIG_GLOBAL: "/dev/null",
+  GIT_ATTR_NOSYSTEM: "1",
+  GIT_PAGER: "cat",
+  PAGER: "cat",
+  GIT_EDITOR: ":",
+  GIT_SEQUENCE_EDITOR: ":",
+  GIT_ASKPASS: "",
+  SSH_ASKPASS: "",
+  GIT_TERMINAL_PROMPT: "0",
+  // core.gitProxy is "first value wins", so `-c` cannot override a planted
+  // one; a set (even empty) GIT_PROXY_COMMAND makes git skip the key.
+  GIT_PROXY_COMMAND: "",
+});
+
+/**
+ * The global options (before the subcommand) that neutralise repository
+ * configuration, e.g. `["--no-pager", "-c", "core.fsmonitor=false", ...]`.
+ */
+export function gitSafetyArgs(): readonly string[] {
+  return Object.freeze([
+    "--no-pager",
+    ...GIT_CONFIG_OVERRIDES.flatMap(([key, value]) => ["-c", `${key}=${value}`]),
+  ]);
+}
+
+/** The environment additions for git. */
+export function gitSafetyEnv(): Readonly<Record<string, string>> {
+  return GIT_ENV;
+}
+
+/** Subcommands that honour diff drivers and textconv, and the options that switch them off. */
+const DIFF_SAFETY: ReadonlyMap<string, readonly string[]> = new Map([
+  ["diff", ["--no-ext-diff", "--no-textconv"]],
+  ["log", ["--no-ext-diff", "--no-textconv"]],
+  ["show", ["--no-ext-diff", "--no-textconv"]],
+  ["whatchanged", ["--no-ext-diff", "--no-textconv"]],
+  ["blame", ["--no-textconv"]],
+  ["annotate", ["--no-textconv"]],
+]);
+
+/**
+ * Returns git's arguments with `--no-ext-diff`/`--no-textconv` inserted
+ * right after a subcommand that would otherwise run `diff.external`,
+ * `diff.<driver>.command` or `diff.<driver>.textconv` from repository config.
+ *
+ * @param args git's arguments (argv without the command word).
+ */
+export function gitDiffSafetyArgs(args: readonly string[]): readonly string[] {
+  const git = splitGitArgs(args);
+  const extra = git.subcommand === null ? undefined : DIFF_SAFETY.get(git.subcommand);
+  if (extra === undefined) return args;
+  const at = git.subcommandIndex + 1;
+  return [...args.slice(0, at), ...extra, ...args.slice(at)];
+}
+
+/** Whether `command` is git (by allowlisted name or real path). */
+export function isGit(command: ResolvedCommand): boolean {
+  return command.name === "git" || basenameOf(command.realPath) === "git";
+}
+
+/**
+ * The extra arguments and environment the executor applies to `command`:
+ * git's safety options and variables for git, nothing for other commands.
+ *
+ * @param command The allowlisted command about to run.
+ * @returns `prependArgs` go before the decision's `argv.slice(1)`; `env`
+ *   entries override the child environment.
+ *
+ * @example
+ * ```ts
+ * import { commandHardening } from "./git_safety.ts";
+ * const git = { name: "git", path: "/usr/bin/git", realPath: "/usr/bin/git" };
+ * const { prependArgs, env } = commandHardening(git);
+ * // prependArgs: ["--no-pager", "-c", "core.fsmonitor=false", ...]
+ * // env.GIT_CONFIG_GLOBAL === "/dev/null"
+ * ```
+ */
+export function commandHardening(command: ResolvedCommand): CommandHardening {
+  if (!isGit(command)) return { prependArgs: [], env: {} };
+  return { prependArgs: gitSafetyArgs(), env: gitSafetyEnv() };
+}

@@ -1,0 +1,125 @@
+/**
+ * Applies the guard table (`guards.ts`) to one argv. Pure.
+ *
+ * @module
+ */
+
+import { awkInvocation, findAwkProgramDanger } from "./awk_program.ts";
+import { matchFlag } from "./flags.ts";
+import { splitGitArgs } from "./git_args.ts";
+import { type FlagScope, type Guard, type GuardMatch, GUARDS } from "./guards.ts";
+import { findSedScriptDanger, sedScripts } from "./sed_script.ts";
+
+/** One guard refusing one argv. */
+export interface GuardHit {
+  readonly guard: Guard;
+  /** What was refused (`"-exec"`, `the script "e id"`), or null for the whole command. */
+  readonly what: string | null;
+  /** Completes "because it ...": the guard's reason or a more precise one. */
+  readonly why: string;
+}
+
+/** Whether `guard` covers a command known by any of `names`. */
+export function guardAppliesTo(guard: Guard, names: readonly string[]): boolean {
+  return guard.commands.some((command) => names.includes(command));
+}
+
+function scopedWords(scope: FlagScope, args: readonly string[]): readonly string[] {
+  if (scope.in === "all") return args;
+  const git = splitGitArgs(args);
+  if (scope.in === "git-global") return git.global;
+  if (git.subcommand === null) return [];
+  if (scope.subcommands !== null && !scope.subcommands.includes(git.subcommand)) return [];
+  return git.rest;
+}
+
+type Found = { readonly what: string | null; readonly why: string | null } | null;
+
+function findMatch(match: GuardMatch, args: readonly string[]): Found {
+  switch (match.kind) {
+    case "command":
+      return { what: null, why: null };
+    case "flags": {
+      const words = scopedWords(match.scope, args);
+      for (let index = 0; index < words.length; index++) {
+        const word = words[index] as string;
+        // GNU tar reads a first argument without a dash as option letters (`tar xIf`).
+        const oldStyle = match.scope.in === "all" && match.scope.tarOldStyle && index === 0 &&
+          !word.startsWith("-");
+        const spelling = matchFlag(word, match.flags, oldStyle ? word : null);
+        if (spelling !== null) return { what: `"${word}"`, why: null };
+      }
+      return null;
+    }
+    case "git-operand": {
+      const git = splitGitArgs(args);
+      if (git.subcommand !== match.subcommand) return null;
+      const operand = git.rest.find((word) => match.operands.includes(word));
+      return operand === undefined ? null : { what: `"${match.subcommand} ${operand}"`, why: null };
+    }
+    case "git-subcommand-allowlist": {
+      const git = splitGitArgs(args);
+      if (git.subcommand === null || match.allowed.includes(git.subcommand)) return null;
+      return { what: `the subcommand "${git.subcommand}"`, why: null };
+    }
+    case "sed-script": {
+      const sed = sedScripts(args);
+      if (sed.scriptFile !== null) {
+        return {
+          what: `the script file "${sed.scriptFile}"`,
+          why: "reads its script from a file htmcp cannot inspect",
+        };
+      }
+      for (const script of sed.scripts) {
+        const danger = findSedScriptDanger(script);
+        if (danger !== null) return { what: `the script "${script}"`, why: danger };
+      }
+      return null;
+    }
+    case "awk-program": {
+      const awk = awkInvocation(args);
+      if (awk.dangerousOption !== null) {
+        return {
+          what: `"${awk.dangerousOption}"`,
+          why: "loads program code from a file or library, or writes a file",
+        };
+      }
+      for (const program of awk.programs) {
+        const danger = findAwkProgramDanger(program);
+        if (danger !== null) return { what: `the program "${program}"`, why: danger };
+      }
+      return null;
+    }
+  }
+}
+
+/**
+ * Returns the first enabled guard that refuses `args`, or null.
+ *
+ * @param names The command's allowlisted name and the basename of its real path.
+ * @param args The arguments after the command word.
+ * @param disabled Guard names the operator switched off.
+ */
+export function findGuardHit(
+  names: readonly string[],
+  args: readonly string[],
+  disabled: ReadonlySet<string>,
+): GuardHit | null {
+  for (const guard of GUARDS) {
+    if (disabled.has(guard.name) || !guardAppliesTo(guard, names)) continue;
+    for (const match of guard.match) {
+      const found = findMatch(match, args);
+      if (found !== null) {
+        return { guard, what: found.what, why: found.why ?? guard.reason };
+      }
+    }
+  }
+  return null;
+}
+
+/** The refusal sentence for a guard hit. */
+export function describeGuardHit(typed: string, hit: GuardHit): string {
+  const subject = hit.what === null ? `"${typed}"` : `"${typed}" with ${hit.what}`;
+  return `Cannot run ${subject}: guard "${hit.guard.name}" refuses it because it ${hit.why} ` +
+    `(see ${hit.guard.source}).`;
+}

@@ -1,0 +1,26 @@
+/**
+ * The policy engine: tokenizer, metacharacter refusal, allow/deny lists,
+ * escape-hatch guards, argument rules, path-argument candidates, interpreter
+ * warnings and per-command hardening. Pure: the only filesystem question,
+ * "is this path-qualified command the allowlisted file?", goes through an
+ * injectable `PolicyIo`. Every refusal is a value, and the default is deny.
+ *
+ * @module
+ */
+
+export type { Decision, PolicyIo, PolicyRefusalCode, TokenizeResult } from "./types.ts";
+export { tokenize } from "./tokenize.ts";
+export { evaluateCommand } from "./evaluate.ts";
+export { SYSTEM_POLICY_IO } from "./real_path_io.ts";
+export { looksLikePath, pathArgumentCandidates } from "./path_candidates.ts";
+export { interpreterWarnings, isInterpreter } from "./interpreters.ts";
+export { type Guard, GUARD_NAMES, type GuardMatch, GUARDS } from "./guards.ts";
+export { activeGuardSummaries, type GuardSummary } from "./guard_summaries.ts";
+export {
+  type CommandHardening,
+  commandHardening,
+  gitDiffSafetyArgs,
+  gitSafetyArgs,
+  gitSafetyEnv,
+} from "./git_safety.ts";
+export { ruleWordMatches } from "./rules.ts";
