@@ -20,3 +20,12 @@ export { NEVER_GRANTED, type PermissionSetJson, permissionSetToJson } from "./re
 export { type WorkerPermissions, workerPermissions } from "./render_worker.ts";
 export { renderSystemdUnit, type SystemdOptions, type UnitProgram } from "./render_systemd.ts";
 export { buildPermissionSet, launcherPathsFor, transportFor } from "./build.ts";
+export { comparePermissions, type PermissionComparison } from "./effective.ts";
+export {
+  CONFINED_WORKER_NAME,
+  isConfinedWorker,
+  layerLine,
+  type PermissionLayer,
+  serveConfined,
+  type ServeConfinedOptions,
+} from "./confine.ts";

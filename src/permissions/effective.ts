@@ -1,0 +1,116 @@
+/**
+ * Compares the permissions in force with a `PermissionSet`, through
+ * `Deno.permissions.query` (no prompt, no side effect).
+ *
+ * Deno cannot list its grants, so "nothing broader" is established by
+ * probing: every kind unscoped, every ancestor folder of every granted path,
+ * the default remote-import hosts, and sentinels a real mistake would grant
+ * (`/etc/shadow`, `/bin/sh`, `LD_PRELOAD`, another port). A hand-written
+ * `--allow-read=/some/unrelated/path` would pass these probes unnoticed: the
+ * check is best-effort against mistakes, exact against the generated set.
+ *
+ * @module
+ */
+import { DEFAULT_IMPORT_HOSTS } from "./render_flags.ts";
+import { cleanPath, isInside, parentOf } from "./_paths.ts";
+import type { PermissionSet } from "./types.ts";
+
+/** What the comparison found. */
+export interface PermissionComparison {
+  /** Descriptors granted although the set does not grant them (the layer is not in force). */
+  readonly broader: readonly string[];
+  /** Grants of the set that are not in force (the server will hit `NotCapable`). */
+  readonly missing: readonly string[];
+}
+
+const SENTINEL_PATHS = [
+  "/",
+  "/etc/shadow",
+  "/etc/passwd",
+  "/root",
+  "/home",
+  "/tmp",
+  "/proc/self/environ",
+];
+const SENTINEL_PROGRAMS = ["/bin/sh", "/usr/bin/sh", "/usr/bin/env", "/usr/bin/id", "sh", "bash"];
+const SENTINEL_ENV = ["LD_PRELOAD", "AWS_SECRET_ACCESS_KEY", "SSH_AUTH_SOCK", "HOME", "PATH"];
+const SENTINEL_NET = ["127.0.0.1:22", "0.0.0.0:80", "localhost:80", "example.com:443"];
+
+function granted(descriptor: Deno.PermissionDescriptor): boolean {
+  return Deno.permissions.querySync(descriptor).state === "granted";
+}
+
+function label(descriptor: Deno.PermissionDescriptor): string {
+  const { name, ...scope } = descriptor as { name: string } & Record<string, unknown>;
+  const value = Object.values(scope)[0];
+  return value === undefined ? `${name} (unscoped)` : `${name} ${String(value)}`;
+}
+
+/** Every proper ancestor of `path`, up to and including `/`. */
+function ancestors(path: string): string[] {
+  const found: string[] = [];
+  let current = cleanPath(path);
+  while (current !== "/") {
+    current = parentOf(current);
+    found.push(current);
+  }
+  return found;
+}
+
+/**
+ * @param set The permission set the process should run under.
+ * @returns What is broader than the set and what the set grants that is missing.
+ * @example
+ * ```ts
+ * const { broader } = comparePermissions(set);
+ * if (broader.length > 0) console.error(`not confined: ${broader.join(", ")}`);
+ * ```
+ */
+export function comparePermissions(set: PermissionSet): PermissionComparison {
+  const values = (kind: "read" | "write" | "run" | "net" | "env") => set[kind].map((g) => g.value);
+  const read = values("read");
+  const write = values("write");
+  const run = new Set(values("run"));
+  const net = new Set(values("net"));
+  const env = new Set(values("env"));
+  const coveredBy = (paths: readonly string[], path: string) =>
+    paths.some((p) => isInside(p, path));
+
+  const shouldBeRefused: Deno.PermissionDescriptor[] = [];
+  for (const name of ["read", "write", "run", "net", "env", "sys", "ffi", "import"] as const) {
+    shouldBeRefused.push({ name } as Deno.PermissionDescriptor);
+  }
+  const readProbes = new Set([...read.flatMap(ancestors), ...SENTINEL_PATHS]);
+  for (const path of readProbes) {
+    if (!coveredBy(read, path)) shouldBeRefused.push({ name: "read", path });
+  }
+  // Write: never on anything only readable (the jail, the policy, binaries).
+  const writeProbes = new Set([...write.flatMap(ancestors), ...read, ...SENTINEL_PATHS]);
+  for (const path of writeProbes) {
+    if (!coveredBy(write, path)) shouldBeRefused.push({ name: "write", path });
+  }
+  for (const command of SENTINEL_PROGRAMS) {
+    if (!run.has(command)) shouldBeRefused.push({ name: "run", command });
+  }
+  for (const variable of SENTINEL_ENV) {
+    if (!env.has(variable)) shouldBeRefused.push({ name: "env", variable });
+  }
+  const otherPorts = [...net].map((host) => host.replace(/:\d+$/, ":1"));
+  for (const host of [...SENTINEL_NET, ...otherPorts]) {
+    if (!net.has(host)) shouldBeRefused.push({ name: "net", host });
+  }
+  for (const host of DEFAULT_IMPORT_HOSTS) shouldBeRefused.push({ name: "import", host });
+
+  const broader = shouldBeRefused.filter(granted).map(label);
+
+  const missing: string[] = [];
+  const expect = (descriptor: Deno.PermissionDescriptor) => {
+    if (!granted(descriptor)) missing.push(label(descriptor));
+  };
+  for (const path of read) expect({ name: "read", path });
+  for (const path of write) expect({ name: "write", path });
+  for (const command of run) expect({ name: "run", command });
+  for (const host of net) expect({ name: "net", host });
+  for (const variable of env) expect({ name: "env", variable });
+  return { broader: [...new Set(broader)], missing };
+}
