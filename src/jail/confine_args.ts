@@ -1,0 +1,89 @@
+/**
+ * Argument path confinement: every argument that names a path must lead,
+ * after following symlinks, to somewhere inside the jail, whether or not it
+ * exists yet (a path a command would create is judged by its deepest
+ * existing folder).
+ *
+ * Candidates come from the policy's `pathArgumentCandidates`. Those that
+ * look like paths (absolute, `~`, containing `/` or `..`) are always
+ * resolved; a bare word is resolved only when an entry of that name exists
+ * in the cwd, since `cat link` with `link -> /etc/passwd` names a path
+ * without a slash, while `grep pattern` names none.
+ *
+ * Limits: files named inside other files (`tar -T list`, `rsync
+ * --files-from`) and paths a program computes are not visible here; and the
+ * check-then-use race described in `confine_cwd.ts` applies equally. The
+ * kernel sandbox is what contains both.
+ *
+ * @module
+ */
+
+import { looksLikePath } from "../policy/mod.ts";
+import { posix } from "node:path";
+import { isInside } from "./is_inside.ts";
+import { resolveFollowingSymlinks } from "./resolve.ts";
+import type { JailResult } from "./types.ts";
+
+function escape(reason: string): JailResult<void> {
+  return { ok: false, code: "PATH_ESCAPE", reason };
+}
+
+async function namesExistingEntry(cwd: string, word: string): Promise<boolean | string> {
+  try {
+    await Deno.lstat(posix.join(cwd, word));
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
+      return false;
+    }
+    return error instanceof Error ? error.name : "unknown error";
+  }
+}
+
+/**
+ * Checks that every candidate path argument stays inside the jail.
+ *
+ * @param jailRoot The jail's real path.
+ * @param cwd The confined real working directory (from `confineCwd`).
+ * @param candidates From `pathArgumentCandidates(argv)`.
+ * @returns `{ ok: true }` or `PATH_ESCAPE` naming the first offending argument.
+ *
+ * @example
+ * ```ts
+ * import { confineArgs } from "./confine_args.ts";
+ * const result = await confineArgs("/srv/jail", "/srv/jail", ["/etc/passwd"]);
+ * // { ok: false, code: "PATH_ESCAPE", reason: 'The argument "/etc/passwd" ...' }
+ * ```
+ */
+export async function confineArgs(
+  jailRoot: string,
+  cwd: string,
+  candidates: readonly string[],
+): Promise<JailResult<void>> {
+  for (const candidate of candidates) {
+    if (candidate.startsWith("~")) {
+      return escape(
+        `The argument "${candidate}" names a home folder, which is outside the jail; htmcp expands no "~".`,
+      );
+    }
+    if (!looksLikePath(candidate)) {
+      const exists = await namesExistingEntry(cwd, candidate);
+      if (exists === false) continue;
+      if (exists !== true) {
+        return escape(
+          `The argument "${candidate}" cannot be shown to stay inside the jail (${exists}).`,
+        );
+      }
+    }
+    const resolved = await resolveFollowingSymlinks(jailRoot, cwd, candidate);
+    if (!resolved.ok) {
+      return escape(
+        `The argument "${candidate}" cannot be shown to stay inside the jail (${resolved.why}).`,
+      );
+    }
+    if (!isInside(jailRoot, resolved.path)) {
+      return escape(`The argument "${candidate}" names a path outside the jail.`);
+    }
+  }
+  return { ok: true, value: undefined };
+}

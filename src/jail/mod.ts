@@ -1,0 +1,14 @@
+/**
+ * The jail: working-directory and path-argument containment, decided on
+ * real paths (every symlink followed), compared segment-wise with the jail
+ * root. It refuses whenever it cannot prove a path stays inside. Its only
+ * I/O is `lstat`/`readlink`/`stat` on the paths it judges.
+ *
+ * @module
+ */
+
+export type { JailRefusalCode, JailResult } from "./types.ts";
+export { isInside } from "./is_inside.ts";
+export { confineCwd } from "./confine_cwd.ts";
+export { confineArgs } from "./confine_args.ts";
+export { type Resolution, resolveFollowingSymlinks } from "./resolve.ts";
