@@ -35,7 +35,11 @@ Deno.test("the full flow issues a token that verifyBearer accepts with its scope
     assert.match(html, /127\.0\.0\.1:45123/);
     assert.match(html, /shell:execute/);
 
-    const approved = await approvalPost(f.auth, { txn: txnOf(html), pin: PIN, decision: "approve" });
+    const approved = await approvalPost(f.auth, {
+      txn: txnOf(html),
+      pin: PIN,
+      decision: "approve",
+    });
     assert.equal(approved.status, 303);
     const location = new URL(approved.headers.get("location") ?? "");
     assert.equal(`${location.origin}${location.pathname}`, REDIRECT);
@@ -140,7 +144,10 @@ Deno.test("a narrower scope request yields a token with only that scope", async 
 
 Deno.test("handle() returns null for paths that are not OAuth routes", async () => {
   await withAuth({}, async (f) => {
-    assert.equal(await f.auth.handle(new Request(`${BASE}/mcp`), { remoteAddr: "127.0.0.1" }), null);
+    assert.equal(
+      await f.auth.handle(new Request(`${BASE}/mcp`), { remoteAddr: "127.0.0.1" }),
+      null,
+    );
     assert.equal(await f.auth.handle(new Request(`${BASE}/`), { remoteAddr: "127.0.0.1" }), null);
     const wrongMethod = await call(f.auth, new Request(`${BASE}/token`));
     assert.equal(wrongMethod.status, 405);
