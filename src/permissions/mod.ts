@@ -29,3 +29,4 @@ export {
   serveConfined,
   type ServeConfinedOptions,
 } from "./confine.ts";
+export { type LiveProbe, runLiveProbes } from "./probes.ts";

@@ -1,0 +1,121 @@
+/**
+ * `htmcp check --policy FILE [--http HOST:PORT] [--allow-unconfined]`: proves
+ * the layers before an operator trusts them. It validates the policy, lists
+ * where each allowlisted command resolved, prints the permission set, then,
+ * inside the same confined context `serve` would use (flags, pinned binary or
+ * self-confining Worker), runs live probes that must fail with `NotCapable`
+ * and shows the sandbox state from the executor's own startup probes.
+ *
+ * Exit codes: 0 the layer is in force and every probe was refused; 1 it is
+ * not (unless `--allow-unconfined`), or the policy/sandbox cannot start;
+ * 2 usage.
+ *
+ * @module
+ */
+import { parseArgs } from "./args.ts";
+import { loadPolicyForCli } from "./policy_arg.ts";
+import { createExecutor } from "../exec/mod.ts";
+import {
+  type Grant,
+  type PermissionLayer,
+  permissionSetFor,
+  runLiveProbes,
+  serveConfined,
+  transportFor,
+} from "../permissions/mod.ts";
+
+const list = (grants: readonly Grant[]) =>
+  grants.length === 0 ? "none" : grants.map((grant) => grant.value).join(", ");
+
+/** @returns The exit code. */
+export async function run(argv: readonly string[]): Promise<number> {
+  const parsed = parseArgs(argv, {
+    values: ["--policy", "--http"],
+    switches: ["--allow-unconfined"],
+  });
+  if (!parsed.ok) {
+    console.error(`htmcp: ${parsed.message}`);
+    return 2;
+  }
+  if (parsed.args.positionals.length > 0 || parsed.args.rest !== null) {
+    console.error("htmcp: check takes no positional arguments; see htmcp --help.");
+    return 2;
+  }
+  const policy = await loadPolicyForCli(parsed.args.values.get("--policy"));
+  if (policy === null) return 1;
+  const listen = parsed.args.values.get("--http");
+  const allowUnconfined = parsed.args.switches.has("--allow-unconfined");
+  const out = (line = "") => console.log(line);
+
+  return await serveConfined(
+    { policy, allowUnconfined, ...(listen === undefined ? {} : { listen }) },
+    async (layer: PermissionLayer) => {
+      out(`Policy: ${policy.policyFile ?? "(from the environment)"} is valid.`);
+      for (const warning of policy.warnings) out(`  warning: ${warning}`);
+      out(`Jail root: ${policy.jailRoot}`);
+      out("Allowlisted commands (resolved once; this path is what runs and what is granted):");
+      for (const command of policy.allowlist.values()) {
+        const real = command.realPath === command.path ? "" : ` (real file ${command.realPath})`;
+        out(`  ${command.name} -> ${command.path}${real}`);
+      }
+
+      // Built here, inside the confined context: the probes are the executor's own.
+      const built = await createExecutor(policy);
+      if (!built.ok) {
+        out(`Sandbox: cannot start: ${built.message}`);
+        return 1;
+      }
+      const executor = built.executor;
+      try {
+        const transport = transportFor(policy, listen);
+        const result = permissionSetFor(policy, {
+          transport,
+          launcherPaths: executor.launcherPaths(),
+          ...(listen === undefined ? {} : { listen }),
+        });
+        if (!result.ok) {
+          out(`Permission set: refused: ${result.reason}`);
+          return 1;
+        }
+        const set = result.set;
+        out(`Permission set (${transport}):`);
+        out(`  read:  ${list(set.read)}`);
+        out(`  write: ${list(set.write)}`);
+        out(`  run:   ${list(set.run)}`);
+        out(`  net:   ${list(set.net)}`);
+        out(`  env:   ${list(set.env)}`);
+        out(`  never: sys, ffi, import; write denied on ${list(set.denyWrite)}`);
+        out(`Layer in force: ${layer}`);
+
+        const description = executor.describe();
+        out(`Sandbox: ${description.summary}`);
+        out(`  chain: ${description.chain.join(" -> ")}`);
+        out(
+          `  commands run as uid ${description.commandUid} (server uid ${description.serverUid})`,
+        );
+        for (const probe of description.probes) {
+          out(`  ${probe.ok ? "ok  " : "FAIL"} ${probe.name}: ${probe.detail}`);
+        }
+
+        const probes = await runLiveProbes(set, policy);
+        out("Live probes (each must be refused by Deno with NotCapable):");
+        for (const probe of probes) {
+          out(
+            `  ${
+              probe.passed ? "PASS" : "FAIL"
+            } ${probe.name}: ${probe.target} -> ${probe.outcome}`,
+          );
+        }
+        const inForce = layer !== "NONE" && probes.every((probe) => probe.passed);
+        if (inForce) {
+          out("Result: the Deno permission layer is in force.");
+          return 0;
+        }
+        out("Result: the Deno permission layer is NOT in force.");
+        return allowUnconfined ? 0 : 1;
+      } finally {
+        await executor.shutdown();
+      }
+    },
+  );
+}
