@@ -1,40 +1,39 @@
 /**
  * Values assigned to keys that name a secret: `DB_PASSWORD=x`, `"token": "x"`,
  * `api_key: x`, `--password x`, `--password=x`, `secret := "x"`,
- * `'password' => 'x'`. The key stays visible, only the value is hidden, so
- * the model still learns which setting was there.
+ * `'password' => 'x'`, `AccountKey=x;`. The key stays visible, only the value
+ * is hidden, so the model still learns which setting was there.
  *
- * Search is cheap: one pass over the lower-cased text for a few keywords
- * every secret key contains, then a bounded look at the identifier around
- * each hit. Scanning resumes after each value, so nested or repeated
- * assignments (`token=token=token=...`) never rescan the same text.
+ * The search is driven by separators, not by key words: every `=`, `:` and
+ * `--` is found with `indexOf`, which is far cheaper than a case-insensitive
+ * word search, and most are dismissed after a look at one or two characters
+ * (a `:` in `09:15`, a `--` in `-rw-r--r--`). Hits are visited in text order
+ * and scanning resumes after each value, so repeated or nested assignments
+ * (`token=token=token=...`) never rescan the same text.
  *
  * @module
  */
-import { isAwsSecretKeyName, isSecretKeyName } from "./secret_key_names.ts";
+import { BACKSLASH, DQUOTE, IDENT, isBlank, SQUOTE } from "./_ascii.ts";
+import { isAwsSecretKeyName, isSecretKeyName, mayEndSecretKeyName } from "./secret_key_names.ts";
 import type { Detector, Emit, ScanInput } from "./types.ts";
 
-/** Every key `isSecretKeyName` accepts contains one of these (lower-case). */
-const KEYWORDS = /pass|pwd|secret|token|auth|credential|key/g;
 /** Longest key considered; longer identifiers are code, not settings. */
 const MAX_KEY = 64;
-/** Spaces allowed around the separator (`password   =   x`). */
+/** Blanks allowed around the separator (`password   =   x`). */
 const MAX_PAD = 16;
 const MARKER = "[REDACTED:";
 
-const IDENT = new Uint8Array(128);
-for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") {
-  IDENT[c.charCodeAt(0)] = 1;
-}
-/** Characters that end an unquoted value: whitespace, quotes, and list/query separators. */
-const VALUE_STOP = new Uint8Array(128);
+/** Characters that end a bare value: whitespace, quotes, and list/query separators. */
+const VALUE_STOP = new Uint8Array(256);
 for (const c of " \t\r\n\v\f\"'`&;,") VALUE_STOP[c.charCodeAt(0)] = 1;
 
-const SPACE = 32;
-const TAB = 9;
-const BACKSLASH = 92;
 const LF = 10;
 const CR = 13;
+const EQUALS = 61;
+const COLON = 58;
+const DASH = 45;
+const SLASH = 47;
+const GT = 62;
 
 /** Words that say "no value here", not a secret. */
 const NON_VALUES: ReadonlySet<string> = new Set([
@@ -50,63 +49,27 @@ const SCHEME_PREFIX = /^(?:bearer|basic|token|digest|negotiate|ntlm)[ \t]{1,8}/i
 /** How help text names an argument: `--password PASSWORD`, `--token <token>`. */
 const METAVAR = /^(?:[A-Z][A-Z0-9_-]*|<[^>]*>?|\{[^}]*\}?|\[[^\]]*\]?)$/;
 const AWS_SECRET_VALUE = /^[A-Za-z0-9/+]{40}$/;
+const AZURE_KEY_NAME = /^(?:AccountKey|SharedAccessKey)$/;
 const PWD_KEY = /pwd$/i;
 
-function isIdent(text: string, i: number): boolean {
-  const c = text.charCodeAt(i);
-  return c < 128 && IDENT[c] === 1;
-}
-
-function isLineBreak(text: string, i: number): boolean {
-  const c = text.charCodeAt(i);
-  return c === LF || c === CR || Number.isNaN(c);
-}
-
-function skipPad(text: string, i: number): number {
-  const limit = i + MAX_PAD;
-  while (i < limit && (text.charCodeAt(i) === SPACE || text.charCodeAt(i) === TAB)) i++;
-  return i;
-}
-
-/**
- * Where the separator after a key ends, or -1 when the key is not being
- * assigned. `~at` (negative, below -1) marks the blank-only separator of
- * `--password VALUE`.
- */
-function separatorEnd(text: string, keyEnd: number, isFlag: boolean): number {
-  let i = keyEnd;
-  const c0 = text.charCodeAt(i);
-  // Closing quote of a quoted key: `"password":`, `\"password\":`, `'password' =>`.
-  if (c0 === BACKSLASH && (text[i + 1] === '"' || text[i + 1] === "'")) i += 2;
-  else if (c0 === 34 || c0 === 39) i += 1;
-  const padded = skipPad(text, i);
-  const c = text[padded];
-  if (c === "=") {
-    if (text[padded + 1] === "=") return -1; // a comparison, not an assignment
-    return skipPad(text, padded + (text[padded + 1] === ">" ? 2 : 1));
-  }
-  if (c === ":") {
-    if (text[padded + 1] === ":" || text[padded + 1] === "/") return -1; // C++ scope, a URL
-    return skipPad(text, padded + (text[padded + 1] === "=" ? 2 : 1));
-  }
-  // `--password VALUE`: a flag, then blanks, then the value on the same line.
-  if (isFlag && padded > i && i === keyEnd && !isLineBreak(text, padded)) return ~padded;
-  return -1;
-}
-
-/** The outcome of reading a value: the part to hide (or none) and where scanning resumes. */
+/** The outcome of reading a value: the part to hide (maybe empty) and where scanning resumes. */
 interface Value {
   readonly start: number;
   readonly end: number;
   readonly next: number;
 }
 
-function openingQuote(text: string, i: number): string {
-  const c = text[i];
-  if (c === '"' || c === "'" || c === "`") return c;
-  const d = text[i + 1];
-  if (c === "\\" && (d === '"' || d === "'")) return c + d;
-  return "";
+function skipPad(bytes: Uint8Array, i: number): number {
+  const limit = i + MAX_PAD;
+  while (i < limit && isBlank(bytes[i])) i++;
+  return i;
+}
+
+function openingQuoteLength(bytes: Uint8Array, i: number): number {
+  const c = bytes[i];
+  if (c === DQUOTE || c === SQUOTE || c === 96) return 1;
+  const d = bytes[i + 1];
+  return c === BACKSLASH && (d === DQUOTE || d === SQUOTE) ? 2 : 0;
 }
 
 /**
@@ -114,9 +77,9 @@ function openingQuote(text: string, i: number): string {
  * bare (to a stop character). An authentication scheme before it is skipped
  * and stays visible; a value that is already a marker is passed over.
  */
-function readValue(text: string, at: number): Value {
-  const quote = openingQuote(text, at);
-  let start = at + quote.length;
+function readValue(text: string, bytes: Uint8Array, at: number): Value {
+  const quoteLength = openingQuoteLength(bytes, at);
+  let start = at + quoteLength;
   const scheme = SCHEME_PREFIX.exec(text.slice(start, start + 24));
   if (scheme !== null) start += scheme[0].length;
   if (text.startsWith(MARKER, start)) {
@@ -124,25 +87,27 @@ function readValue(text: string, at: number): Value {
     const next = close === -1 || close - start > 80 ? start + MARKER.length : close + 1;
     return { start, end: start, next };
   }
+  const n = bytes.length;
   let j = start;
-  if (quote !== "") {
-    for (; j < text.length; j++) {
-      const c = text.charCodeAt(j);
+  if (quoteLength > 0) {
+    const quote = bytes[at + quoteLength - 1];
+    for (; j < n; j++) {
+      const c = bytes[j];
       if (c === LF || c === CR) break;
-      if (text.startsWith(quote, j)) return { start, end: j, next: j + quote.length };
+      if (quoteLength === 2 && c === BACKSLASH && bytes[j + 1] === quote) {
+        return { start, end: j, next: j + 2 };
+      }
+      if (quoteLength === 1 && c === quote) return { start, end: j, next: j + 1 };
       if (c === BACKSLASH) j++; // an escaped character, possibly the quote
     }
-    j = Math.min(j, text.length);
+    j = Math.min(j, n);
     return { start, end: j, next: j };
   }
-  for (; j < text.length; j++) {
-    const c = text.charCodeAt(j);
-    if (c < 128 && VALUE_STOP[c] === 1) break;
-  }
+  while (j < n && VALUE_STOP[bytes[j]!] === 0) j++;
   return { start, end: j, next: j };
 }
 
-/** True when the value is not a secret: empty, a null word, help-text metavar, a working directory. */
+/** True when the value is not a secret: empty, a null word, a help-text metavar, a working directory. */
 function isNonSecret(text: string, key: string, isFlag: boolean, value: Value): boolean {
   const length = value.end - value.start;
   if (length === 0) return true;
@@ -154,46 +119,118 @@ function isNonSecret(text: string, key: string, isFlag: boolean, value: Value): 
   return PWD_KEY.test(key) && (raw.startsWith("/") || raw.startsWith("~"));
 }
 
+function kindFor(text: string, key: string, value: Value): string {
+  if (AZURE_KEY_NAME.test(key)) return "azure_account_key";
+  if (
+    isAwsSecretKeyName(key) && AWS_SECRET_VALUE.test(text.slice(value.start, value.end))
+  ) return "aws_secret_access_key";
+  return "secret_assignment";
+}
+
+/** The start of the key that ends just before `end`, or -1 when it is too long to be one. */
+function keyStartBefore(bytes: Uint8Array, end: number): number {
+  let start = end - 1;
+  const floor = Math.max(0, end - MAX_KEY - 1);
+  while (start > floor && IDENT[bytes[start - 1]!] === 1) start--;
+  if (start > 0 && IDENT[bytes[start - 1]!] === 1) return -1;
+  return start;
+}
+
+/**
+ * For a separator at `sep` (`=` or `:`): the key's end, after stepping back
+ * over blanks and a closing quote (`"password" :`, `\"token\":`), or -1.
+ */
+function keyEndBefore(bytes: Uint8Array, sep: number): number {
+  let i = sep;
+  const floor = Math.max(0, sep - MAX_PAD);
+  while (i > floor && isBlank(bytes[i - 1])) i--;
+  const q = bytes[i - 1];
+  if (q === DQUOTE || q === SQUOTE) {
+    i--;
+    if (bytes[i - 1] === BACKSLASH) i--;
+  }
+  return i;
+}
+
+/** Where the value after the separator at `sep` starts, or -1 when this is no assignment. */
+function valueStartAfter(bytes: Uint8Array, sep: number): number {
+  const c = bytes[sep];
+  const next = bytes[sep + 1];
+  const prev = bytes[sep - 1];
+  if (c === EQUALS) {
+    // `==`, `!=`, `<=`, `>=`: comparisons, not assignments.
+    if (next === EQUALS || prev === EQUALS || prev === 33 || prev === 60 || prev === GT) return -1;
+    return skipPad(bytes, sep + (next === GT ? 2 : 1));
+  }
+  // `::` is a C++/Rust path, `://` a URL.
+  if (next === COLON || next === SLASH || prev === COLON) return -1;
+  return skipPad(bytes, sep + (next === EQUALS ? 2 : 1));
+}
+
+function isLineBreak(b: number | undefined): boolean {
+  return b === undefined || b === LF || b === CR;
+}
+
 /** @returns the detector for secret-named keys and their values */
 export function createAssignmentDetector(): Detector {
-  const keywords = new RegExp(KEYWORDS.source, "g");
   return {
     name: "secret_assignment",
     scan(input: ScanInput, emit: Emit): void {
       const text = input.text;
-      const lower = input.lower();
-      keywords.lastIndex = 0;
-      for (let m = keywords.exec(lower); m !== null; m = keywords.exec(lower)) {
-        const hit = m.index;
-        let keyStart = hit;
-        while (keyStart > 0 && hit - keyStart <= MAX_KEY && isIdent(text, keyStart - 1)) keyStart--;
-        let keyEnd = hit + m[0].length;
-        while (keyEnd < text.length && keyEnd - hit <= MAX_KEY && isIdent(text, keyEnd)) keyEnd++;
-        keywords.lastIndex = keyEnd;
-        if (hit - keyStart > MAX_KEY || keyEnd - hit > MAX_KEY) continue;
+      // Three `indexOf` cursors visited in text order (kept in locals: this
+      // loop runs for every `=` and `:` of the output).
+      let eq = text.indexOf("=");
+      let colon = text.indexOf(":");
+      let dashes = text.indexOf("--");
+      if (eq === -1 && colon === -1 && dashes === -1) return;
+      const bytes = input.bytes();
+      let resume = 0;
+      for (;;) {
+        if (eq !== -1 && eq < resume) eq = text.indexOf("=", resume);
+        if (colon !== -1 && colon < resume) colon = text.indexOf(":", resume);
+        if (dashes !== -1 && dashes < resume) dashes = text.indexOf("--", resume);
+        let hit = eq;
+        if (colon !== -1 && (hit === -1 || colon < hit)) hit = colon;
+        const isDashes = dashes !== -1 && (hit === -1 || dashes < hit);
+        if (isDashes) hit = dashes;
+        if (hit === -1) return;
+        resume = hit + 1;
+        let keyStart: number;
+        let keyEnd: number;
+        let valueAt: number;
+        let spaced = false;
+        if (isDashes) {
+          // `--password VALUE`; `--password=VALUE` is left to the `=` hit.
+          if (hit > 0 && IDENT[bytes[hit - 1]!] === 1) continue;
+          keyStart = hit;
+          keyEnd = hit + 2;
+          while (keyEnd < bytes.length && keyEnd - hit <= MAX_KEY && IDENT[bytes[keyEnd]!] === 1) {
+            keyEnd++;
+          }
+          resume = keyEnd;
+          if (keyEnd - hit > MAX_KEY || !isBlank(bytes[keyEnd])) continue;
+          if (!mayEndSecretKeyName(bytes, keyEnd)) continue;
+          valueAt = skipPad(bytes, keyEnd);
+          if (isLineBreak(bytes[valueAt])) continue;
+          spaced = true;
+        } else {
+          keyEnd = keyEndBefore(bytes, hit);
+          if (!mayEndSecretKeyName(bytes, keyEnd)) continue;
+          valueAt = valueStartAfter(bytes, hit);
+          if (valueAt === -1) continue;
+          keyStart = keyStartBefore(bytes, keyEnd);
+          if (keyStart === -1) continue;
+        }
         const key = text.slice(keyStart, keyEnd);
         if (!isSecretKeyName(key)) continue;
-        // The identifier was extended over every `-`, so a leading one is a flag's.
-        const isFlag = key.startsWith("-");
-        const separator = separatorEnd(text, keyEnd, isFlag);
-        if (separator === -1) continue;
-        const spaced = separator < -1;
-        const valueAt = spaced ? ~separator : separator;
-        // `--password --verbose`: the next word is another flag, not the value;
-        // resume right there so that flag is examined too.
-        if (spaced && text[valueAt] === "-") {
-          keywords.lastIndex = valueAt;
-          continue;
-        }
-        const value = readValue(text, valueAt);
-        keywords.lastIndex = Math.max(keyEnd, value.next);
+        // The key was extended over every `-`, so a leading one is a flag's.
+        const isFlag = bytes[keyStart] === DASH;
+        // `--password --verbose`: the next word is another flag, not the value.
+        if (spaced && bytes[valueAt] === DASH) continue;
+        const value = readValue(text, bytes, valueAt);
+        resume = Math.max(resume, value.next);
         if (isNonSecret(text, key, isFlag, value)) continue;
-        const secret = value;
-        const kind = isAwsSecretKeyName(key) &&
-            AWS_SECRET_VALUE.test(text.slice(secret.start, secret.end))
-          ? "aws_secret_access_key"
-          : "secret_assignment";
-        emit(secret.start, secret.end, kind);
+        emit(value.start, value.end, kindFor(text, key, value));
       }
     },
   };

@@ -11,4 +11,12 @@
  * @module
  */
 export { createRedactor, redactionMarker, type RedactionSettings } from "./redactor.ts";
+export { redactArgv } from "./argv.ts";
+export {
+  redactAndTruncate,
+  REDACTION_LOOKAHEAD_BYTES,
+  type TruncatedRedaction,
+  utf8ByteLength,
+} from "./truncate.ts";
+export { ENTROPY_MIN_LENGTH } from "./entropy_detector.ts";
 export type { DetectedSpan, RedactionResult, RedactionSpan, Redactor } from "./types.ts";

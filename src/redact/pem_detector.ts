@@ -17,6 +17,7 @@
 import type { Detector, Emit, ScanInput } from "./types.ts";
 
 const BEGIN = "-----BEGIN ";
+const ANCHOR = "BEGIN ";
 const END = "-----END ";
 const DASHES = "-----";
 /** Longest label accepted between `BEGIN ` and `-----`. */
@@ -121,12 +122,18 @@ export function createPemDetector(): Detector {
     scan(input: ScanInput, emit: Emit): void {
       const text = input.text;
       let from = 0;
-      for (let at = text.indexOf(BEGIN, from); at !== -1; at = text.indexOf(BEGIN, from)) {
+      // Searched from `BEGIN `: an upper-case B is rare in output, five dashes
+      // (`-rw-r--r--`) are not, and the search cost follows the first letter.
+      for (let hit = text.indexOf(ANCHOR, from); hit !== -1; hit = text.indexOf(ANCHOR, from)) {
+        from = hit + ANCHOR.length;
+        const at = hit - DASHES.length;
+        if (at < 0 || !text.startsWith(DASHES, at)) continue;
         const labelStart = at + BEGIN.length;
-        const close = text.indexOf(DASHES, labelStart);
-        from = labelStart;
-        if (close === -1 || close - labelStart > MAX_LABEL) continue;
-        if (!PRIVATE_LABEL.test(text.slice(labelStart, close))) continue;
+        const window = text.slice(labelStart, labelStart + MAX_LABEL + DASHES.length);
+        const labelLength = window.indexOf(DASHES);
+        if (labelLength === -1) continue;
+        if (!PRIVATE_LABEL.test(window.slice(0, labelLength))) continue;
+        const close = labelStart + labelLength;
         const bodyStart = close + DASHES.length;
         const end = blockEnd(text, bodyStart);
         if (end === -1) continue;

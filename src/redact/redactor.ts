@@ -11,13 +11,13 @@
  * @module
  */
 import type { Policy } from "../config/types.ts";
-import { createScanInput } from "./_scan_input.ts";
+import { createScanInput, ScratchBuffer } from "./_scan_input.ts";
 import { createAssignmentDetector } from "./assignment_detector.ts";
 import { createAuthorizationDetector } from "./authorization_detector.ts";
 import { createEntropyDetector } from "./entropy_detector.ts";
 import { createExtraPatternDetectors } from "./extra_patterns.ts";
 import { createPemDetector } from "./pem_detector.ts";
-import { createTokenDetectors } from "./token_detectors.ts";
+import { createTokenDetector } from "./token_detectors.ts";
 import { createUrlCredentialsDetector } from "./url_credentials_detector.ts";
 import type { DetectedSpan, Detector, RedactionResult, RedactionSpan, Redactor } from "./types.ts";
 
@@ -25,6 +25,12 @@ import type { DetectedSpan, Detector, RedactionResult, RedactionSpan, Redactor }
 export type RedactionSettings = Policy["redaction"];
 
 const MARKER_OPEN = "[REDACTED:";
+/**
+ * `indexOf` searches for needles of up to six characters by the first
+ * character, and measurably slower for longer ones; `REDAC` (with a rare
+ * upper-case R) finds candidates, the rest is checked in place.
+ */
+const MARKER_ANCHOR = "REDAC";
 /** Marker kinds are at most 64 characters (built-in kinds, or policy pattern names). */
 const MAX_MARKER_KIND = 64;
 
@@ -43,7 +49,13 @@ interface RankedSpan {
 /** Markers already present in `text`, as [start, end) pairs in order. */
 function existingMarkers(text: string): number[] {
   const ranges: number[] = [];
-  for (let at = text.indexOf(MARKER_OPEN); at !== -1; at = text.indexOf(MARKER_OPEN, at + 1)) {
+  for (
+    let hit = text.indexOf(MARKER_ANCHOR);
+    hit !== -1;
+    hit = text.indexOf(MARKER_ANCHOR, hit + 1)
+  ) {
+    const at = hit - 1;
+    if (at < 0 || !text.startsWith(MARKER_OPEN, at)) continue;
     const kindStart = at + MARKER_OPEN.length;
     let i = kindStart;
     while (i < text.length && i - kindStart <= MAX_MARKER_KIND) {
@@ -74,7 +86,7 @@ function insideMarker(markers: readonly number[], start: number, end: number): b
 /** Sorts, drops findings inside existing markers, and unions overlaps. */
 function mergeSpans(found: RankedSpan[], text: string): DetectedSpan[] {
   if (found.length === 0) return [];
-  const markers = text.includes(MARKER_OPEN) ? existingMarkers(text) : [];
+  const markers = existingMarkers(text);
   found.sort((a, b) => a.start - b.start || a.rank - b.rank);
   const merged: DetectedSpan[] = [];
   let current: RankedSpan | null = null;
@@ -102,7 +114,7 @@ function mergeSpans(found: RankedSpan[], text: string): DetectedSpan[] {
 function buildDetectors(settings: RedactionSettings): Detector[] {
   const detectors: Detector[] = [
     createPemDetector(),
-    ...createTokenDetectors(),
+    createTokenDetector(),
     createAuthorizationDetector(),
     createUrlCredentialsDetector(),
     ...createExtraPatternDetectors(settings.extraPatterns),
@@ -146,10 +158,11 @@ function applySpans(text: string, spans: readonly DetectedSpan[]): RedactionResu
 export function createRedactor(settings: RedactionSettings): Redactor {
   const enabled = settings.enabled;
   const detectors = enabled ? buildDetectors(settings) : [];
+  const scratch = new ScratchBuffer();
 
   const findSpans = (text: string): readonly DetectedSpan[] => {
     if (!enabled || text.length === 0) return [];
-    const input = createScanInput(text);
+    const input = createScanInput(text, scratch);
     const found: RankedSpan[] = [];
     detectors.forEach((detector, rank) => {
       detector.scan(input, (start, end, kind) => found.push({ start, end, kind, rank }));

@@ -66,6 +66,52 @@ const SECRET_SUFFIXES: readonly string[] = [
   "secretkey",
 ];
 
+function lowerByte(x: number): number {
+  return x >= 65 && x <= 90 ? x | 0x20 : x;
+}
+
+/** Packs three ASCII characters, lower-casing letters, into one number. */
+function tail3(a: number, b: number, c: number): number {
+  return (lowerByte(a) << 16) | (lowerByte(b) << 8) | lowerByte(c);
+}
+
+/**
+ * The last three letters of every word and compound above: a cheap test that
+ * dismisses nearly every key before it is split into words.
+ */
+const LAST_THREE: ReadonlySet<number> = new Set(
+  [...SECRET_WORDS, ...SECRET_SUFFIXES, "key"].map((word) =>
+    tail3(
+      word.charCodeAt(word.length - 3),
+      word.charCodeAt(word.length - 2),
+      word.charCodeAt(word.length - 1),
+    )
+  ),
+);
+
+/**
+ * Their last two letters in any case, as a 128 x 128 table: the first and
+ * cheapest test, run for every `=` and `:` of the output.
+ */
+const LAST_TWO = new Uint8Array(128 * 128);
+for (const code of LAST_THREE) {
+  const b = (code >> 8) & 0x7f;
+  const c = code & 0x7f;
+  for (const x of [b, b & ~0x20]) for (const y of [c, c & ~0x20]) LAST_TWO[(x << 7) | y] = 1;
+}
+
+/**
+ * True when the identifier ending at `end` (exclusive) might name a secret,
+ * judged by its last three characters only (`bytes` as in `ScanInput`).
+ * Never false for a name `isSecretKeyName` accepts.
+ */
+export function mayEndSecretKeyName(bytes: Uint8Array, end: number): boolean {
+  if (end < 3 || LAST_TWO[((bytes[end - 2]! & 0x7f) << 7) | (bytes[end - 1]! & 0x7f)] === 0) {
+    return false;
+  }
+  return LAST_THREE.has(tail3(bytes[end - 3]!, bytes[end - 2]!, bytes[end - 1]!));
+}
+
 /** camelCase and acronym boundaries: `clientSecret`, `APIKey`, `DBPassword`. */
 const CAMEL_BOUNDARY = /([a-z0-9])([A-Z])|([A-Z])([A-Z][a-z])/g;
 const SEPARATORS = /[^A-Za-z0-9]+/;
@@ -91,6 +137,20 @@ export function keyWords(key: string): string[] {
  * ```
  */
 export function isSecretKeyName(key: string): boolean {
+  const known = verdicts.get(key);
+  if (known !== undefined) return known;
+  const verdict = judgeKeyName(key);
+  // Output repeats its keys (`version=`, `PWD=` on every line): remember a
+  // bounded number of verdicts.
+  if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
+  verdicts.set(key, verdict);
+  return verdict;
+}
+
+const MAX_VERDICTS = 512;
+const verdicts = new Map<string, boolean>();
+
+function judgeKeyName(key: string): boolean {
   const words = keyWords(key);
   const last = words[words.length - 1];
   if (last === undefined) return false;

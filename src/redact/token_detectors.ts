@@ -1,23 +1,30 @@
 /**
- * Detectors for credentials with a fixed, documented prefix: cloud and SaaS
- * API keys, and JWTs.
+ * Credentials with a fixed, documented prefix: cloud and SaaS API keys, and
+ * JWTs.
  *
- * Every pattern is built to run in linear time on hostile output. Each starts
- * with a lookbehind that refuses a position preceded by a character of the
- * token's own alphabet, so only the first character of a run can start a
- * match; quantifiers are bounded or end the pattern. A line of a million
- * `eyJ`s or `A`s is therefore one attempt per run, not one per position.
- * A literal `indexOf` prefilter skips the regex entirely when its prefix is
- * absent, which is the common case.
+ * One skip-scan finds every run of base64url characters at least
+ * `MIN_TOKEN` long: it reads the character `MIN_TOKEN - 1` ahead and, when
+ * that is not a token character, no such run can cover the window and it
+ * jumps the whole window. Ordinary text is mostly read one character in
+ * several. Each run's first characters pick the candidate specs, and a sticky
+ * regex checks the exact shape at that one position. Tokens are therefore
+ * recognised only at the start of a run, the boundary a lookbehind would
+ * otherwise enforce; every pattern is linear, and hostile input (a megabyte
+ * of `A`s or of `eyJ`) is one run, read once.
  *
  * @module
  */
+import { BASE64URL } from "./_ascii.ts";
 import type { Detector, Emit, ScanInput } from "./types.ts";
+
+/** Shortest run examined; every supported token is at least this long. */
+const MIN_TOKEN = 16;
 
 interface TokenSpec {
   readonly kind: string;
-  /** The regex runs only when one of these occurs (case-sensitive). */
+  /** The spec is tried only at runs starting with one of these. */
   readonly prefixes: readonly string[];
+  /** Anchored at the run start (compiled sticky). */
   readonly pattern: RegExp;
   /** Extra check on a match, to keep look-alike words out. */
   readonly accept?: (match: string) => boolean;
@@ -36,7 +43,7 @@ function looksRandom(match: string): boolean {
 }
 
 /**
- * The specs, in priority order: when two findings overlap, the earlier kind
+ * The specs, in priority order: at one position the first that matches
  * names the marker (`sk-ant-` is Anthropic before it is a generic `sk-`).
  */
 const TOKEN_SPECS: readonly TokenSpec[] = [
@@ -44,103 +51,120 @@ const TOKEN_SPECS: readonly TokenSpec[] = [
     // AWS IAM access key ids: 4-letter type prefix + 16 upper-case base32.
     kind: "aws_access_key_id",
     prefixes: ["AKIA", "ASIA", "ABIA", "ACCA", "A3T"],
-    pattern: /(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])/g,
+    pattern: /(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])/,
   },
   {
     // GitHub: classic `gh?_` + 36 base62, fine-grained `github_pat_` + 82.
     kind: "github_token",
     prefixes: ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
-    pattern: /(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})/g,
+    pattern: /gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255}/,
   },
   {
     kind: "gitlab_token",
     prefixes: ["glpat-"],
-    pattern: /(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,255}/g,
+    pattern: /glpat-[A-Za-z0-9_-]{20,255}/,
   },
   {
     // Bot, user, app-level, refresh and config tokens.
     kind: "slack_token",
-    prefixes: ["xox", "xapp-"],
-    pattern: /(?<![A-Za-z0-9_-])(?:xox[abpers]-|xapp-)[A-Za-z0-9-]{10,255}/g,
+    prefixes: ["xoxa-", "xoxb-", "xoxp-", "xoxe-", "xoxr-", "xoxs-", "xapp-"],
+    pattern: /(?:xox[abeprs]-|xapp-)[A-Za-z0-9-]{11,255}/,
   },
   {
     // Secret and restricted keys, live and test (`pk_` publishable keys are public).
     kind: "stripe_key",
-    prefixes: ["k_live_", "k_test_"],
-    pattern: /(?<![A-Za-z0-9_])[sr]k_(?:live|test)_[A-Za-z0-9]{16,255}/g,
+    prefixes: ["sk_live_", "rk_live_", "sk_test_", "rk_test_"],
+    pattern: /[sr]k_(?:live|test)_[A-Za-z0-9]{16,255}/,
   },
   {
     kind: "anthropic_key",
     prefixes: ["sk-ant-"],
-    pattern: /(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,1024}/g,
+    pattern: /sk-ant-[A-Za-z0-9_-]{20,1024}/,
   },
   {
     // Legacy `sk-` + 48, project/service-account/admin keys `sk-proj-...`.
     kind: "openai_key",
     prefixes: ["sk-"],
-    pattern: /(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,1024}/g,
+    pattern: /sk-[A-Za-z0-9_-]{20,1024}/,
     accept: looksRandom,
   },
   {
     kind: "google_api_key",
     prefixes: ["AIza"],
-    pattern: /(?<![A-Za-z0-9_-])AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])/g,
+    pattern: /AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])/,
   },
   {
     kind: "npm_token",
     prefixes: ["npm_"],
-    pattern: /(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])/g,
+    pattern: /npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])/,
   },
   {
     // Macaroons: `pypi-` + base64url, well over 50 characters.
     kind: "pypi_token",
     prefixes: ["pypi-"],
-    pattern: /(?<![A-Za-z0-9_-])pypi-[A-Za-z0-9_-]{50,4096}/g,
+    pattern: /pypi-[A-Za-z0-9_-]{50,4096}/,
   },
   {
     // RFC 7519: header.payload.signature in base64url; a JSON header always
     // encodes to `eyJ`. The signature may be empty (`alg: none`) or cut off.
     kind: "jwt",
     prefixes: ["eyJ"],
-    pattern: /(?<![A-Za-z0-9_.-])eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*/g,
-  },
-  {
-    // Azure Storage / Service Bus connection strings. The key is the value only.
-    kind: "azure_account_key",
-    prefixes: ["AccountKey=", "SharedAccessKey="],
-    pattern: /(?<=(?:AccountKey|SharedAccessKey)=)[A-Za-z0-9+/]{20,1024}={0,2}/g,
+    pattern: /eyJ[A-Za-z0-9_-]{13,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*/,
   },
 ];
 
-function firstIndexOf(text: string, prefixes: readonly string[]): number {
-  let first = -1;
-  for (const prefix of prefixes) {
-    const at = text.indexOf(prefix);
-    if (at !== -1 && (first === -1 || at < first)) first = at;
-  }
-  return first;
+interface CompiledSpec {
+  readonly kind: string;
+  readonly prefixes: readonly string[];
+  readonly sticky: RegExp;
+  readonly accept: ((match: string) => boolean) | undefined;
 }
 
-function tokenDetector(spec: TokenSpec): Detector {
-  // A private copy: `lastIndex` is per-object state.
-  const pattern = new RegExp(spec.pattern.source, "g");
-  const accept = spec.accept;
+/** @returns the detector for every fixed-prefix credential */
+export function createTokenDetector(): Detector {
+  // Private sticky copies: `lastIndex` is per-object state.
+  const specs: CompiledSpec[] = TOKEN_SPECS.map((spec) => ({
+    kind: spec.kind,
+    prefixes: spec.prefixes,
+    sticky: new RegExp(spec.pattern.source, "y"),
+    accept: spec.accept,
+  }));
+  // First character of any prefix, so most runs are dismissed with one lookup.
+  const firstChars = new Uint8Array(256);
+  for (const spec of specs) for (const p of spec.prefixes) firstChars[p.charCodeAt(0)] = 1;
+
+  const tryAt = (text: string, at: number, emit: Emit): void => {
+    for (const spec of specs) {
+      if (!spec.prefixes.some((prefix) => text.startsWith(prefix, at))) continue;
+      spec.sticky.lastIndex = at;
+      const m = spec.sticky.exec(text);
+      if (m === null || (spec.accept !== undefined && !spec.accept(m[0]))) continue;
+      emit(at, at + m[0].length, spec.kind);
+      return;
+    }
+  };
+
   return {
-    name: spec.kind,
+    name: "tokens",
     scan(input: ScanInput, emit: Emit): void {
       const text = input.text;
-      const first = firstIndexOf(text, spec.prefixes);
-      if (first === -1) return;
-      // Lookbehinds still see the characters before `lastIndex`.
-      pattern.lastIndex = Math.max(0, first - 1);
-      for (let m = pattern.exec(text); m !== null; m = pattern.exec(text)) {
-        if (accept === undefined || accept(m[0])) emit(m.index, m.index + m[0].length, spec.kind);
+      const bytes = input.bytes();
+      const n = bytes.length;
+      let p = 0;
+      while (p + MIN_TOKEN <= n) {
+        const probe = p + MIN_TOKEN - 1;
+        if (BASE64URL[bytes[probe]!] === 0) {
+          p = probe + 1;
+          continue;
+        }
+        let start = probe;
+        while (start > p && BASE64URL[bytes[start - 1]!] === 1) start--;
+        let end = probe + 1;
+        while (end < n && BASE64URL[bytes[end]!] === 1) end++;
+        // A run that began before `p` was already judged (it ended at p - 1).
+        if (end - start >= MIN_TOKEN && firstChars[bytes[start]!] === 1) tryAt(text, start, emit);
+        p = end + 1;
       }
     },
   };
-}
-
-/** @returns fresh detectors for every fixed-prefix credential, in priority order */
-export function createTokenDetectors(): Detector[] {
-  return TOKEN_SPECS.map(tokenDetector);
 }

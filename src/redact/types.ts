@@ -69,8 +69,9 @@ export interface Detector {
 export interface ScanInput {
   readonly text: string;
   /**
-   * `text` with ASCII letters lower-cased and exactly the same length, so an
-   * index found in it is an index into `text`.
+   * One byte per UTF-16 code unit of `text`: ASCII as is, anything else
+   * `0x80`. Same length as `text`, so indices agree. Valid only during the
+   * scan (it lives in a reused buffer).
    */
-  readonly lower: () => string;
+  readonly bytes: () => Uint8Array;
 }

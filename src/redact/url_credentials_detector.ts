@@ -4,26 +4,32 @@
  * `postgres://app:[REDACTED:url_credentials]@db:5432/app` still says which
  * database was meant.
  *
+ * The search starts from `@`, which is rare in output, and reads backwards
+ * over at most `MAX_USERINFO` characters to the `://`.
+ *
  * @module
  */
 import type { Detector, Emit, ScanInput } from "./types.ts";
 
-const SEPARATOR = "://";
+/** Longest `user:password` read back from an `@`. */
+const MAX_USERINFO = 1024;
 const MARKER = "[REDACTED:";
 const COLON = 58;
+const SLASH = 47;
 const AT = 64;
 
 /**
- * Characters that end the authority: `/ ? #`, whitespace, quotes and
+ * Characters that cannot be in userinfo: `/ ? #`, whitespace, quotes and
  * brackets. `[` is IPv6 host syntax, never userinfo, and a marker starts
  * with it.
  */
-const AUTHORITY_STOP = new Uint8Array(128);
-for (const c of "/?#[]<>\"'` \t\r\n\v\f\\") AUTHORITY_STOP[c.charCodeAt(0)] = 1;
+const USERINFO_STOP = new Uint8Array(256);
+for (const c of "/?#[]<>\"'` \t\r\n\v\f\\") USERINFO_STOP[c.charCodeAt(0)] = 1;
 
-function isSchemeChar(c: number): boolean {
-  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 43 ||
-    c === 45 || c === 46;
+function isSchemeChar(c: number | undefined): boolean {
+  return c !== undefined &&
+    ((c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 43 ||
+      c === 45 || c === 46);
 }
 
 /** @returns the detector for passwords in URL userinfo */
@@ -32,27 +38,41 @@ export function createUrlCredentialsDetector(): Detector {
     name: "url_credentials",
     scan(input: ScanInput, emit: Emit): void {
       const text = input.text;
-      let from = 0;
-      for (let at = text.indexOf(SEPARATOR, from); at !== -1; at = text.indexOf(SEPARATOR, from)) {
-        const authority = at + SEPARATOR.length;
-        // The scan stops at `/`, and every `://` holds one, so no two scans
-        // overlap: linear in the input.
-        from = authority;
-        if (at === 0 || !isSchemeChar(text.charCodeAt(at - 1))) continue;
-        let colon = -1;
-        let lastAt = -1;
-        let i = authority;
-        for (; i < text.length; i++) {
-          const c = text.charCodeAt(i);
-          if (c < 128 && AUTHORITY_STOP[c] === 1) break;
-          if (c === COLON && colon === -1 && lastAt === -1) colon = i;
-          // The last `@` ends the userinfo: a raw `@` in a password is common.
-          if (c === AT) lastAt = i;
+      if (text.indexOf("@") === -1) return;
+      const bytes = input.bytes();
+      // Several `@` can share one authority (`user:p@ss@host`). Each run of
+      // userinfo characters is read once: the next `@` in the same run
+      // reuses its start and its colon, which keeps hostile input (a megabyte
+      // of `@`) linear.
+      let runAt = -1;
+      let runStart = -1;
+      let runColon = -1;
+      for (let at = text.indexOf("@"); at !== -1; at = text.indexOf("@", at + 1)) {
+        let i = at - 1;
+        while (i > runAt && USERINFO_STOP[bytes[i]!] === 0) i--;
+        if (i === runAt && runAt !== -1) {
+          runAt = at;
+        } else {
+          runAt = at;
+          runStart = i + 1;
+          runColon = -1;
+          // The first `:` before any `@` splits user from password.
+          for (let k = runStart; k < at && bytes[k] !== AT; k++) {
+            if (bytes[k] === COLON) {
+              runColon = k;
+              break;
+            }
+          }
         }
-        from = i;
-        if (colon === -1 || lastAt === -1 || lastAt <= colon + 1) continue;
-        if (text.startsWith(MARKER, colon + 1)) continue;
-        emit(colon + 1, lastAt, "url_credentials");
+        if (at - runStart > MAX_USERINFO || runColon === -1 || runColon + 1 >= at) continue;
+        // The character before the userinfo must end `scheme://`.
+        const s = runStart - 1;
+        if (s < 3 || bytes[s] !== SLASH || bytes[s - 1] !== SLASH || bytes[s - 2] !== COLON) {
+          continue;
+        }
+        if (!isSchemeChar(bytes[s - 3])) continue;
+        if (text.startsWith(MARKER, runColon + 1)) continue;
+        emit(runColon + 1, at, "url_credentials");
       }
     },
   };

@@ -1,0 +1,42 @@
+/**
+ * Redaction of an argv for the audit log. Redacting each word alone would
+ * miss `--password hunter2`, where the key and the secret are two words; this
+ * hides the word after a flag that names a secret.
+ *
+ * @module
+ */
+import { redactionMarker } from "./redactor.ts";
+import { isSecretKeyName } from "./secret_key_names.ts";
+import type { Redactor } from "./types.ts";
+
+/** `--password`, `-password`, `--api-key`: a flag word with no attached value. */
+const FLAG_WORD = /^--?[A-Za-z][A-Za-z0-9_.-]{1,63}$/;
+
+/**
+ * @param redactor the server's redactor
+ * @param argv the words as the policy judged them
+ * @returns a new array: every word redacted, and the value word after a
+ *   secret-naming flag replaced by `[REDACTED:secret_assignment]`
+ *
+ * @example
+ * ```ts
+ * import { createRedactor, redactArgv } from "./mod.ts";
+ * const redactor = createRedactor({ enabled: true, entropyFallback: false, extraPatterns: [] });
+ * redactArgv(redactor, ["mysql", "--password", "hunter2"]);
+ * // ["mysql", "--password", "[REDACTED:secret_assignment]"]
+ * ```
+ */
+export function redactArgv(redactor: Redactor, argv: readonly string[]): string[] {
+  const out = argv.map((word) => redactor.redact(word));
+  if (!redactor.enabled) return out;
+  for (let i = 0; i + 1 < argv.length; i++) {
+    const flag = argv[i]!;
+    const value = argv[i + 1]!;
+    if (!FLAG_WORD.test(flag) || !isSecretKeyName(flag)) continue;
+    // `--password --verbose`: the next word is another flag, not the value.
+    if (value.length === 0 || value.startsWith("-")) continue;
+    out[i + 1] = redactionMarker("secret_assignment");
+    i++;
+  }
+  return out;
+}
