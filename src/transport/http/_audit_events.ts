@@ -1,0 +1,36 @@
+/**
+ * The audit event kinds the HTTP transport adds to the log's schema. Never a
+ * body, a token or a session id: only what an operator needs to see that a
+ * request was refused and why.
+ *
+ * @module
+ */
+import type { AuditLog } from "../../audit/mod.ts";
+
+declare module "../../audit/mod.ts" {
+  interface AuditEventFields {
+    /** A request whose `Host` or `Origin` names another site (DNS rebinding). */
+    http_forbidden: {
+      readonly method: string;
+      /** URL path only, never the query string. */
+      readonly path: string;
+      readonly header: string;
+      readonly reason: string;
+      readonly remote_addr: string | null;
+    };
+    /** A tool call refused because the token lacks the tool's scope. */
+    scope_denied: {
+      readonly client_id: string;
+      readonly tool: string;
+      readonly scope: string;
+    };
+    /** A session id presented by a client other than the one that created it. */
+    session_refused: {
+      readonly client_id: string | null;
+      readonly remote_addr: string | null;
+    };
+  }
+}
+
+/** Where the transport writes audit events. */
+export type TransportAudit = Pick<AuditLog, "writeEvent">;

@@ -1,0 +1,113 @@
+/**
+ * The HTTP request pipeline in front of every route:
+ *
+ * 1. size: a declared `Content-Length` over `max_http_request_bytes` gets 413
+ *    from the headers alone;
+ * 2. DNS rebinding: a foreign `Host` or `Origin` gets 403;
+ * 3. routing: `/mcp` (which authenticates before it reads the body), then the
+ *    OAuth and well-known routes of the authorization server (which get a
+ *    body metered under the same limit, beneath their own smaller one),
+ *    else 404.
+ *
+ * @module
+ */
+import type { AuthorizationServer } from "../../auth/mod.ts";
+import type { TransportAudit } from "./_audit_events.ts";
+import { jsonError } from "./_responses.ts";
+import { isLoopbackName } from "./address.ts";
+import {
+  declaredLength,
+  declaredTooLarge,
+  limitRequest,
+  RequestTooLargeError,
+  tooLargeResponse,
+} from "./body_limit.ts";
+import type { HostCheck } from "./host_check.ts";
+import type { ConnectionInfo } from "./mcp_route.ts";
+
+/** What the pipeline needs. */
+export interface HandlerDeps {
+  /** `[http] max_http_request_bytes` (0 = off). */
+  readonly maxRequestBytes: number;
+  readonly hostCheck: HostCheck;
+  readonly audit: TransportAudit;
+  /** The OAuth routes, or null when `[auth] mode = "none"`. */
+  readonly auth: AuthorizationServer | null;
+  /** The `/mcp` route. */
+  readonly mcp: (request: Request, connection: ConnectionInfo) => Promise<Response>;
+}
+
+/** The path MCP is served at; also the canonical resource's path. */
+export const MCP_PATH = "/mcp";
+
+/** Builds the request handler for `Deno.serve`. */
+export function createHttpHandler(
+  deps: HandlerDeps,
+): (request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) => Promise<Response> {
+  const limit = deps.maxRequestBytes;
+  return async (request, info) => {
+    const remoteAddr = info.remoteAddr.hostname;
+    const connection: ConnectionInfo = { remoteAddr, loopback: isLoopbackName(remoteAddr) };
+    const path = safePath(request);
+
+    if (declaredTooLarge(request, limit)) {
+      await deps.audit.writeEvent("http_rejected", {
+        method: request.method,
+        path,
+        declared_bytes: declaredLength(request),
+        observed_bytes: null,
+        limit,
+        status: 413,
+      });
+      return tooLargeResponse(limit);
+    }
+
+    const hosts = deps.hostCheck.check(request);
+    if (!hosts.ok) {
+      await deps.audit.writeEvent("http_forbidden", {
+        method: request.method,
+        path,
+        header: hosts.header,
+        reason: hosts.reason,
+        remote_addr: remoteAddr,
+      });
+      return jsonError(403, `forbidden_${hosts.header}`, hosts.reason);
+    }
+
+    if (path === MCP_PATH) return await deps.mcp(request, connection);
+
+    if (deps.auth !== null) {
+      const limited = limitRequest(request, limit);
+      let response: Response | null;
+      try {
+        response = await deps.auth.handle(limited.request, { remoteAddr });
+      } catch (error) {
+        if (!(error instanceof RequestTooLargeError) && !limited.meter.exceeded) throw error;
+        response = null;
+      }
+      // Whatever the route made of a stream we cut off, the answer is 413.
+      if (limited.meter.exceeded) {
+        await deps.audit.writeEvent("http_rejected", {
+          method: request.method,
+          path,
+          declared_bytes: declaredLength(request),
+          observed_bytes: limited.meter.observed,
+          limit,
+          status: 413,
+        });
+        return tooLargeResponse(limit);
+      }
+      if (response !== null) return response;
+    }
+    return jsonError(404, "not_found", `There is nothing at "${path}".`);
+  };
+}
+
+/** The URL path (never the query: a token could ride in it). */
+function safePath(request: Request): string {
+  try {
+    return new URL(request.url).pathname;
+  } catch {
+    return "";
+  }
+}

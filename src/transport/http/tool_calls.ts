@@ -1,0 +1,51 @@
+/**
+ * Finds the `tools/call` requests in a parsed JSON-RPC body, so the transport
+ * can refuse a call whose token lacks the tool's scope before the MCP server
+ * sees it.
+ *
+ * The body is parsed once and the same object is handed to the SDK
+ * (`parsedBody`), so the name checked here is the name the SDK dispatches on:
+ * there is no second parse that could read a duplicated key differently.
+ *
+ * @module
+ */
+import { type Scope, TOOL_SCOPES } from "../../auth/mod.ts";
+
+/** One `tools/call` found in a body. */
+export interface ToolCall {
+  /** The tool name as sent, or null when `params.name` is not a string (the SDK refuses those). */
+  readonly tool: string | null;
+  /** The scope the tool needs; null for tools we do not serve (the SDK answers "not found"). */
+  readonly scope: Scope | null;
+}
+
+/**
+ * Lists the tool calls in a single message or a batch.
+ *
+ * @example
+ * ```ts
+ * toolCallsIn({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "run_command" } });
+ * // [{ tool: "run_command", scope: "shell:execute" }]
+ * ```
+ */
+export function toolCallsIn(body: unknown): ToolCall[] {
+  const messages = Array.isArray(body) ? body : [body];
+  const calls: ToolCall[] = [];
+  for (const message of messages) {
+    if (!isRecord(message) || message.method !== "tools/call") continue;
+    const params = message.params;
+    const name = isRecord(params) && typeof params.name === "string" ? params.name : null;
+    calls.push({ tool: name, scope: name === null ? null : TOOL_SCOPES.get(name) ?? null });
+  }
+  return calls;
+}
+
+/** True when the body is (or, in a batch, contains) an `initialize` request. */
+export function containsInitialize(body: unknown): boolean {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.some((message) => isRecord(message) && message.method === "initialize");
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
