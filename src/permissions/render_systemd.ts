@@ -91,7 +91,7 @@ export function renderSystemdUnit(
       ? [program.module, ...(program.denoDir === null ? [] : [program.denoDir])]
       : [program.path]),
   ];
-  const all = [...readWrite, ...readOnly];
+  const all = [...new Set([...readWrite, ...readOnly])];
   const underHome = all.filter((path) => HOME_ROOTS.some((root) => isInside(root, path)));
   const underTmp = all.filter((path) => TMP_ROOTS.some((root) => isInside(root, path)));
 
