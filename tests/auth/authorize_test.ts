@@ -291,3 +291,27 @@ Deno.test("approval: an approved client's later authorizations still need the PI
     await noPin.body?.cancel();
   });
 });
+
+Deno.test("approval: a form posted from another origin is refused before the PIN is checked", async () => {
+  await withAuth({}, async (f) => {
+    const clientId = await register(f.auth);
+    const page = await authorizeGet(f.auth, authorizeParams(clientId, pkce().challenge));
+    const txn = txnOf(await page.text());
+    for (const origin of ["https://attacker.example", "null", "http://127.0.0.1:8932"]) {
+      const response = await call(
+        f.auth,
+        new Request(`${BASE}/authorize`, {
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded", origin },
+          body: new URLSearchParams({ txn, pin: PIN }).toString(),
+        }),
+      );
+      assert.equal(response.status, 403, origin);
+      assert.equal(response.headers.get("location"), null);
+      await response.body?.cancel();
+    }
+    assert.equal((await f.events()).filter((e) => e.event === "pin_failed").length, 0);
+    // The same form from our own page still works.
+    assert.equal((await approvalPost(f.auth, { txn, pin: PIN })).status, 303);
+  });
+});

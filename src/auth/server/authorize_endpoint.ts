@@ -71,6 +71,17 @@ export async function handleAuthorizePost(
   request: Request,
   info: RequestInfo,
 ): Promise<Response> {
+  // Defence in depth against cross-site posts of the form (the PIN is the
+  // real barrier, and the transport checks Origin too): a browser always
+  // sends Origin on a form POST, and ours comes from our own page.
+  const origin = request.headers.get("origin");
+  if (origin !== null && origin !== deps.settings.issuer) {
+    return messagePage(
+      403,
+      "Forbidden",
+      "The approval form must be posted from this server's own page.",
+    );
+  }
   const body = await readBodyLimited(request, deps.settings.maxBodyBytes);
   if (!body.ok) return messagePage(413, "Request too large", "The approval form is too large.");
   if (mediaType(request) !== "application/x-www-form-urlencoded") {
