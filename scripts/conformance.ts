@@ -1,0 +1,183 @@
+/**
+ * Runs the official MCP conformance suite (`@modelcontextprotocol/conformance`)
+ * against `htmcp serve --http` with authentication off on loopback: the
+ * scenarios issue 4 names. It starts the real CLI as a child process (under
+ * the generated permission set, through `scripts/launch.ts`), waits for the
+ * "serving MCP at" line on stderr, runs each scenario, stops the server with
+ * SIGTERM and exits non-zero if any check failed.
+ *
+ * The suite is not a project dependency (the lock file stays frozen): it runs
+ * with `--no-lock --no-config`. Pass `--cached-only` to forbid any download
+ * (it then needs a DENO_DIR where the package was fetched once).
+ *
+ * Usage: deno run -A scripts/conformance.ts [--cached-only] [SCENARIO...]
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The suite version the issue pins. */
+export const CONFORMANCE_PACKAGE = "npm:@modelcontextprotocol/conformance@0.1.16";
+
+/** The scenarios htmcp must pass (issue 4). */
+export const SCENARIOS: readonly string[] = Object.freeze([
+  "server-initialize",
+  "ping",
+  "tools-list",
+  "server-sse-multiple-streams",
+  "dns-rebinding-protection",
+]);
+
+const LAUNCH = fileURLToPath(new URL("./launch.ts", import.meta.url));
+const DENO = Deno.execPath();
+
+/** One scenario's outcome as the suite printed it. */
+export interface ScenarioResult {
+  readonly scenario: string;
+  readonly passed: number;
+  readonly failed: number;
+  readonly warnings: number;
+  readonly ok: boolean;
+  readonly output: string;
+}
+
+/** A throwaway policy: loopback only, auth off, a jail with nothing in it. */
+async function writePolicy(dir: string): Promise<string> {
+  await Deno.mkdir(join(dir, "jail"));
+  const path = join(dir, "policy.toml");
+  await Deno.writeTextFile(
+    path,
+    `jail_root = "jail"
+audit_log = "audit.jsonl"
+state_dir = "state"
+
+[allowlist]
+commands = ["echo", "true"]
+
+[sandbox]
+mode = "none"
+
+[auth]
+mode = "none"
+`,
+  );
+  return path;
+}
+
+/** Starts `htmcp serve --http 127.0.0.1:0` and resolves the MCP URL it prints. */
+async function startServer(
+  policy: string,
+): Promise<{ url: string; child: Deno.ChildProcess; stderr: () => string }> {
+  const child = new Deno.Command(DENO, {
+    args: ["run", "-A", LAUNCH, "serve", "--policy", policy, "--http", "127.0.0.1:0"],
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  let text = "";
+  const decoder = new TextDecoder();
+  const reader = child.stderr.getReader();
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`The server did not start:\n${text}`)), 30_000);
+    (async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+        const match = /serving MCP at (http:\/\/\S+\/mcp)/.exec(text);
+        if (match !== null) {
+          clearTimeout(timer);
+          resolve(match[1] as string);
+        }
+      }
+      clearTimeout(timer);
+      reject(new Error(`The server exited before serving:\n${text}`));
+    })().catch(reject);
+  });
+  // Keep draining stderr so the child never blocks on a full pipe.
+  (async () => {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+  })().catch(() => {});
+  return { url, child, stderr: () => text };
+}
+
+/** Runs one scenario of the suite against `url`. */
+export async function runScenario(
+  url: string,
+  scenario: string,
+  cachedOnly: boolean,
+): Promise<ScenarioResult> {
+  const args = ["run", "-A", "--no-lock", "--no-config"];
+  if (cachedOnly) args.push("--cached-only");
+  args.push(CONFORMANCE_PACKAGE, "server", "--url", url, "--scenario", scenario);
+  const out = await new Deno.Command(DENO, {
+    args,
+    stdin: "null",
+    cwd: Deno.cwd(),
+    env: { NO_COLOR: "1" },
+  }).output();
+  const output = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+  // "Passed: 2/2, 0 failed, 0 warnings"
+  const match = /Passed: (\d+)\/(\d+), (\d+) failed, (\d+) warnings/.exec(output);
+  const passed = Number(match?.[1] ?? 0);
+  const failed = match === null ? 1 : Number(match[3]);
+  const warnings = Number(match?.[4] ?? 0);
+  return {
+    scenario,
+    passed,
+    failed,
+    warnings,
+    ok: out.success && match !== null && failed === 0 && passed > 0,
+    output,
+  };
+}
+
+/**
+ * Starts the server, runs `scenarios`, stops the server.
+ *
+ * @returns One result per scenario.
+ */
+export async function runConformance(
+  scenarios: readonly string[] = SCENARIOS,
+  cachedOnly = false,
+): Promise<ScenarioResult[]> {
+  const dir = await Deno.makeTempDir({ prefix: "htmcp-conformance-" });
+  let server: Awaited<ReturnType<typeof startServer>> | null = null;
+  try {
+    server = await startServer(await writePolicy(dir));
+    const results: ScenarioResult[] = [];
+    for (const scenario of scenarios) {
+      results.push(await runScenario(server.url, scenario, cachedOnly));
+    }
+    return results;
+  } finally {
+    if (server !== null) {
+      server.child.kill("SIGTERM");
+      await server.child.status;
+    }
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+if (import.meta.main) {
+  const cachedOnly = Deno.args.includes("--cached-only");
+  const names = Deno.args.filter((arg) => arg !== "--cached-only");
+  const results = await runConformance(names.length > 0 ? names : SCENARIOS, cachedOnly);
+  for (const result of results) {
+    const verdict = result.ok ? "ok" : "FAILED";
+    console.log(
+      `${
+        verdict.padEnd(6)
+      } ${result.scenario}: ${result.passed} passed, ${result.failed} failed, ${result.warnings} warnings`,
+    );
+    if (!result.ok) console.log(result.output);
+  }
+  const failed = results.filter((r) => !r.ok).length;
+  console.log(`${results.length - failed} passed, ${failed} failed`);
+  Deno.exit(failed === 0 ? 0 : 1);
+}
