@@ -23,9 +23,16 @@ const MAX_KEY = 64;
 const MAX_PAD = 16;
 const MARKER = "[REDACTED:";
 
-/** Characters that end a bare value: whitespace, quotes, and list/query separators. */
-const VALUE_STOP = new Uint8Array(256);
-for (const c of " \t\r\n\v\f\"'`&;,") VALUE_STOP[c.charCodeAt(0)] = 1;
+/** Characters that end a bare value after `=` or a flag: whitespace, quotes, list/query separators. */
+const WORD_STOP = new Uint8Array(256);
+for (const c of " \t\r\n\v\f\"'`&;,") WORD_STOP[c.charCodeAt(0)] = 1;
+/**
+ * Characters that end a bare value after `:` (YAML, HTTP headers, prompts),
+ * where a value runs to the end of the line (`passphrase: open sesame`) unless
+ * JSON-like punctuation closes it first (`{token: abc, user: x}`).
+ */
+const LINE_STOP = new Uint8Array(256);
+for (const c of "\r\n,}]") LINE_STOP[c.charCodeAt(0)] = 1;
 
 const LF = 10;
 const CR = 13;
@@ -52,11 +59,46 @@ const AWS_SECRET_VALUE = /^[A-Za-z0-9/+]{40}$/;
 const AZURE_KEY_NAME = /^(?:AccountKey|SharedAccessKey)$/;
 const PWD_KEY = /pwd$/i;
 
+/**
+ * Words that start an expression or name a type, not a secret: an unquoted
+ * value in source code (`const token = await getToken()`,
+ * `accessKey: string;`). A quoted value is always hidden.
+ */
+const CODE_WORDS: ReadonlySet<string> = new Set([
+  "await",
+  "new",
+  "this",
+  "self",
+  "cls",
+  "string",
+  "number",
+  "boolean",
+  "bool",
+  "str",
+  "int",
+  "bytes",
+  "any",
+  "unknown",
+  "object",
+  "void",
+  "function",
+  "lambda",
+  "async",
+  "typeof",
+  "require",
+  "optional",
+  "readonly",
+]);
+/** A call: `getToken(`, `os.getenv(`, `Secrets.load (`. */
+const CALL = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*[ \t]*\(/;
+const TRAILING_PUNCTUATION = /[;,]+$/;
+
 /** The outcome of reading a value: the part to hide (maybe empty) and where scanning resumes. */
 interface Value {
   readonly start: number;
   readonly end: number;
   readonly next: number;
+  readonly quoted: boolean;
 }
 
 function skipPad(bytes: Uint8Array, i: number): number {
@@ -77,7 +119,13 @@ function openingQuoteLength(bytes: Uint8Array, i: number): number {
  * bare (to a stop character). An authentication scheme before it is skipped
  * and stays visible; a value that is already a marker is passed over.
  */
-function readValue(text: string, bytes: Uint8Array, at: number): Value {
+function readValue(
+  text: string,
+  bytes: Uint8Array,
+  at: number,
+  toLineEnd: boolean,
+  enclosingQuote: number,
+): Value {
   const quoteLength = openingQuoteLength(bytes, at);
   let start = at + quoteLength;
   const scheme = SCHEME_PREFIX.exec(text.slice(start, start + 24));
@@ -85,7 +133,7 @@ function readValue(text: string, bytes: Uint8Array, at: number): Value {
   if (text.startsWith(MARKER, start)) {
     const close = text.indexOf("]", start);
     const next = close === -1 || close - start > 80 ? start + MARKER.length : close + 1;
-    return { start, end: start, next };
+    return { start, end: start, next, quoted: quoteLength > 0 };
   }
   const n = bytes.length;
   let j = start;
@@ -95,19 +143,40 @@ function readValue(text: string, bytes: Uint8Array, at: number): Value {
       const c = bytes[j];
       if (c === LF || c === CR) break;
       if (quoteLength === 2 && c === BACKSLASH && bytes[j + 1] === quote) {
-        return { start, end: j, next: j + 2 };
+        return { start, end: j, next: j + 2, quoted: true };
       }
-      if (quoteLength === 1 && c === quote) return { start, end: j, next: j + 1 };
+      if (quoteLength === 1 && c === quote) return { start, end: j, next: j + 1, quoted: true };
       if (c === BACKSLASH) j++; // an escaped character, possibly the quote
     }
     j = Math.min(j, n);
-    return { start, end: j, next: j };
+    return { start, end: j, next: j, quoted: true };
   }
-  while (j < n && VALUE_STOP[bytes[j]!] === 0) j++;
-  return { start, end: j, next: j };
+  const stop = toLineEnd ? LINE_STOP : WORD_STOP;
+  while (j < n && stop[bytes[j]!] === 0 && bytes[j] !== enclosingQuote) j++;
+  const next = j;
+  while (j > start && isBlank(bytes[j - 1])) j--;
+  return { start, end: j, next, quoted: false };
 }
 
-/** True when the value is not a secret: empty, a null word, a help-text metavar, a working directory. */
+/**
+ * True for an unquoted value that reads as source code: a keyword or type,
+ * a call, or the same name read from elsewhere (`api_key = api_key`,
+ * `token = self.token`).
+ */
+function looksLikeCode(raw: string, key: string): boolean {
+  const lower = raw.toLowerCase().replace(TRAILING_PUNCTUATION, "");
+  const firstWord = lower.split(/[ \t]/, 1)[0] ?? "";
+  if (CODE_WORDS.has(firstWord)) return true;
+  if (CALL.test(raw)) return true;
+  const name = key.toLowerCase().replace(/^-+/, "");
+  const tail = name.slice(name.lastIndexOf(".") + 1);
+  return lower === tail || lower.endsWith("." + tail);
+}
+
+/**
+ * True when the value is not a secret: empty, a null word, a help-text
+ * metavar, a working directory, or (unquoted) source code.
+ */
 function isNonSecret(text: string, key: string, isFlag: boolean, value: Value): boolean {
   const length = value.end - value.start;
   if (length === 0) return true;
@@ -116,7 +185,8 @@ function isNonSecret(text: string, key: string, isFlag: boolean, value: Value): 
   if (NON_VALUES.has(raw.toLowerCase())) return true;
   if (isFlag && METAVAR.test(raw)) return true;
   // `PWD=/home/me` is the working directory, not a password.
-  return PWD_KEY.test(key) && (raw.startsWith("/") || raw.startsWith("~"));
+  if (PWD_KEY.test(key) && (raw.startsWith("/") || raw.startsWith("~"))) return true;
+  return !value.quoted && looksLikeCode(raw, key);
 }
 
 function kindFor(text: string, key: string, value: Value): string {
@@ -227,7 +297,15 @@ export function createAssignmentDetector(): Detector {
         const isFlag = bytes[keyStart] === DASH;
         // `--password --verbose`: the next word is another flag, not the value.
         if (spaced && bytes[valueAt] === DASH) continue;
-        const value = readValue(text, bytes, valueAt);
+        // `key: value` runs to the line's end; `:=` is Go's `=`.
+        const toLineEnd = !isDashes && bytes[hit] === COLON && bytes[hit + 1] !== EQUALS;
+        // `"Authorization: Basic x"`: the whole pair sits inside a quoted
+        // string, and its closing quote ends the value.
+        const before = keyStart > 0 ? bytes[keyStart - 1]! : 0;
+        const enclosingQuote = (before === DQUOTE || before === SQUOTE) && keyEnd === hit
+          ? before
+          : -1;
+        const value = readValue(text, bytes, valueAt, toLineEnd, enclosingQuote);
         resume = Math.max(resume, value.next);
         if (isNonSecret(text, key, isFlag, value)) continue;
         emit(value.start, value.end, kindFor(text, key, value));
