@@ -18,7 +18,7 @@ export type { AuditSink } from "./audit_sink.ts";
 export type { BearerFailureReason } from "./bearer/mod.ts";
 export type { RequestInfo } from "./server/mod.ts";
 export { type AuthSettingsResolved, isLoopbackHost } from "./settings.ts";
-export { checkPinStrength } from "./server/mod.ts";
+export { checkPinStrength, DEFAULT_FAILURE_LIMITS, type FailureLimits } from "./server/mod.ts";
 export { formatScopes, parseScopeString, type Scope, SCOPES, TOOL_SCOPES } from "./scopes.ts";
 export {
   type ApprovedClients,

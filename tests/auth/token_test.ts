@@ -63,6 +63,20 @@ Deno.test("token: a replayed code gets invalid_grant and revokes the token it is
   });
 });
 
+Deno.test("token: a replay after the code's 60 seconds still revokes its token", async () => {
+  await withAuth({}, async (f) => {
+    const got = await obtainCode(f.auth);
+    const token = (await redeem(f.auth, got)).body.access_token;
+    f.advance(5 * 60_000);
+    const replay = await redeem(f.auth, got);
+    assert.equal(replay.status, 400);
+    assert.equal(replay.body.error, "invalid_grant");
+    const after = await f.auth.verifyBearer(mcpRequest(`Bearer ${token}`));
+    assert.equal(after.ok, false);
+    if (!after.ok) assert.equal(after.reason, "token_revoked");
+  });
+});
+
 Deno.test("token: the replay revocation is persisted, so another server process honours it", async () => {
   await withAuth({}, async (f) => {
     const got = await obtainCode(f.auth);

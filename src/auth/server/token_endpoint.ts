@@ -83,9 +83,11 @@ export async function handleToken(
   }
 
   const grant = deps.codes.lookup(code);
-  if (grant === undefined || grant.expiresAt <= deps.now()) {
+  if (grant === undefined) {
     return fail(400, "invalid_grant", "The authorization code is invalid or expired.");
   }
+  // Replay is checked before expiry: a leaked code replayed after its 60
+  // seconds still revokes what it issued (codes are remembered 15 minutes).
   if (grant.redeemed !== null) {
     const revoked = grant.redeemed.tokens;
     grant.redeemed.tokens = [];
@@ -103,6 +105,9 @@ export async function handleToken(
   // Consumed now, before any await: one attempt per code.
   const redeemed: { tokens: { jti: string; exp: number }[] } = { tokens: [] };
   grant.redeemed = redeemed;
+  if (grant.expiresAt <= deps.now()) {
+    return fail(400, "invalid_grant", "The authorization code is invalid or expired.");
+  }
 
   if (clientId !== grant.clientId) {
     return fail(400, "invalid_grant", "The authorization code was issued to another client.");
