@@ -138,6 +138,8 @@ export async function runContained(
   const timer = setTimeout(() => stop("timeout"), policy.limits.timeoutMs);
   const onAbort = () => stop("cancelled");
   request.signal?.addEventListener("abort", onAbort, { once: true });
+  // An abort that landed while we were spawning fired no event: honour it now.
+  if (request.signal?.aborted) stop("cancelled");
 
   let status: Deno.CommandStatus;
   try {

@@ -97,14 +97,16 @@ export async function setup(options: SetupOptions = {}): Promise<Setup> {
   };
 }
 
-/** Host pids whose command line contains `marker` (live or stopped; zombies have no cmdline). */
+/** Host pids with `marker` as one argv word (live or stopped; zombies have no cmdline). */
 export function pidsWithMarker(marker: string): number[] {
   const found: number[] = [];
   for (const entry of Deno.readDirSync("/proc")) {
     if (!/^\d+$/.test(entry.name)) continue;
     try {
-      const cmdline = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`);
-      if (cmdline.includes(marker)) found.push(Number(entry.name));
+      // Only processes whose argv[0] is the marked program itself, so the
+      // launcher chain (whose argv repeats the whole command) is not counted.
+      const argv = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`).split("\0");
+      if (argv.includes(marker) && !argv.includes("--")) found.push(Number(entry.name));
     } catch {
       // Exited while we looked.
     }

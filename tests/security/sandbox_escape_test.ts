@@ -1,0 +1,210 @@
+/**
+ * The kernel sandbox ([sandbox] mode = "bwrap"): what a command that the
+ * policy allowed still cannot do, because the kernel refuses it. Each case
+ * runs the attack for real, asserts it failed, and where the attack would
+ * leave a trace on the host (a file, a connection) asserts the trace is
+ * absent. The same attack under mode "none" succeeds, which proves each test
+ * can fail.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { type Setup, setup } from "../exec/_fixtures.ts";
+
+async function sandboxed(fn: (s: Setup) => Promise<void>, network = false): Promise<void> {
+  const s = await setup({ mode: "bwrap", network });
+  try {
+    assert.equal(s.executor.describe().mode, "bwrap");
+    await fn(s);
+  } finally {
+    await s.close();
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test("sandbox: commands run as nobody (65534), with no capabilities", async () => {
+  await sandboxed(async (s) => {
+    const id = await s.run("id", ["-u"]);
+    assert.equal(id.stdout, "65534\n");
+    const caps = await s.run("sh", ["-c", "grep -E '^Cap(Eff|Prm|Bnd)' /proc/self/status"]);
+    assert.match(caps.stdout, /CapEff:\t0000000000000000/);
+    assert.match(caps.stdout, /CapBnd:\t0000000000000000/);
+  });
+});
+
+Deno.test("sandbox: cat /etc/shadow fails although the host has one", async () => {
+  assert.ok(await exists("/etc/shadow"), "precondition: the host has /etc/shadow");
+  await sandboxed(async (s) => {
+    const out = await s.run("cat", ["/etc/shadow"]);
+    assert.equal(out.code, "OK");
+    assert.notEqual(out.exitCode, 0);
+    assert.equal(out.stdout, "");
+  });
+});
+
+Deno.test("sandbox: the operator's home (/root) and /home are not there", async () => {
+  assert.ok(await exists("/root"), "precondition: the host has /root");
+  await sandboxed(async (s) => {
+    const out = await s.run("ls", ["-a", "/root", "/home"]);
+    assert.notEqual(out.exitCode, 0);
+    assert.match(out.stderr, /No such file or directory/);
+    assert.equal(out.stdout, "");
+  });
+});
+
+Deno.test("sandbox: writing outside the jail fails and leaves nothing on the host", async () => {
+  const canary = `htmcp-canary-${crypto.randomUUID()}`;
+  const targets = [`/tmp/${canary}`, `/var/tmp/${canary}`, `/usr/${canary}`, `/etc/${canary}`];
+  await sandboxed(async (s) => {
+    const script = targets.map((t) => `echo x > ${t}`).join("; ") + "; echo inside > ok";
+    const out = await s.run("sh", ["-c", script]);
+    assert.equal(out.code, "OK");
+    for (const t of targets) assert.equal(await exists(t), false, t);
+    // The jail itself is writable: the refusal is specific.
+    assert.equal(await Deno.readTextFile(join(s.jail, "ok")), "inside\n");
+  });
+  // Control: without the sandbox the /tmp write lands on the host.
+  const plain = await setup({ mode: "none" });
+  try {
+    await plain.run("sh", ["-c", `echo x > /tmp/${canary}`]);
+    assert.equal(await exists(`/tmp/${canary}`), true);
+  } finally {
+    await Deno.remove(`/tmp/${canary}`).catch(() => {});
+    await plain.close();
+  }
+});
+
+Deno.test("sandbox: a symlink out of the jail, created after our checks, leads nowhere", async () => {
+  // A world-readable file outside the jail: only the sandbox stands between it and the command.
+  const outside = await Deno.makeTempDir({ prefix: "htmcp-outside-" });
+  await Deno.chmod(outside, 0o755);
+  await Deno.writeTextFile(join(outside, "secret.txt"), "host secret\n");
+  await Deno.chmod(join(outside, "secret.txt"), 0o644);
+  try {
+    await sandboxed(async (s) => {
+      // The command plants the link itself, so no path check before the run saw it.
+      const script = `ln -s ${outside}/secret.txt late && cat late; ln -s /etc/shadow sh && cat sh`;
+      const out = await s.run("sh", ["-c", script]);
+      assert.ok(!out.stdout.includes("host secret"), out.stdout);
+      assert.match(out.stderr, /No such file or directory/);
+      // A link planted before the run (by an earlier command) fares no better.
+      await Deno.symlink(join(outside, "secret.txt"), join(s.jail, "early"));
+      const early = await s.run("cat", ["early"]);
+      assert.notEqual(early.exitCode, 0);
+      assert.equal(early.stdout, "");
+    });
+    const plain = await setup({ mode: "none" });
+    try {
+      const control = await plain.run("cat", [join(outside, "secret.txt")]);
+      assert.equal(control.stdout, "host secret\n");
+    } finally {
+      await plain.close();
+    }
+  } finally {
+    await Deno.remove(outside, { recursive: true });
+  }
+});
+
+async function connectAttempt(s: Setup, port: number) {
+  return await s.run("bash", ["-c", `echo hello > /dev/tcp/127.0.0.1/${port}`]);
+}
+
+Deno.test("sandbox: a TCP connection to a host service on 127.0.0.1 fails", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  let accepted = 0;
+  const accepting = (async () => {
+    for await (const conn of listener) {
+      accepted++;
+      conn.close();
+    }
+  })();
+  try {
+    await sandboxed(async (s) => {
+      const out = await connectAttempt(s, port);
+      assert.notEqual(out.exitCode, 0);
+      assert.equal(accepted, 0);
+    });
+    // Control: without the sandbox the same command connects.
+    const plain = await setup({ mode: "none" });
+    try {
+      const out = await connectAttempt(plain, port);
+      assert.equal(out.exitCode, 0);
+      for (let i = 0; i < 50 && accepted === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      assert.equal(accepted, 1);
+    } finally {
+      await plain.close();
+    }
+  } finally {
+    listener.close();
+    await accepting;
+  }
+});
+
+Deno.test("sandbox: [sandbox] network = true keeps the host network", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  const accepting = (async () => {
+    for await (const conn of listener) conn.close();
+  })();
+  try {
+    await sandboxed(async (s) => {
+      const out = await connectAttempt(s, port);
+      assert.equal(out.exitCode, 0, out.stderr);
+    }, true);
+  } finally {
+    listener.close();
+    await accepting;
+  }
+});
+
+Deno.test("sandbox: the server's processes are invisible", async () => {
+  await sandboxed(async (s) => {
+    const out = await s.run("sh", ["-c", "ls /proc | grep -E '^[0-9]+$' | tr '\\n' ' '"]);
+    const pids = out.stdout.trim().split(/\s+/).map(Number);
+    // Only the namespace's own: its init, the shell, ls and the pipeline.
+    assert.ok(pids.length <= 6, out.stdout);
+    assert.ok(pids.every((p) => p < 20), out.stdout);
+    const server = await s.run("sh", ["-c", `kill -0 ${Deno.pid}`]);
+    assert.notEqual(server.exitCode, 0);
+    const init = await s.run("cat", ["/proc/1/comm"]);
+    assert.equal(init.stdout, "bwrap\n");
+  });
+});
+
+Deno.test("sandbox: the hostname is the sandbox's own (UTS namespace)", async () => {
+  await sandboxed(async (s) => {
+    const out = await s.run("cat", ["/proc/sys/kernel/hostname"]);
+    assert.equal(out.stdout, "htmcp-sandbox\n");
+  });
+});
+
+Deno.test("sandbox: the environment is the policy's, plus the PWD bwrap sets for --chdir", async () => {
+  Deno.env.set("HTMCP_TEST_SECRET", "must-not-leak");
+  try {
+    await sandboxed(async (s) => {
+      const out = await s.run("env", []);
+      const lines = out.stdout.trim().split("\n");
+      const names = lines.map((l) => l.split("=")[0]).sort();
+      assert.deepEqual(names, [...Object.keys(s.policy.childEnv), "PWD"].sort());
+      assert.ok(lines.includes(`PWD=${s.jail}`));
+      assert.ok(!out.stdout.includes("must-not-leak"));
+    });
+  } finally {
+    Deno.env.delete("HTMCP_TEST_SECRET");
+  }
+});
+
+Deno.test("sandbox: no controlling terminal (TIOCSTI cannot reach the operator's tty)", async () => {
+  await sandboxed(async (s) => {
+    const out = await s.run("sh", ["-c", "exec 3</dev/tty"]);
+    assert.notEqual(out.exitCode, 0);
+  });
+});
