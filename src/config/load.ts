@@ -9,7 +9,8 @@
  *
  * @module
  */
-import { dirname, resolve } from "node:path";
+import { basename, dirname, resolve } from "node:path";
+import { interpreterWarnings, isInterpreter } from "../policy/mod.ts";
 import type { AuditFailMode, Policy } from "./types.ts";
 import { type Checked, fail, pass, quote } from "./_checked.ts";
 import { type PolicyFile, PolicyFileSchema } from "./schema.ts";
@@ -25,6 +26,7 @@ import {
   resolveStateDir,
 } from "./locations.ts";
 import { buildCommandLists } from "./lists.ts";
+import { checkDisabledGuards } from "./guard_names.ts";
 import { compileExtraPattern } from "./patterns.ts";
 import { buildRemoteSettings } from "./remote.ts";
 import { deepFreeze, FrozenMap, FrozenSet } from "./freeze.ts";
@@ -221,7 +223,9 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
   warnings.push(...remote.value.warnings);
 
   // --- the rest, with defaults ----------------------------------------------
-  const disabledGuards = [...new Set(file.guards?.disable ?? [])];
+  const guards = checkDisabledGuards(file.guards?.disable ?? []);
+  if (!guards.ok) return guards;
+  const disabledGuards = new FrozenSet(guards.value);
   const confineArgs = file.paths?.confine_args ?? true;
   const redactionEnabled = redaction.enabled ?? true;
   if (!confineArgs) {
@@ -234,14 +238,12 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
       'Policy key "redaction.enabled" is false: secrets in command output reach the model.',
     );
   }
-  if (disabledGuards.length > 0) {
-    warnings.push(
-      `Policy key "guards.disable" switches off the escape-hatch guards ${
-        disabledGuards.map(quote).join(", ")
-      }.`,
-    );
-  }
-  // TODO(policy helper): interpreterWarnings(names) from src/policy/mod.ts.
+  // A harmless-looking name that resolves to an interpreter (`run` -> bash)
+  // warns under the interpreter's real name.
+  const runnable = [...lists.value.allowlist.values()].flatMap((command) =>
+    isInterpreter(command.name) ? [command.name] : [command.name, basename(command.realPath)]
+  );
+  warnings.push(...interpreterWarnings(runnable, disabledGuards));
 
   const limits = file.limits ?? {};
   const policy: Policy = {
@@ -253,7 +255,7 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
     allowlist: new FrozenMap(lists.value.allowlist),
     denylist: new FrozenSet(lists.value.denylist),
     rules: lists.value.rules,
-    disabledGuards: new FrozenSet(disabledGuards),
+    disabledGuards,
     confineArgs,
     limits: {
       timeoutMs: limits.timeout_ms ?? LIMIT_DEFAULTS.timeoutMs,
