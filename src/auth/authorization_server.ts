@@ -91,6 +91,14 @@ export interface AuthorizationServer {
 export async function createAuthorizationServer(
   options: AuthorizationServerOptions,
 ): Promise<{ ok: true; auth: AuthorizationServer } | { ok: false; message: string }> {
+  // A caller may pass `policy.stateDir` unchecked; without a state directory
+  // there is nowhere safe for the secret, so refuse with the key to set.
+  if (typeof options.stateDir !== "string" || options.stateDir === "") {
+    return {
+      ok: false,
+      message: 'OAuth needs a state directory: set "state_dir" in the policy or HTMCP_STATE_DIR.',
+    };
+  }
   const resolved = resolveAuthSettings(options.policy, options.baseUrl, options.adminPin);
   if (!resolved.ok) return resolved;
   const settings = resolved.settings;

@@ -133,3 +133,21 @@ Deno.test("a secret readable by others, a symlinked secret and a shared state_di
     assert.equal((await ensureStateDir(file)).ok, false);
   });
 });
+
+Deno.test("createAuthorizationServer() refuses to start without a state directory", async () => {
+  const { createAuthorizationServer } = await import("../../src/auth/mod.ts");
+  const { makePolicy } = await import("../_helpers/policy.ts");
+  await withTemp(async (dir) => {
+    const result = await createAuthorizationServer({
+      policy: makePolicy({ jailRoot: dir }),
+      baseUrl: "http://127.0.0.1:8931",
+      audit: { writeEvent: () => Promise.resolve({ ok: true, seq: 0 }) },
+      stateDir: null as unknown as string,
+      adminPin: null,
+    });
+    assert.deepEqual(result, {
+      ok: false,
+      message: 'OAuth needs a state directory: set "state_dir" in the policy or HTMCP_STATE_DIR.',
+    });
+  });
+});
