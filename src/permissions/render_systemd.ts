@@ -10,7 +10,8 @@
  *   2.9.6 aborts at start unless run with `--v8-flags=--jitless`.
  * - `RestrictNamespaces` is dropped and `@mount` allowed when the kernel
  *   sandbox is on: bubblewrap creates user, mount, PID, net, IPC and UTS
- *   namespaces and pivots its root.
+ *   namespaces and pivots its root. Without it, only `user pid` remain:
+ *   process-tree containment puts every command in a PID namespace.
  * - `PrivateTmp` / `ProtectHome=yes` would hide a granted path under /tmp or
  *   a home folder; then the unit says so and uses the weaker form instead of
  *   emitting a unit that cannot start.
@@ -197,13 +198,20 @@ export function renderSystemdUnit(
     );
   } else {
     add(
-      "RestrictNamespaces=yes",
+      "# Containment needs a PID namespace (and a user namespace when not root) for every",
+      "# command; no other namespace may be created.",
+      "RestrictNamespaces=user pid",
       "SystemCallFilter=@system-service",
-      "CapabilityBoundingSet=",
-      "AmbientCapabilities=",
     );
   }
   add(
+    // Verified: with an empty bounding set a root server cannot create the
+    // PID namespace (no CAP_SYS_ADMIN) nor map uid 0 into a user namespace,
+    // so containment fails and the server refuses to start. Run it as a
+    // dedicated user instead (see docs/permissions.md).
+    "# CapabilityBoundingSet is not emptied: process containment as root needs CAP_SYS_ADMIN",
+    "# (PID namespace) and CAP_SETUID (sandbox uid 65534). Prefer User=htmcp (a dedicated user).",
+    "AmbientCapabilities=",
     "SystemCallArchitectures=native",
     "SystemCallErrorNumber=EPERM",
     "",

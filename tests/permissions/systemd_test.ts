@@ -88,7 +88,7 @@ Deno.test("renderSystemdUnit() carries the generated flags and every hardening s
     ProtectKernelModules: "yes",
     ProtectKernelLogs: "yes",
     RestrictAddressFamilies: "AF_UNIX",
-    RestrictNamespaces: "yes",
+    RestrictNamespaces: "user pid",
     LockPersonality: "yes",
     MemoryDenyWriteExecute: "no",
     SystemCallFilter: "@system-service",
