@@ -1,0 +1,130 @@
+import { deepEqual, equal, match, ok } from "node:assert/strict";
+import { evaluateCommand, GUARD_NAMES, GUARDS } from "../../src/policy/mod.ts";
+import { policyAllowing, WIDE_ALLOW } from "./_fixtures.ts";
+
+/** One command each guard must refuse, and that must pass once the guard is disabled. */
+const SAMPLES: ReadonlyMap<string, string> = new Map([
+  ["find-exec", "find . -exec id +"],
+  ["find-delete", "find . -delete"],
+  ["find-write", "find . -fprint out"],
+  ["sort-compress-program", "sort --compress-program=sh f"],
+  ["sort-output", "sort -o out f"],
+  ["rg-exec", "rg --pre=sh x"],
+  ["tar-exec", "tar --to-command=sh -xf a.tar"],
+  ["tar-absolute-names", "tar -xPf a.tar"],
+  ["git-config-override", "git -c core.pager=sh log"],
+  ["git-exec-path", "git --exec-path=. status"],
+  ["git-upload-pack", "git fetch --upload-pack=sh origin"],
+  ["git-rebase-exec", "git rebase -x sh main"],
+  ["git-bisect-run", "git bisect run sh"],
+  ["git-grep-open-files-in-pager", "git grep -O x"],
+  ["git-output-file", "git log --output=out"],
+  ["git-diff-drivers", "git diff --ext-diff"],
+  ["git-template", "git init --template=t"],
+  ["git-trailer-commands", "git commit --trailer=x:y"],
+  ["git-subcommand", "git st"],
+  ["sed-commands", "sed 'e id' f"],
+  ["sed-in-place", "sed -i s/a/b/ f"],
+  ["awk-commands", "awk 'BEGIN{system(1)}'"],
+  ["zip-unzip-command", "zip -T -TT sh a.zip f"],
+  ["man-pager", "man -P sh ls"],
+  ["split-filter", "split --filter=sh f"],
+  ["rsync-remote-shell", "rsync -e sh a b"],
+]);
+
+function sampleFor(name: string): string {
+  const guard = GUARDS.find((item) => item.name === name);
+  ok(guard !== undefined);
+  if (guard.match.every((item) => item.kind === "command")) return `${guard.commands[0]} ls`;
+  const sample = SAMPLES.get(name);
+  ok(sample !== undefined, `guard "${name}" has no test sample`);
+  return sample;
+}
+
+function allowFor(name: string): string[] {
+  const guard = GUARDS.find((item) => item.name === name);
+  ok(guard !== undefined);
+  return [...new Set([...WIDE_ALLOW, ...guard.commands])];
+}
+
+for (const guard of GUARDS) {
+  Deno.test(`guard "${guard.name}" refuses its escape with POLICY_DENIED and names itself`, () => {
+    const raw = sampleFor(guard.name);
+    const decision = evaluateCommand(raw, policyAllowing(allowFor(guard.name), {}, []));
+    ok(!decision.ok, `${raw}: ${JSON.stringify(decision)}`);
+    equal(decision.code, "POLICY_DENIED");
+    match(decision.reason, new RegExp(`guard "${guard.name}"`));
+    ok(decision.reason.includes(guard.source), decision.reason);
+  });
+
+  Deno.test(`guard "${guard.name}" can be disabled by name, and then lets its sample through`, () => {
+    const raw = sampleFor(guard.name);
+    const relaxed = policyAllowing(
+      allowFor(guard.name),
+      { disabledGuards: new Set([guard.name]) },
+      [],
+    );
+    const decision = evaluateCommand(raw, relaxed);
+    ok(decision.ok, `${raw}: ${JSON.stringify(decision)}`);
+  });
+}
+
+Deno.test("every guard has a unique name, a reason, a cited source and at least one command", () => {
+  equal(GUARD_NAMES.size, GUARDS.length);
+  for (const guard of GUARDS) {
+    match(guard.name, /^[a-z0-9]+(-[a-z0-9]+)*$/);
+    ok(guard.reason.length > 10, guard.name);
+    match(guard.source, /^https:\/\//);
+    ok(guard.commands.length > 0, guard.name);
+    ok(guard.match.length > 0, guard.name);
+  }
+});
+
+Deno.test("the required wrapper launchers and pagers are guarded as whole commands", () => {
+  const required = [
+    "env",
+    "xargs",
+    "timeout",
+    "nice",
+    "nohup",
+    "setsid",
+    "stdbuf",
+    "sudo",
+    "su",
+    "doas",
+    "chroot",
+    "unshare",
+    "flock",
+    "watch",
+    "script",
+    "less",
+    "more",
+  ];
+  for (const command of required) {
+    const guard = GUARDS.find((item) => item.commands.includes(command));
+    ok(guard !== undefined, command);
+    deepEqual(guard.match, [{ kind: "command" }], command);
+  }
+});
+
+Deno.test("a launcher is refused even when the operator allowlisted it", () => {
+  const decision = evaluateCommand("env ls", policyAllowing(["env", "ls"]));
+  ok(!decision.ok);
+  match(decision.reason, /guard "launcher-env"/);
+});
+
+Deno.test("a guard applies to the real path's basename too: a renamed launcher is still refused", () => {
+  const policy = policyAllowing(["ls"]);
+  const allowlist = new Map(policy.allowlist);
+  allowlist.set("myenv", { name: "myenv", path: "/usr/bin/env", realPath: "/usr/bin/env" });
+  const renamed = Object.freeze({ ...policy, allowlist });
+  const decision = evaluateCommand("myenv ls", renamed);
+  ok(!decision.ok);
+  match(decision.reason, /guard "launcher-env"/);
+});
+
+Deno.test("disabling one guard leaves the others on", () => {
+  const relaxed = policyAllowing(["find"], { disabledGuards: new Set(["find-delete"]) });
+  ok(evaluateCommand("find . -delete", relaxed).ok);
+  ok(!evaluateCommand("find . -exec id +", relaxed).ok);
+});
