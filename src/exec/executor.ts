@@ -9,6 +9,7 @@
  * @module
  */
 import type { Policy, ResolvedCommand } from "../config/types.ts";
+import { commandHardening } from "../policy/mod.ts";
 import { jailRootRefusal, SANDBOX_UID } from "../sandbox/mod.ts";
 import {
   chainTools,
@@ -33,11 +34,7 @@ import type {
 export interface ExecutorOptions {
   /** Override tool locations (default: `/usr/bin/...`). */
   readonly tools?: Partial<LauncherTools>;
-  /**
-   * Per-command hardening (git's safe config). INTEGRATION POINT: defaults to
-   * none until `commandHardening` from `src/policy/mod.ts` is wired in by the
-   * caller (`createExecutor(policy, { hardening: commandHardening })`).
-   */
+  /** Per-command hardening; default `commandHardening` from `src/policy/` (git's safe config). */
   readonly hardening?: (command: ResolvedCommand) => CommandHardening;
   /** How long the polite kill may take before the launcher is SIGKILLed (default 3000 ms). */
   readonly killGraceMs?: number;
@@ -145,7 +142,7 @@ export async function createExecutor(
   const settings: RunSettings = Object.freeze({
     plan,
     policy,
-    hardening: options.hardening ?? null,
+    hardening: options.hardening ?? commandHardening,
     killGraceMs: options.killGraceMs ?? 3_000,
   });
   return { ok: true, executor: new ContainedExecutor(settings, description) };

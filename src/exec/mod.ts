@@ -29,7 +29,13 @@ export {
   type LaunchTarget,
   type NamespacePrivilege,
 } from "./launcher.ts";
-export { OUTPUT_LOOKAHEAD_BYTES, type RenderedOutput, renderOutput } from "./output.ts";
+export {
+  OUTPUT_LOOKAHEAD_BYTES,
+  type RenderedOutput,
+  renderOutput,
+  renderWithRedactor,
+  truncationMarker,
+} from "./output.ts";
 export { BoundedCapture } from "./capture.ts";
 export type {
   CommandHardening,

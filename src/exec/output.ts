@@ -7,13 +7,13 @@
  * @module
  */
 
+import { redactAndTruncate, REDACTION_LOOKAHEAD_BYTES, type Redactor } from "../redact/mod.ts";
+
 /**
  * Bytes kept beyond the cap so redaction sees a secret that starts before the
- * cap in full. Long enough for every detector's longest match except PEM
- * blocks of unusual size; a PEM block longer than this that straddles the cap
- * is still cut inside the hidden part, never shown in clear beyond its header.
+ * cap in full: the redaction module's lookahead, so both sides agree.
  */
-export const OUTPUT_LOOKAHEAD_BYTES = 64 * 1024;
+export const OUTPUT_LOOKAHEAD_BYTES = REDACTION_LOOKAHEAD_BYTES;
 
 const REDACTION_MARK = "[REDACTED:";
 const MAX_MARKER_LENGTH = 80;
@@ -25,7 +25,38 @@ export interface RenderedOutput {
 }
 
 /**
- * Decodes, redacts and caps one stream.
+ * Decodes, redacts and caps one stream with the server's `Redactor`: the cut
+ * is placed through the redaction spans (`redactAndTruncate`), so no marker
+ * is split and no part of a secret straddling the cap appears.
+ *
+ * @param kept The leading bytes kept by the capture (at most cap + lookahead).
+ * @param totalBytes Every byte the stream produced.
+ * @param capBytes `limits.maxOutputBytes`.
+ * @param redactor The server's redactor.
+ * @returns The text (with a marker when cut) and whether it was cut.
+ */
+export function renderWithRedactor(
+  kept: Uint8Array,
+  totalBytes: number,
+  capBytes: number,
+  redactor: Redactor,
+): RenderedOutput {
+  const decoded = new TextDecoder("utf-8", { fatal: false }).decode(kept);
+  const windowWasCut = totalBytes > kept.byteLength;
+  const result = redactAndTruncate(redactor, decoded, capBytes, windowWasCut);
+  if (!result.truncated) return { text: result.text, truncated: false };
+  const dropped = Math.max(0, totalBytes - result.sourceBytes);
+  return { text: result.text + truncationMarker(capBytes, dropped, totalBytes), truncated: true };
+}
+
+/** The line appended to a cut stream: says how much the model did not see. */
+export function truncationMarker(capBytes: number, dropped: number, totalBytes: number): string {
+  return `\n[htmcp: output truncated at ${capBytes} bytes; ${dropped} of ${totalBytes} bytes dropped]`;
+}
+
+/**
+ * Decodes, redacts and caps one stream with a plain redaction function (no
+ * spans): the fallback when the caller passes no `Redactor`.
  *
  * @param kept The leading bytes kept by the capture (at most cap + lookahead).
  * @param totalBytes Every byte the stream produced.

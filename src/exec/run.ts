@@ -23,7 +23,7 @@ import type { Policy } from "../config/types.ts";
 import { BoundedCapture, drainInto } from "./capture.ts";
 import { classifyLaunch } from "./classify.ts";
 import { buildLaunchArgv, type LaunchPlan } from "./launcher.ts";
-import { OUTPUT_LOOKAHEAD_BYTES, renderOutput } from "./output.ts";
+import { OUTPUT_LOOKAHEAD_BYTES, renderOutput, renderWithRedactor } from "./output.ts";
 import type { CommandHardening, ExecOutcome, ExecOutcomeCode, ExecRequest } from "./types.ts";
 
 /** Why we ended a run ourselves. */
@@ -155,8 +155,12 @@ export async function runContained(
   await drained;
   const durationMs = elapsed();
 
-  const stdout = renderOutput(out.bytes(), out.totalBytes, cap, request.redact);
-  const stderr = renderOutput(err.bytes(), err.totalBytes, cap, request.redact);
+  const render = (capture: BoundedCapture) =>
+    request.redactor === undefined
+      ? renderOutput(capture.bytes(), capture.totalBytes, cap, request.redact)
+      : renderWithRedactor(capture.bytes(), capture.totalBytes, cap, request.redactor);
+  const stdout = render(out);
+  const stderr = render(err);
   const truncated = stdout.truncated || stderr.truncated;
   const base = {
     stdout: stdout.text,

@@ -9,6 +9,7 @@
  * @module
  */
 import type { ResolvedCommand } from "../config/types.ts";
+import type { Redactor } from "../redact/mod.ts";
 
 /** The subset of result codes the executor itself can produce. */
 export type ExecOutcomeCode =
@@ -30,8 +31,13 @@ export interface ExecRequest {
   readonly args: readonly string[];
   /** The jail-confined real path to run in. */
   readonly cwd: string;
-  /** Redacts secrets from text; runs on output before truncation. */
+  /** Redacts secrets from text (output when `redactor` is absent, and reason sentences). */
   readonly redact: (text: string) => string;
+  /**
+   * The server's redactor. When given, output is redacted and cut through its
+   * spans (`redactAndTruncate`), the exact form; prefer passing it.
+   */
+  readonly redactor?: Redactor;
   /** Aborting kills the command's whole process tree; the outcome is `CANCELLED`. */
   readonly signal?: AbortSignal;
 }
@@ -63,11 +69,8 @@ export interface ExecOutcome {
   readonly durationMs: number;
 }
 
-/** Extra argv/env a command needs for safety (git hardening), from `src/policy/`. */
-export interface CommandHardening {
-  readonly prependArgs: readonly string[];
-  readonly env: Readonly<Record<string, string>>;
-}
+/** Extra argv/env a command needs for safety (git hardening): `src/policy/`'s type. */
+export type { CommandHardening } from "../policy/mod.ts";
 
 /** One startup probe's result, shown by `htmcp check`. */
 export interface ProbeResult {

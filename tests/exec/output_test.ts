@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { BoundedCapture, OUTPUT_LOOKAHEAD_BYTES, renderOutput } from "../../src/exec/mod.ts";
+import {
+  BoundedCapture,
+  OUTPUT_LOOKAHEAD_BYTES,
+  renderOutput,
+  renderWithRedactor,
+} from "../../src/exec/mod.ts";
+import { createRedactor } from "../../src/redact/mod.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const identity = (s: string) => s;
@@ -63,4 +69,29 @@ Deno.test("renderOutput() replaces invalid UTF-8 instead of throwing", () => {
 
 Deno.test("the lookahead covers long secrets such as PEM blocks", () => {
   assert.ok(OUTPUT_LOOKAHEAD_BYTES >= 16 * 1024);
+});
+
+const redactor = createRedactor({ enabled: true, entropyFallback: false, extraPatterns: [] });
+const AWS_KEY = "AKIAIOSFODNN7EXAMPLE";
+
+Deno.test("renderWithRedactor() with the real redactor never shows part of a key straddling the cap", () => {
+  const text = "x".repeat(10) + " " + AWS_KEY + " tail";
+  for (let cap = 11; cap < text.length; cap++) {
+    const out = renderWithRedactor(enc(text), text.length, cap, redactor);
+    assert.ok(!out.text.includes("AKIA"), `cap ${cap}: ${out.text}`);
+    assert.ok(!out.text.includes("EXAMPLE"), `cap ${cap}: ${out.text}`);
+  }
+});
+
+Deno.test("renderWithRedactor() states the dropped bytes against what the stream produced", () => {
+  const out = renderWithRedactor(enc("a".repeat(100)), 5_000, 40, redactor);
+  assert.equal(out.truncated, true);
+  assert.match(out.text, /truncated at 40 bytes; \d+ of 5000 bytes dropped\]$/);
+});
+
+Deno.test("renderWithRedactor() leaves short clean output alone", () => {
+  assert.deepEqual(renderWithRedactor(enc("ok\n"), 3, 100, redactor), {
+    text: "ok\n",
+    truncated: false,
+  });
 });

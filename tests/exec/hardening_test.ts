@@ -1,0 +1,58 @@
+/**
+ * The executor applies `commandHardening` by default: a repository planted
+ * in the jail with an fsmonitor program and hooks cannot make `git` run them.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { createRedactor } from "../../src/redact/mod.ts";
+import { setup } from "./_fixtures.ts";
+
+Deno.test("git run through the executor ignores a planted fsmonitor and hooks (canary stays absent)", async () => {
+  const s = await setup({ allow: ["git", "sh"] });
+  try {
+    const canary = join(s.jail, "canary");
+    const evil = join(s.jail, "evil.sh");
+    await Deno.writeTextFile(evil, `#!/bin/sh\ntouch ${canary}\n`);
+    await Deno.chmod(evil, 0o755);
+    const init = await s.run("git", ["init", "-q", "."]);
+    assert.equal(init.exitCode, 0, init.stderr);
+    await Deno.writeTextFile(
+      join(s.jail, ".git/config"),
+      `[core]\n\tfsmonitor = ${evil}\n\thooksPath = ${s.jail}/hooks\n`,
+      { append: true },
+    );
+    await Deno.mkdir(join(s.jail, "hooks"));
+    await Deno.copyFile(evil, join(s.jail, "hooks/post-checkout"));
+    await Deno.chmod(join(s.jail, "hooks/post-checkout"), 0o755);
+    const status = await s.run("git", ["status"]);
+    assert.equal(status.code, "OK");
+    await assert.rejects(Deno.stat(canary), Deno.errors.NotFound);
+    // Control: the same planted config does run when git is started without hardening.
+    const raw = await s.run("sh", ["-c", "git status >/dev/null 2>&1; true"]);
+    assert.equal(raw.code, "OK");
+    assert.ok((await Deno.stat(canary)).isFile, "control: the plant works without hardening");
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("run() with the server's redactor redacts a key straddling the output cap", async () => {
+  const s = await setup({ limits: { maxOutputBytes: 30 } });
+  try {
+    const redactor = createRedactor({ enabled: true, entropyFallback: false, extraPatterns: [] });
+    const command = s.policy.allowlist.get("printf")!;
+    const out = await s.executor.run({
+      callId: "1",
+      command,
+      args: ["%s", "0123456789012345678901 AKIAIOSFODNN7EXAMPLE and more text"],
+      cwd: s.jail,
+      redact: redactor.redact,
+      redactor,
+    });
+    assert.equal(out.code, "OUTPUT_TRUNCATED");
+    assert.ok(!out.stdout.includes("AKIA") && !out.stdout.includes("EXAMPLE"), out.stdout);
+    assert.match(out.stdout, /bytes dropped\]$/);
+  } finally {
+    await s.close();
+  }
+});
