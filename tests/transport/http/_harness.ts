@@ -24,6 +24,8 @@ export interface HarnessOptions {
   readonly listen?: string;
   readonly baseUrl?: string | null;
   readonly sessionLimits?: SessionLimits;
+  /** Allowlisted commands (default: ls, cat, echo, true, sleep, touch). */
+  readonly allow?: readonly string[];
 }
 
 export interface HttpHarness {
@@ -48,9 +50,11 @@ export interface HttpHarness {
 
 /** Builds the policy the harness would serve (also for startup-refusal tests). */
 export function harnessPolicy(dir: string, options: HarnessOptions = {}): Policy {
-  const base = makePolicy({ jailRoot: join(dir, "jail") });
+  const allow = options.allow ?? ["ls", "cat", "echo", "true", "sleep", "touch"];
+  const base = makePolicy({ jailRoot: join(dir, "jail"), allow });
   return makePolicy({
     jailRoot: join(dir, "jail"),
+    allow,
     auditLog: join(dir, "audit.jsonl"),
     overrides: {
       stateDir: join(dir, "state"),

@@ -129,7 +129,11 @@ export async function connectWithOAuth(
   }
   await probe.close();
   if (provider.authorizationUrl === null) throw new Error("No authorization URL was recorded.");
-  const { code } = await approve(provider.authorizationUrl, pin);
+  const authorizationUrl = new URL(provider.authorizationUrl);
+  // The SDK asks for the scopes the 401 challenge lists (all of them); a
+  // narrower grant is what an operator-side choice would produce.
+  if (scope !== undefined) authorizationUrl.searchParams.set("scope", scope);
+  const { code } = await approve(authorizationUrl, pin);
   await first.finishAuth(code);
   const transport = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
   const client = new Client({ name: "htmcp-e2e", version: "0" });
