@@ -79,18 +79,27 @@ export async function createExecutor(
     limits: policy.limits,
   });
 
-  // Containment first: it is required in every mode.
+  const requested = policy.sandbox.mode;
+  const refusal = requested === "none" ? null : jailRootRefusal(policy.jailRoot);
+  const probeSandbox = (privilege: NamespacePrivilege): Promise<ProbeResult> =>
+    refusal === null
+      ? probePlan("sandbox (bwrap)", basePlan(privilege, "bwrap"), policy)
+      : Promise.resolve({ name: "sandbox (bwrap)", ok: false, detail: refusal });
+
+  // Containment is required in every mode. The sandbox probe for the likely
+  // privilege runs alongside it: startup pays for one probe, not two.
   let privilege: NamespacePrivilege | null = null;
+  let sandboxProbe: ProbeResult | null = null;
   const candidates: NamespacePrivilege[] = serverIsRoot ? ["root", "user"] : ["user"];
   for (const candidate of candidates) {
-    const result = await probePlan(
-      `containment (${candidate})`,
-      basePlan(candidate, "none"),
-      policy,
-    );
-    probes.push(result);
-    if (result.ok) {
+    const [contained, sandboxed] = await Promise.all([
+      probePlan(`containment (${candidate})`, basePlan(candidate, "none"), policy),
+      requested === "none" ? Promise.resolve(null) : probeSandbox(candidate),
+    ]);
+    probes.push(contained);
+    if (contained.ok) {
       privilege = candidate;
+      sandboxProbe = sandboxed;
       break;
     }
   }
@@ -103,14 +112,9 @@ export async function createExecutor(
     };
   }
 
-  const requested = policy.sandbox.mode;
   let plan = basePlan(privilege, "none");
   let summary = `Commands run with process-tree containment only ([sandbox] mode = "none").`;
-  if (requested !== "none") {
-    const refusal = jailRootRefusal(policy.jailRoot);
-    const sandboxProbe: ProbeResult = refusal === null
-      ? await probePlan("sandbox (bwrap)", basePlan(privilege, "bwrap"), policy)
-      : { name: "sandbox (bwrap)", ok: false, detail: refusal };
+  if (sandboxProbe !== null) {
     probes.push(sandboxProbe);
     if (sandboxProbe.ok) {
       plan = basePlan(privilege, "bwrap");

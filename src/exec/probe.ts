@@ -7,6 +7,7 @@
  * @module
  */
 import type { Policy, ResolvedCommand } from "../config/types.ts";
+import { SANDBOX_UID } from "../sandbox/mod.ts";
 import type { LaunchPlan } from "./launcher.ts";
 import { runContained } from "./run.ts";
 import type { ProbeResult } from "./types.ts";
@@ -84,8 +85,13 @@ export async function probePlan(
     () => () => {},
   );
   if (outcome.code !== "OK" || outcome.exitCode !== 0) {
-    const said = firstLine(outcome.stderr) || outcome.reason;
-    return { name, ok: false, detail: said };
+    const launcher = /could not be set up \((.*)\)\.$/.exec(outcome.reason)?.[1];
+    let detail = launcher ?? (firstLine(outcome.stderr) || outcome.reason);
+    if (plan.mode === "bwrap" && plan.serverIsRoot && /Permission denied/.test(detail)) {
+      detail += `; sandboxed commands run as uid ${SANDBOX_UID}, so the jail root must be ` +
+        `searchable (and, for writes, writable) by that uid`;
+    }
+    return { name, ok: false, detail };
   }
   if (outcome.stdout !== "2\n") {
     return {

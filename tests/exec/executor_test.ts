@@ -321,3 +321,80 @@ Deno.test("createExecutor() ignores limits that are unset (no prlimit in the cha
     await Deno.remove(jail, { recursive: true });
   }
 });
+
+Deno.test("createExecutor() refuses mode bwrap when bubblewrap is missing, naming it", async () => {
+  const jail = await makeJail();
+  try {
+    const policy = makePolicy({
+      jailRoot: jail,
+      overrides: { sandbox: { mode: "bwrap", network: false } },
+    });
+    const built = await createExecutor(policy, { tools: { bwrap: "/nonexistent/bwrap" } });
+    assert.equal(built.ok, false);
+    assert.ok(
+      !built.ok && /mode = "bwrap".*probe failed/.test(built.message),
+      JSON.stringify(built),
+    );
+  } finally {
+    await Deno.remove(jail, { recursive: true });
+  }
+});
+
+Deno.test("createExecutor() in auto mode falls back to containment and says why", async () => {
+  const jail = await makeJail();
+  try {
+    const policy = makePolicy({
+      jailRoot: jail,
+      overrides: { sandbox: { mode: "auto", network: false } },
+    });
+    const built = await createExecutor(policy, { tools: { bwrap: "/nonexistent/bwrap" } });
+    assert.ok(built.ok);
+    const d = built.executor.describe();
+    assert.equal(d.requestedMode, "auto");
+    assert.equal(d.mode, "none");
+    assert.match(d.summary, /bwrap is not usable .*containment only/);
+    await built.executor.shutdown();
+  } finally {
+    await Deno.remove(jail, { recursive: true });
+  }
+});
+
+Deno.test("createExecutor() in auto mode uses bwrap when it works, and runs commands as 65534", async () => {
+  const jail = await makeJail();
+  try {
+    const policy = makePolicy({
+      jailRoot: jail,
+      overrides: { sandbox: { mode: "auto", network: false } },
+    });
+    const built = await createExecutor(policy);
+    assert.ok(built.ok);
+    const d = built.executor.describe();
+    assert.equal(d.mode, "bwrap");
+    assert.match(d.summary, /bwrap works/);
+    assert.equal(d.commandUid, 65534);
+    assert.ok(d.chain.includes("/usr/bin/bwrap"));
+    await built.executor.shutdown();
+  } finally {
+    await Deno.remove(jail, { recursive: true });
+  }
+});
+
+Deno.test("createExecutor() refuses mode bwrap for a jail the sandbox user cannot enter", async () => {
+  const jail = await Deno.makeTempDir(); // 0700, owned by the server's user
+  try {
+    const policy = makePolicy({
+      jailRoot: jail,
+      overrides: { sandbox: { mode: "bwrap", network: false } },
+    });
+    const built = await createExecutor(policy);
+    if (built.ok) {
+      // A non-root server keeps its own uid in the sandbox and can enter its own 0700 jail.
+      assert.notEqual(built.executor.describe().serverUid, 0);
+      await built.executor.shutdown();
+      return;
+    }
+    assert.match(built.message, /mode = "bwrap"/);
+  } finally {
+    await Deno.remove(jail, { recursive: true });
+  }
+});
