@@ -46,6 +46,7 @@ const SECRETS = [
   `Authorization: Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U`,
   `DATABASE_URL=postgres://app:s3cr3t-passw0rd@db.internal:5432/app`,
   `{"password": "correct horse battery staple"}`,
+  `ticket TICKET-SECRET-493021 escalated`,
   `-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\nVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n-----END RSA PRIVATE KEY-----`,
 ];
 
@@ -61,8 +62,8 @@ export function realisticOutput(bytes = MIB): string {
     const block = ordinaryBlock(serial);
     parts.push(block);
     length += block.length;
-    if (serial % 97 === 0) {
-      const secret = SECRETS[(serial / 97) % SECRETS.length]! + "\n";
+    if (serial % 50 === 0) {
+      const secret = SECRETS[(serial / 50) % SECRETS.length]! + "\n";
       parts.push(secret);
       length += secret.length;
     }
@@ -81,10 +82,12 @@ export function benchRedactor(): Redactor {
 }
 
 export interface ThroughputReport {
-  /** Megabytes (10^6 bytes) of input redacted per second, median of the runs. */
+  /** Megabytes (10^6 bytes) of input redacted per second, from the median wall-clock run. */
   readonly mbPerSecond: number;
   /** Same figure in MiB/s. */
   readonly mibPerSecond: number;
+  /** MB/s from the fastest run: the figure on an otherwise idle machine. */
+  readonly bestMbPerSecond: number;
   /** Median milliseconds to redact one input. */
   readonly medianMs: number;
   readonly inputBytes: number;
@@ -99,7 +102,7 @@ export interface ThroughputReport {
  * @param runs timed runs after a warm-up; the median is reported
  * @returns the throughput figures
  */
-export function measureRedactionThroughput(runs = 30, bytes = MIB): Promise<ThroughputReport> {
+export function measureRedactionThroughput(runs = 50, bytes = MIB): Promise<ThroughputReport> {
   const redactor = benchRedactor();
   const input = realisticOutput(bytes);
   let markers = 0;
@@ -107,15 +110,19 @@ export function measureRedactionThroughput(runs = 30, bytes = MIB): Promise<Thro
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();
-    redactor.redact(input);
+    const out = redactor.redact(input);
+    // Reading one character flattens the result, as serializing it would.
+    out.charCodeAt(out.length >> 1);
     times.push(performance.now() - t0);
   }
   times.sort((a, b) => a - b);
   const medianMs = times[Math.floor(times.length / 2)] ?? NaN;
-  const seconds = medianMs / 1000;
+  const bestMs = times[0] ?? NaN;
+  const mb = input.length / 1e6;
   return Promise.resolve({
-    mbPerSecond: input.length / 1e6 / seconds,
-    mibPerSecond: input.length / MIB / seconds,
+    mbPerSecond: mb / (medianMs / 1000),
+    mibPerSecond: input.length / MIB / (medianMs / 1000),
+    bestMbPerSecond: mb / (bestMs / 1000),
     medianMs,
     inputBytes: input.length,
     runs,
@@ -123,11 +130,15 @@ export function measureRedactionThroughput(runs = 30, bytes = MIB): Promise<Thro
   });
 }
 
+/** One line for `deno task bench`. */
+export function formatThroughput(report: ThroughputReport): string {
+  return `redaction: ${report.mbPerSecond.toFixed(0)} MB/s median, ` +
+    `${report.bestMbPerSecond.toFixed(0)} MB/s best ` +
+    `(${report.medianMs.toFixed(2)} ms per ${report.inputBytes} bytes; ` +
+    `${report.markers} secrets redacted; ${report.runs} runs; ` +
+    `all detectors, entropy fallback and one operator pattern on)`;
+}
+
 if (import.meta.main) {
-  const report = await measureRedactionThroughput();
-  console.log(
-    `redaction: ${report.mbPerSecond.toFixed(0)} MB/s (${
-      report.medianMs.toFixed(2)
-    } ms per ${report.inputBytes} bytes, ${report.markers} secrets redacted, median of ${report.runs})`,
-  );
+  console.log(formatThroughput(await measureRedactionThroughput()));
 }

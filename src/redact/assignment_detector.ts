@@ -53,6 +53,9 @@ const NON_VALUES: ReadonlySet<string> = new Set([
 ]);
 /** An authentication scheme before the credential: `token: Bearer <credential>`. */
 const SCHEME_PREFIX = /^(?:bearer|basic|token|digest|negotiate|ntlm)[ \t]{1,8}/i;
+/** First letters of those schemes, so most values skip the regex. */
+const SCHEME_FIRST = new Uint8Array(256);
+for (const c of "bBtTdDnN") SCHEME_FIRST[c.charCodeAt(0)] = 1;
 /** How help text names an argument: `--password PASSWORD`, `--token <token>`. */
 const METAVAR = /^(?:[A-Z][A-Z0-9_-]*|<[^>]*>?|\{[^}]*\}?|\[[^\]]*\]?)$/;
 const AWS_SECRET_VALUE = /^[A-Za-z0-9/+]{40}$/;
@@ -128,8 +131,10 @@ function readValue(
 ): Value {
   const quoteLength = openingQuoteLength(bytes, at);
   let start = at + quoteLength;
-  const scheme = SCHEME_PREFIX.exec(text.slice(start, start + 24));
-  if (scheme !== null) start += scheme[0].length;
+  if (SCHEME_FIRST[bytes[start]!] === 1) {
+    const scheme = SCHEME_PREFIX.exec(text.slice(start, start + 24));
+    if (scheme !== null) start += scheme[0].length;
+  }
   if (text.startsWith(MARKER, start)) {
     const close = text.indexOf("]", start);
     const next = close === -1 || close - start > 80 ? start + MARKER.length : close + 1;

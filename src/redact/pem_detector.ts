@@ -63,23 +63,27 @@ function skipBlanks(text: string, i: number): number {
   return i;
 }
 
-/**
- * If the line starting at `from` is key material (base64, or an RFC 1421
- * header), returns the index of its terminator; otherwise -1. Reading stops
- * at the first character that cannot belong, never at the line's far end, so
- * a hostile megabyte line after each of many BEGIN markers stays linear.
- */
-function bodyLineEnd(text: string, from: number): number {
-  const first = skipBlanks(text, from);
-  let i = first;
-  for (; !isLineEnd(text, i); i++) {
+/** Index of the first character at or after `from` that is not base64. */
+function base64RunEnd(text: string, from: number): number {
+  let i = from;
+  for (; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c < 128 && BASE64[c] === 1) continue;
-    const after = skipBlanks(text, i);
-    if (after > i && isLineEnd(text, after)) return after;
-    break;
+    if (c >= 128 || BASE64[c] === 0) break;
   }
-  if (isLineEnd(text, i)) return i;
+  return i;
+}
+
+/**
+ * If the line whose base64 run ends at `runEnd` is key material (base64 up
+ * to trailing blanks, or an RFC 1421 header starting at `first`), returns the
+ * index of its terminator; otherwise -1. Reading stops at the first
+ * character that cannot belong, never at the line's far end, so a hostile
+ * megabyte line after each of many BEGIN markers stays linear.
+ */
+function bodyLineEnd(text: string, first: number, runEnd: number): number {
+  if (isLineEnd(text, runEnd)) return runEnd;
+  const after = skipBlanks(text, runEnd);
+  if (after > runEnd && isLineEnd(text, after)) return after;
   // Not pure base64: one short header line at most.
   let end = first;
   while (end - first <= MAX_HEADER && !isLineEnd(text, end)) end++;
@@ -87,12 +91,10 @@ function bodyLineEnd(text: string, from: number): number {
   return HEADER_LINE.test(text.slice(first, end).trimEnd()) ? end : -1;
 }
 
-/** If the line at `from` is an END line, the index after its closing dashes, else -1. */
-function endLineClose(text: string, from: number): number {
-  const i = skipBlanks(text, from);
-  if (!text.startsWith(END, i)) return -1;
-  let j = i + END.length;
-  for (; j - i <= MAX_LABEL + END.length && !isLineEnd(text, j); j++) {
+/** For an END marker at `at`, the index after its closing dashes (or its cut end). */
+function endLineClose(text: string, at: number): number {
+  let j = at + END.length;
+  for (; j - at <= MAX_LABEL + END.length && !isLineEnd(text, j); j++) {
     if (text.startsWith(DASHES, j)) return j + DASHES.length;
   }
   // A cut END line: hide what there is of it.
@@ -104,11 +106,14 @@ function blockEnd(text: string, bodyStart: number): number {
   let lineStart = bodyStart;
   let lastGood = -1;
   for (;;) {
-    const closed = endLineClose(text, lineStart);
-    if (closed !== -1) return closed;
-    const end = bodyLineEnd(text, lineStart);
+    const first = skipBlanks(text, lineStart);
+    const runEnd = base64RunEnd(text, first);
+    // The END marker usually starts a line, but a key squeezed onto one line
+    // (an environment variable) has it right after the base64.
+    if (text.startsWith(END, runEnd)) return endLineClose(text, runEnd);
+    const end = bodyLineEnd(text, first, runEnd);
     if (end === -1) break;
-    if (end > skipBlanks(text, lineStart)) lastGood = end;
+    if (end > first) lastGood = end;
     if (end >= text.length) break;
     lineStart = nextLineStart(text, end);
   }

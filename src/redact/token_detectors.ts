@@ -80,6 +80,7 @@ const TOKEN_SPECS: readonly TokenSpec[] = [
     kind: "anthropic_key",
     prefixes: ["sk-ant-"],
     pattern: /sk-ant-[A-Za-z0-9_-]{20,1024}/,
+    accept: looksRandom,
   },
   {
     // Legacy `sk-` + 48, project/service-account/admin keys `sk-proj-...`.
@@ -129,13 +130,25 @@ export function createTokenDetector(): Detector {
     sticky: new RegExp(spec.pattern.source, "y"),
     accept: spec.accept,
   }));
-  // First character of any prefix, so most runs are dismissed with one lookup.
-  const firstChars = new Uint8Array(256);
-  for (const spec of specs) for (const p of spec.prefixes) firstChars[p.charCodeAt(0)] = 1;
+  // Specs by the first character of their prefixes: most runs start with a
+  // character no prefix starts with and are dismissed with one lookup.
+  const byFirst: (CompiledSpec[] | undefined)[] = new Array(256);
+  for (const spec of specs) {
+    for (const c of new Set(spec.prefixes.map((p) => p.charCodeAt(0)))) {
+      (byFirst[c] ??= []).push(spec);
+    }
+  }
 
-  const tryAt = (text: string, at: number, emit: Emit): void => {
-    for (const spec of specs) {
-      if (!spec.prefixes.some((prefix) => text.startsWith(prefix, at))) continue;
+  const tryAt = (text: string, at: number, candidates: readonly CompiledSpec[], emit: Emit) => {
+    for (const spec of candidates) {
+      let prefixed = false;
+      for (const prefix of spec.prefixes) {
+        if (text.startsWith(prefix, at)) {
+          prefixed = true;
+          break;
+        }
+      }
+      if (!prefixed) continue;
       spec.sticky.lastIndex = at;
       const m = spec.sticky.exec(text);
       if (m === null || (spec.accept !== undefined && !spec.accept(m[0]))) continue;
@@ -162,7 +175,10 @@ export function createTokenDetector(): Detector {
         let end = probe + 1;
         while (end < n && BASE64URL[bytes[end]!] === 1) end++;
         // A run that began before `p` was already judged (it ended at p - 1).
-        if (end - start >= MIN_TOKEN && firstChars[bytes[start]!] === 1) tryAt(text, start, emit);
+        const candidates = byFirst[bytes[start]!];
+        if (candidates !== undefined && end - start >= MIN_TOKEN) {
+          tryAt(text, start, candidates, emit);
+        }
         p = end + 1;
       }
     },
