@@ -42,8 +42,8 @@ export interface ScenarioResult {
   readonly output: string;
 }
 
-/** A throwaway policy: loopback only, auth off, a jail with nothing in it. */
-async function writePolicy(dir: string): Promise<string> {
+/** Writes a throwaway policy into `dir`: loopback only, auth off, an empty jail. */
+export async function writeLoopbackPolicy(dir: string): Promise<string> {
   await Deno.mkdir(join(dir, "jail"));
   const path = join(dir, "policy.toml");
   await Deno.writeTextFile(
@@ -53,7 +53,7 @@ audit_log = "audit.jsonl"
 state_dir = "state"
 
 [allowlist]
-commands = ["echo", "true"]
+commands = ["echo", "true", "sleep"]
 
 [sandbox]
 mode = "none"
@@ -65,10 +65,21 @@ mode = "none"
   return path;
 }
 
-/** Starts `htmcp serve --http 127.0.0.1:0` and resolves the MCP URL it prints. */
-async function startServer(
-  policy: string,
-): Promise<{ url: string; child: Deno.ChildProcess; stderr: () => string }> {
+/** A CLI server child process. */
+export interface CliServer {
+  /** The MCP URL the server printed. */
+  readonly url: string;
+  readonly child: Deno.ChildProcess;
+  /** Everything the server wrote to stderr so far. */
+  stderr(): string;
+}
+
+/**
+ * Starts `htmcp serve --policy POLICY --http 127.0.0.1:0` through
+ * `scripts/launch.ts` (the generated permission set) and resolves once it
+ * prints the MCP URL.
+ */
+export async function startCliServer(policy: string): Promise<CliServer> {
   const child = new Deno.Command(DENO, {
     args: ["run", "-A", LAUNCH, "serve", "--policy", policy, "--http", "127.0.0.1:0"],
     stdin: "null",
@@ -147,9 +158,9 @@ export async function runConformance(
   cachedOnly = false,
 ): Promise<ScenarioResult[]> {
   const dir = await Deno.makeTempDir({ prefix: "htmcp-conformance-" });
-  let server: Awaited<ReturnType<typeof startServer>> | null = null;
+  let server: CliServer | null = null;
   try {
-    server = await startServer(await writePolicy(dir));
+    server = await startCliServer(await writeLoopbackPolicy(dir));
     const results: ScenarioResult[] = [];
     for (const scenario of scenarios) {
       results.push(await runScenario(server.url, scenario, cachedOnly));
