@@ -94,29 +94,58 @@ export function gitSafetyEnv(): Readonly<Record<string, string>> {
   return GIT_ENV;
 }
 
+const BOTH: readonly string[] = ["--no-ext-diff", "--no-textconv"];
+
 /** Subcommands that honour diff drivers and textconv, and the options that switch them off. */
 const DIFF_SAFETY: ReadonlyMap<string, readonly string[]> = new Map([
-  ["diff", ["--no-ext-diff", "--no-textconv"]],
-  ["log", ["--no-ext-diff", "--no-textconv"]],
-  ["show", ["--no-ext-diff", "--no-textconv"]],
-  ["whatchanged", ["--no-ext-diff", "--no-textconv"]],
+  ["diff", BOTH],
+  ["log", BOTH],
+  ["show", BOTH],
+  ["whatchanged", BOTH],
   ["blame", ["--no-textconv"]],
   ["annotate", ["--no-textconv"]],
 ]);
 
+/** `git reflog` subcommands that print no diffs; any other word means the implicit `show`. */
+const REFLOG_QUIET = new Set(["expire", "delete", "exists", "list"]);
+
+/** Where to insert which options, or null when the subcommand prints no diffs. */
+function diffSafetyInsertion(
+  args: readonly string[],
+): { readonly at: number; readonly options: readonly string[] } | null {
+  const git = splitGitArgs(args);
+  if (git.subcommand === null) return null;
+  const after = git.subcommandIndex + 1;
+  const direct = DIFF_SAFETY.get(git.subcommand);
+  if (direct !== undefined) return { at: after, options: direct };
+  const next = args[after];
+  if (git.subcommand === "reflog") {
+    // `git reflog [show] [log options]`: `show` is a log in disguise.
+    if (next === "show") return { at: after + 1, options: BOTH };
+    return next !== undefined && REFLOG_QUIET.has(next) ? null : { at: after, options: BOTH };
+  }
+  if (git.subcommand === "stash" && (next === "list" || next === "show")) {
+    return { at: after + 1, options: BOTH };
+  }
+  return null;
+}
+
 /**
  * Returns git's arguments with `--no-ext-diff`/`--no-textconv` inserted
  * right after a subcommand that would otherwise run `diff.external`,
- * `diff.<driver>.command` or `diff.<driver>.textconv` from repository config.
+ * `diff.<driver>.command` or `diff.<driver>.textconv` from repository
+ * config: diff, log, show, whatchanged, reflog [show], stash list/show
+ * (also for `-G`/`-S` pickaxe searches, which use textconv), blame and
+ * annotate. `status -v`/`commit -v` cannot take these options and are
+ * refused by the `git-verbose-diff` guard instead; `range-diff`, whose
+ * inner `git log` ignores them, is not an allowed subcommand.
  *
  * @param args git's arguments (argv without the command word).
  */
 export function gitDiffSafetyArgs(args: readonly string[]): readonly string[] {
-  const git = splitGitArgs(args);
-  const extra = git.subcommand === null ? undefined : DIFF_SAFETY.get(git.subcommand);
-  if (extra === undefined) return args;
-  const at = git.subcommandIndex + 1;
-  return [...args.slice(0, at), ...extra, ...args.slice(at)];
+  const insertion = diffSafetyInsertion(args);
+  if (insertion === null) return args;
+  return [...args.slice(0, insertion.at), ...insertion.options, ...args.slice(insertion.at)];
 }
 
 /** Whether `command` is git (by allowlisted name or real path). */

@@ -69,8 +69,9 @@ const GTFO = "https://gtfobins.github.io/gtfobins/";
  * git subcommands that run no program named by configuration: an alias
  * (`alias.x = !cmd` in a planted `.git/config`) cannot shadow these, and the
  * config-driven launchers (`difftool`, `mergetool`, `help`, `submodule
- * foreach`, `credential`, `maintenance`...) and `config` itself (which
- * writes those settings) are left out.
+ * foreach`, `credential`, `maintenance`...), `config` itself (which
+ * writes those settings) and `range-diff` (whose inner `git log` runs
+ * textconv drivers whatever options it is given) are left out.
  */
 // deno-fmt-ignore
 export const GIT_SAFE_SUBCOMMANDS: readonly string[] = Object.freeze([
@@ -82,7 +83,7 @@ export const GIT_SAFE_SUBCOMMANDS: readonly string[] = Object.freeze([
   "gc", "get-tar-commit-id", "grep", "hash-object", "index-pack", "init", "log", "ls-files",
   "ls-remote", "ls-tree", "mailinfo", "mailsplit", "merge", "merge-base", "merge-file",
   "merge-tree", "mktag", "mktree", "multi-pack-index", "mv", "name-rev", "notes",
-  "pack-objects", "pack-refs", "prune", "prune-packed", "pull", "push", "range-diff",
+  "pack-objects", "pack-refs", "prune", "prune-packed", "pull", "push",
   "read-tree", "rebase", "reflog", "remote", "repack", "replace", "rerere", "reset", "restore",
   "rev-list", "rev-parse", "revert", "rm", "shortlog", "show", "show-branch", "show-index",
   "show-ref", "sparse-checkout", "stash", "status", "stripspace", "switch", "symbolic-ref",
@@ -335,6 +336,38 @@ const ARGUMENT_GUARDS: readonly Guard[] = [
     source: "https://git-scm.com/docs/git-bisect#_bisect_run",
   },
   {
+    name: "git-bisect-view",
+    commands: ["git"],
+    match: [{ kind: "git-operand", subcommand: "bisect", operands: ["view", "visualize"] }],
+    reason:
+      "runs gitk or an inner git log that uses the diff programs a repository's configuration names",
+    source: "https://git-scm.com/docs/git-bisect#_bisect_visualizeview",
+  },
+  {
+    name: "git-help",
+    commands: ["git"],
+    match: [{
+      kind: "flags",
+      scope: { in: "all", tarOldStyle: false },
+      flags: flags({ long: [anyPrefixLong("help")] }),
+    }],
+    reason:
+      "opens the manual with the viewer or browser a repository's configuration names (man.<tool>.cmd, browser.<tool>.cmd)",
+    source: "https://git-scm.com/docs/git-help#_configuration_variables",
+  },
+  {
+    name: "git-verbose-diff",
+    commands: ["git"],
+    match: [{
+      kind: "flags",
+      scope: { in: "git-subcommand", subcommands: ["status", "commit"] },
+      flags: flags({ long: [anyPrefixLong("verbose")], short: ["v"] }),
+    }],
+    reason:
+      "prints a diff through the textconv programs a repository's configuration names, and takes no --no-textconv",
+    source: "https://git-scm.com/docs/gitattributes#_performing_text_diffs_of_binary_files",
+  },
+  {
     name: "git-grep-open-files-in-pager",
     commands: ["git"],
     match: [{
@@ -365,7 +398,7 @@ const ARGUMENT_GUARDS: readonly Guard[] = [
       flags: flags({ long: [anyPrefixLong("ext-diff"), { name: "textconv", minPrefix: 5 }] }),
     }],
     reason:
-      "runs the diff programs a repository's configuration names (--ext-diff, --textconv); htmcp also adds --no-ext-diff --no-textconv to diff, log, show and blame",
+      "runs the diff programs a repository's configuration names (--ext-diff, --textconv); htmcp also adds --no-ext-diff --no-textconv to diff, log, show, whatchanged, reflog, stash list/show and blame",
     source: "https://git-scm.com/docs/git-config#Documentation/git-config.txt-diffexternal",
   },
   {

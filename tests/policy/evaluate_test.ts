@@ -120,6 +120,11 @@ Deno.test("evaluateCommand() inserts --no-ext-diff --no-textconv after git diff-
       ["git log -p", ["git", "log", "--no-ext-diff", "--no-textconv", "-p"]],
       ["git -C sub show", ["git", "-C", "sub", "show", "--no-ext-diff", "--no-textconv"]],
       ["git blame f", ["git", "blame", "--no-textconv", "f"]],
+      ["git reflog -p", ["git", "reflog", "--no-ext-diff", "--no-textconv", "-p"]],
+      ["git reflog show -p", ["git", "reflog", "show", "--no-ext-diff", "--no-textconv", "-p"]],
+      ["git reflog expire --all", ["git", "reflog", "expire", "--all"]],
+      ["git stash list -p", ["git", "stash", "list", "--no-ext-diff", "--no-textconv", "-p"]],
+      ["git stash push", ["git", "stash", "push"]],
       ["git status", ["git", "status"]],
     ] as const
   ) {

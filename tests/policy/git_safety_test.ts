@@ -131,6 +131,66 @@ Deno.test("git hardening stops a planted textconv driver on git log -p", async (
   }, "git log -p");
 });
 
+async function plantTextconv(repo: Repo): Promise<void> {
+  await setConfig(repo, "diff.evil.textconv", repo.evil);
+  await Deno.writeTextFile(`${repo.dir}/.git/info/attributes`, "*.txt diff=evil\n");
+  ok((await run(repo.dir, ["commit", "-qam", "two"])).success);
+  await Deno.writeTextFile(`${repo.dir}/f.txt`, "three\n");
+  ok((await run(repo.dir, ["stash", "-q"])).success);
+}
+
+for (
+  const raw of [
+    "git show",
+    "git log -G two",
+    "git reflog -p",
+    "git stash list -p",
+  ]
+) {
+  Deno.test(`git hardening stops a planted textconv driver on ${raw}`, async () => {
+    await plantedConfigCase(plantTextconv, raw);
+  });
+}
+
+for (const raw of ["git status -vv", "git commit -v -a"]) {
+  Deno.test(`evaluateCommand() refuses ${raw}, whose diff runs textconv and takes no --no-textconv`, async () => {
+    const repo = await makeRepo();
+    try {
+      await plantTextconv(repo);
+      await Deno.writeTextFile(`${repo.dir}/f.txt`, "four\n");
+      await run(repo.dir, raw.split(" ").slice(1));
+      ok(await exists(repo.canary), "plain git runs the driver here");
+      await Deno.remove(repo.canary);
+      const decision = evaluateCommand(raw, repo.policy);
+      ok(!decision.ok);
+      equal(decision.code, "POLICY_DENIED");
+      ok(decision.reason.includes('guard "git-verbose-diff"'), decision.reason);
+    } finally {
+      await Deno.remove(repo.dir, { recursive: true });
+    }
+  });
+}
+
+Deno.test("guard git-help stops a planted man.viewer that hardening alone would not", async () => {
+  const repo = await makeRepo();
+  try {
+    await setConfig(repo, "man.viewer", "evil");
+    await setConfig(repo, "man.evil.cmd", repo.evil);
+    const raw = "git status --help";
+    const decision = evaluateCommand(raw, repo.policy);
+    ok(!decision.ok);
+    ok(decision.reason.includes('guard "git-help"'), decision.reason);
+    const relaxed = Object.freeze({ ...repo.policy, disabledGuards: new Set(["git-help"]) });
+    const allowed = evaluateCommand(raw, relaxed);
+    ok(allowed.ok);
+    const hardening = commandHardening(allowed.command);
+    await run(repo.dir, [...hardening.prependArgs, ...allowed.argv.slice(1)], hardening.env);
+    ok(await exists(repo.canary), "without the guard the configured viewer runs");
+  } finally {
+    await Deno.remove(repo.dir, { recursive: true });
+  }
+});
+
 Deno.test("git hardening stops a planted core.editor on git commit without -m", async () => {
   await plantedConfigCase((repo) => setConfig(repo, "core.editor", repo.evil), "git commit -a");
 });
