@@ -21,7 +21,7 @@
 import { looksLikePath } from "../policy/mod.ts";
 import { posix } from "node:path";
 import { isInside } from "./is_inside.ts";
-import { resolveFollowingSymlinks } from "./resolve.ts";
+import { isMissing, resolveFollowingSymlinks } from "./resolve.ts";
 import type { JailResult } from "./types.ts";
 
 function escape(reason: string): JailResult<void> {
@@ -33,9 +33,7 @@ async function namesExistingEntry(cwd: string, word: string): Promise<boolean | 
     await Deno.lstat(posix.join(cwd, word));
     return true;
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
-      return false;
-    }
+    if (isMissing(error)) return false;
     return error instanceof Error ? error.name : "unknown error";
   }
 }

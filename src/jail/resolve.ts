@@ -36,8 +36,14 @@ function segmentsOf(path: string): string[] {
   return path.split("/").filter((segment) => segment !== "" && segment !== ".");
 }
 
-function isMissing(error: unknown): boolean {
-  return error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory;
+/**
+ * Errors that mean "no entry here": the kernel would fail the same open, so
+ * the rest of the path is applied lexically. A name too long to exist
+ * (ENAMETOOLONG, e.g. a long grep pattern) is one of them.
+ */
+export function isMissing(error: unknown): boolean {
+  return error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory ||
+    (error instanceof Error && (error as { code?: unknown }).code === "ENAMETOOLONG");
 }
 
 function describeError(error: unknown): string {

@@ -6,8 +6,9 @@
  * 1. split the text (shell syntax refused, unbalanced quotes a parse error);
  * 2. resolve the command word (spelling, denylist first, allowlist, same-file
  *    check for paths);
- * 3. the built-in escape-hatch guards;
- * 4. the operator's `[[rules]]`.
+ * 3. the operator's `[[rules]]` (first, so a refusal names the operator's
+ *    own rule when both apply);
+ * 4. the built-in escape-hatch guards.
  *
  * The text is read once, as the string the caller snapshotted; the argv in
  * the decision is what runs and is never split again.
@@ -65,9 +66,6 @@ export function evaluateCommand(
   const args = argv.slice(1);
   const names = [...new Set([command.name, basenameOf(command.realPath)])];
 
-  const guardHit = findGuardHit(names, args, policy.disabledGuards);
-  if (guardHit !== null) return deny(describeGuardHit(first.text, guardHit), argv);
-
   const ruleHit = findRuleHit(command.name, args, policy.rules);
   if (ruleHit !== null) {
     return deny(
@@ -75,6 +73,9 @@ export function evaluateCommand(
       argv,
     );
   }
+
+  const guardHit = findGuardHit(names, args, policy.disabledGuards);
+  if (guardHit !== null) return deny(describeGuardHit(first.text, guardHit), argv);
 
   const runArgs = isGit(command) && !policy.disabledGuards.has("git-diff-drivers")
     ? gitDiffSafetyArgs(args)

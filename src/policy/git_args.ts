@@ -17,7 +17,67 @@ const GLOBAL_WITH_VALUE = new Set([
   "--super-prefix",
   "--config-env",
   "--attr-source",
+  "--shallow-file",
 ]);
+
+/** Global options that take no separate value (git.c `handle_options`, git 2.39-2.47). */
+const GLOBAL_FLAGS = new Set([
+  "-p",
+  "--paginate",
+  "-P",
+  "--no-pager",
+  "--no-replace-objects",
+  "--bare",
+  "--literal-pathspecs",
+  "--no-literal-pathspecs",
+  "--glob-pathspecs",
+  "--noglob-pathspecs",
+  "--icase-pathspecs",
+  "--no-optional-locks",
+  "--no-lazy-fetch",
+  "--no-advice",
+  "--html-path",
+  "--man-path",
+  "--info-path",
+  "--exec-path",
+  "-v",
+  "--version",
+  "-h",
+  "--help",
+]);
+
+/** Global options accepted as `--name=value`. */
+const GLOBAL_WITH_ATTACHED_VALUE = [
+  "--git-dir=",
+  "--work-tree=",
+  "--namespace=",
+  "--super-prefix=",
+  "--config-env=",
+  "--exec-path=",
+  "--list-cmds=",
+  "--attr-source=",
+  "--shallow-file=",
+];
+
+/**
+ * The first global option git.c would not recognise, or null. An unknown
+ * one might take a value, which would make us mistake the value for the
+ * subcommand, so the guard that checks subcommands refuses it.
+ */
+export function unknownGlobalOption(args: readonly string[]): string | null {
+  for (let index = 0; index < args.length; index++) {
+    const word = args[index] as string;
+    if (!word.startsWith("-")) return null;
+    if (GLOBAL_WITH_VALUE.has(word)) {
+      index++;
+      continue;
+    }
+    if (GLOBAL_FLAGS.has(word)) continue;
+    if (GLOBAL_WITH_ATTACHED_VALUE.some((prefix) => word.startsWith(prefix))) continue;
+    return word;
+  }
+  return null;
+}
 
 /** git's argv, split at the subcommand. */
 export interface GitArgs {

@@ -6,7 +6,7 @@
 
 import { awkInvocation, findAwkProgramDanger } from "./awk_program.ts";
 import { matchFlag } from "./flags.ts";
-import { splitGitArgs } from "./git_args.ts";
+import { splitGitArgs, unknownGlobalOption } from "./git_args.ts";
 import { type FlagScope, type Guard, type GuardMatch, GUARDS } from "./guards.ts";
 import { findSedScriptDanger, sedScripts } from "./sed_script.ts";
 
@@ -58,6 +58,14 @@ function findMatch(match: GuardMatch, args: readonly string[]): Found {
       return operand === undefined ? null : { what: `"${match.subcommand} ${operand}"`, why: null };
     }
     case "git-subcommand-allowlist": {
+      const unknown = unknownGlobalOption(args);
+      if (unknown !== null) {
+        return {
+          what: `the global option "${unknown}"`,
+          why:
+            "is not a git global option htmcp knows, so it cannot tell which word is the subcommand",
+        };
+      }
       const git = splitGitArgs(args);
       if (git.subcommand === null || match.allowed.includes(git.subcommand)) return null;
       return { what: `the subcommand "${git.subcommand}"`, why: null };

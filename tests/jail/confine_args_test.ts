@@ -16,6 +16,8 @@ const INSIDE: readonly string[] = [
   "pattern-not-a-file",
   "-la",
   "https://example.com/a/b",
+  "x".repeat(300),
+  `sub/${"y".repeat(300)}/z`,
 ];
 
 for (const candidate of INSIDE) {
@@ -66,6 +68,7 @@ const OUTSIDE: readonly (readonly [string, (jailBase: string) => string, RegExp]
   ["a home-relative path", () => "~/.ssh/id_rsa", /home folder/],
   ["a symlink loop", () => "loop-a", /cannot be shown|levels/],
   ["a symlink loop reached through a slash", () => "./loop-a/x", /cannot be shown|levels/],
+  ["a too-long name followed by a way out", () => `${"y".repeat(300)}/../../x`, /outside the jail/],
 ];
 
 for (const [what, candidate, reason] of OUTSIDE) {
