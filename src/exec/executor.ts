@@ -10,7 +10,7 @@
  */
 import type { Policy, ResolvedCommand } from "../config/types.ts";
 import { commandHardening } from "../policy/mod.ts";
-import { jailRootRefusal, SANDBOX_UID } from "../sandbox/mod.ts";
+import { detectHostLayout, jailRootRefusal, SANDBOX_UID } from "../sandbox/mod.ts";
 import {
   chainTools,
   DEFAULT_LAUNCHER_TOOLS,
@@ -57,7 +57,7 @@ export async function createExecutor(
 ): Promise<CreateExecutorResult> {
   const tools: LauncherTools = Object.freeze({ ...DEFAULT_LAUNCHER_TOOLS, ...options.tools });
   const probes: ProbeResult[] = [];
-  const uid = await probeServerUid(tools.setpriv);
+  const uid = await probeServerUid(tools.unshare, tools.setpriv);
   if (!uid.ok) {
     return {
       ok: false,
@@ -67,9 +67,10 @@ export async function createExecutor(
   probes.push({
     name: "launcher",
     ok: true,
-    detail: `${tools.setpriv} runs; server uid ${uid.uid}`,
+    detail: `${tools.unshare} runs; server uid ${uid.uid}`,
   });
   const serverIsRoot = uid.uid === 0;
+  const layout = detectHostLayout();
   const basePlan = (privilege: NamespacePrivilege, mode: "none" | "bwrap"): LaunchPlan => ({
     mode,
     privilege,
@@ -77,6 +78,7 @@ export async function createExecutor(
     tools,
     backstopMs: policy.limits.timeoutMs + BACKSTOP_SLACK_MS,
     limits: policy.limits,
+    layout,
   });
 
   const requested = policy.sandbox.mode;
@@ -136,7 +138,7 @@ export async function createExecutor(
   const description: ExecutorDescription = Object.freeze({
     requestedMode: requested,
     mode: plan.mode,
-    launcherPath: tools.setpriv,
+    launcherPath: tools.unshare,
     chain: Object.freeze(chainTools(plan)),
     serverUid: uid.uid,
     commandUid: plan.mode === "bwrap" && serverIsRoot ? SANDBOX_UID : uid.uid,
@@ -202,6 +204,6 @@ class ContainedExecutor implements Executor {
   }
 
   launcherPaths(): string[] {
-    return [this.#settings.plan.tools.setpriv];
+    return [this.#settings.plan.tools.unshare];
   }
 }

@@ -10,16 +10,19 @@
  * exit only after all of them are reaped. So:
  *
  * ```
- * setpriv --pdeathsig KILL      dies if the server dies (SIGKILL included)
- *  unshare --pid                 children of the next process start a new PID namespace
+ * unshare --pid                 children of the next process start a new PID
+ *   [--setuid=65534 --setgid=65534]   namespace; bwrap mode under a root server
+ *                                     also drops to nobody here (one exec less)
+ *  setpriv --pdeathsig KILL      dies if the server dies (SIGKILL included);
+ *                                set after the uid change, which would clear it
  *   timeout --foreground -s KILL  parent of that namespace's init. On SIGALRM
  *                                 (our kill request) or its own backstop it
  *                                 SIGKILLs the init and waits for it: when it
  *                                 exits, the namespace is empty and reaped.
  *    [ns init] none:  setpriv --pdeathsig KILL --no-new-privs
- *                      timeout --foreground 0   a plain waiter that reaps
- *              bwrap: setpriv --reuid 65534 (root server only)
- *                      bwrap ... --unshare-pid  (its init reaps; nested namespace)
+ *                      timeout --foreground 0   a plain waiter
+ *              bwrap: bwrap --die-with-parent ... --unshare-pid
+ *                      (nested namespace; bwrap's own init reaps inside)
  *     prlimit ... --    rlimits (only when a limit is set)
  *      COMMAND ARGS     the allowlisted absolute path, argv verbatim
  * ```
@@ -30,7 +33,14 @@
  * @module
  */
 import type { Limits, Policy } from "../config/types.ts";
-import { buildBwrapArgs, rlimitPrefix, SANDBOX_GID, SANDBOX_UID } from "../sandbox/mod.ts";
+import {
+  buildBwrapArgs,
+  type HostLayout,
+  rlimitPrefix,
+  SANDBOX_GID,
+  SANDBOX_UID,
+  UNKNOWN_LAYOUT,
+} from "../sandbox/mod.ts";
 
 /** Absolute paths of the launcher tools (util-linux, coreutils, bubblewrap). */
 export interface LauncherTools {
@@ -61,12 +71,14 @@ export type NamespacePrivilege = "root" | "user";
 export interface LaunchPlan {
   readonly mode: "none" | "bwrap";
   readonly privilege: NamespacePrivilege;
-  /** True when the server runs as uid 0: bwrap mode then drops to 65534 first. */
+  /** True when the server runs as uid 0: bwrap mode then drops to 65534 in `unshare`. */
   readonly serverIsRoot: boolean;
   readonly tools: LauncherTools;
   /** `timeout`'s own deadline, a backstop should the server's timer never fire. */
   readonly backstopMs: number;
   readonly limits: Limits;
+  /** Which system folders are symlinks into `/usr` (bwrap mode); default: unknown. */
+  readonly layout?: HostLayout;
 }
 
 /** What to run: the policy-resolved binary, its argv, and the cwd. */
@@ -76,13 +88,22 @@ export interface LaunchTarget {
   readonly cwd: string;
 }
 
-/** The contained argv: `[head, ...rest]`; Deno spawns `head` with `rest`. */
+/** The contained argv: `[head, ...rest]`; Deno spawns `head` (`tools.unshare`) with `rest`. */
 export function buildLaunchArgv(plan: LaunchPlan, policy: Policy, target: LaunchTarget): string[] {
   const { tools } = plan;
-  const head = [tools.setpriv, "--pdeathsig", "KILL", "--", tools.unshare];
+  const head = [tools.unshare];
   if (plan.privilege === "user") head.push("--user", "--map-current-user");
+  head.push("--pid");
+  if (plan.mode === "bwrap" && plan.serverIsRoot) {
+    // unshare changes uid after creating the namespace (which needs root) and
+    // clears supplementary groups with the gid change.
+    head.push(`--setuid=${SANDBOX_UID}`, `--setgid=${SANDBOX_GID}`);
+  }
   head.push(
-    "--pid",
+    "--",
+    tools.setpriv,
+    "--pdeathsig",
+    "KILL",
     "--",
     tools.timeout,
     "--foreground",
@@ -106,20 +127,10 @@ export function buildLaunchArgv(plan: LaunchPlan, policy: Policy, target: Launch
       ...command,
     ];
   }
-  const drop = plan.serverIsRoot
-    ? [
-      tools.setpriv,
-      `--reuid=${SANDBOX_UID}`,
-      `--regid=${SANDBOX_GID}`,
-      "--clear-groups",
-      "--",
-    ]
-    : [];
   return [
     ...head,
-    ...drop,
     tools.bwrap,
-    ...buildBwrapArgs(policy, { cwd: target.cwd }),
+    ...buildBwrapArgs(policy, { cwd: target.cwd }, plan.layout ?? UNKNOWN_LAYOUT),
     "--",
     ...command,
   ];
@@ -128,12 +139,9 @@ export function buildLaunchArgv(plan: LaunchPlan, policy: Policy, target: Launch
 /** Every tool the chain of `plan` executes, in order (for `describe()`). */
 export function chainTools(plan: LaunchPlan): string[] {
   const { tools } = plan;
-  const out = [tools.setpriv, tools.unshare, tools.timeout];
+  const out = [tools.unshare, tools.setpriv, tools.timeout];
   if (plan.mode === "none") out.push(tools.setpriv, tools.timeout);
-  else {
-    if (plan.serverIsRoot) out.push(tools.setpriv);
-    out.push(tools.bwrap);
-  }
+  else out.push(tools.bwrap);
   if (rlimitPrefix(plan.limits, tools.prlimit).length > 0) out.push(tools.prlimit);
   return out;
 }

@@ -18,15 +18,18 @@ export const PROBE_SHELL = "/bin/sh";
 const PROBE_TIMEOUT_MS = 5_000;
 
 /**
- * Reads the server's uid through the launcher head itself (`setpriv --dump`),
- * which also proves Deno may spawn it. `Deno.uid()` would need `--allow-sys`.
+ * Reads the server's uid through the launcher head itself
+ * (`unshare -- setpriv --dump`: no namespace, just exec), which also proves
+ * Deno may spawn the head and that both util-linux tools exist.
+ * `Deno.uid()` would need `--allow-sys`.
  */
 export async function probeServerUid(
+  unshare: string,
   setpriv: string,
 ): Promise<{ ok: true; uid: number } | { ok: false; detail: string }> {
   try {
-    const output = await new Deno.Command(setpriv, {
-      args: ["--dump"],
+    const output = await new Deno.Command(unshare, {
+      args: ["--", setpriv, "--dump"],
       clearEnv: true,
       stdin: "null",
       stdout: "piped",
@@ -35,17 +38,18 @@ export async function probeServerUid(
     const text = new TextDecoder().decode(output.stdout);
     const match = /^uid: (\d+)$/m.exec(text);
     if (!output.success || match === null) {
-      return { ok: false, detail: `"${setpriv} --dump" did not report a uid` };
+      const said = new TextDecoder().decode(output.stderr).split("\n", 1)[0]?.trim();
+      return { ok: false, detail: said || `"${setpriv} --dump" did not report a uid` };
     }
     return { ok: true, uid: Number(match[1]) };
   } catch (error) {
     if (error instanceof Deno.errors.NotCapable) {
-      return { ok: false, detail: `Deno's permissions do not allow running ${setpriv}` };
+      return { ok: false, detail: `Deno's permissions do not allow running ${unshare}` };
     }
     if (error instanceof Deno.errors.NotFound) {
-      return { ok: false, detail: `${setpriv} (util-linux) is missing` };
+      return { ok: false, detail: `${unshare} (util-linux) is missing` };
     }
-    return { ok: false, detail: `${setpriv} could not be started` };
+    return { ok: false, detail: `${unshare} could not be started` };
   }
 }
 

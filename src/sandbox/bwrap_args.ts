@@ -52,35 +52,37 @@ export const SYSTEM_DIRS: readonly string[] = Object.freeze([
 ]);
 
 /**
- * The minimal `/etc`: name resolution, the dynamic loader, locale/time,
- * TLS roots, Debian alternatives (`/usr/bin/awk` is a symlink through
- * `/etc/alternatives`). Never `shadow`, `gshadow`, `sudoers`, `ssh`, or
- * anything holding a secret; `passwd`/`group` hold names, not hashes.
+ * The minimal `/etc`: users and groups by name, name resolution, the dynamic
+ * loader's cache, local time, TLS roots, and Debian alternatives
+ * (`/usr/bin/awk` is a symlink through `/etc/alternatives`). Never `shadow`,
+ * `gshadow`, `sudoers`, `ssh`, or anything holding a secret; `passwd` and
+ * `group` hold names, not hashes. Kept short: every bind costs a mount per call.
  */
 export const ETC_FILES: readonly string[] = Object.freeze([
   "/etc/passwd",
   "/etc/group",
   "/etc/nsswitch.conf",
   "/etc/hosts",
-  "/etc/host.conf",
   "/etc/resolv.conf",
-  "/etc/gai.conf",
-  "/etc/protocols",
-  "/etc/services",
   "/etc/ld.so.cache",
-  "/etc/ld.so.conf",
-  "/etc/ld.so.conf.d",
   "/etc/localtime",
-  "/etc/timezone",
   "/etc/alternatives",
   "/etc/ssl",
-  "/etc/ca-certificates",
-  "/etc/magic",
-  "/etc/magic.mime",
-  "/etc/mime.types",
-  "/etc/os-release",
-  "/etc/debian_version",
 ]);
+
+/**
+ * How the host lays out its system folders: on merged-/usr systems `/bin`,
+ * `/lib`... are symlinks into `/usr`, which the sandbox recreates as
+ * symlinks (free) instead of bind mounts (one mount each). Gathered once at
+ * startup; a folder missing from the map is bound read-only if it exists.
+ */
+export interface HostLayout {
+  /** System folder -> its symlink target inside `/usr` (`"/bin"` -> `"usr/bin"`). */
+  readonly usrSymlinks: ReadonlyMap<string, string>;
+}
+
+/** A layout that assumes nothing: every system folder is bound if present. */
+export const UNKNOWN_LAYOUT: HostLayout = Object.freeze({ usrSymlinks: new Map() });
 
 /** What differs per call. */
 export interface SandboxRequest {
@@ -94,12 +96,17 @@ export interface SandboxRequest {
  *
  * @param policy The loaded policy (jail root, `[sandbox] network`).
  * @param request The per-call part.
+ * @param layout Which system folders are symlinks into `/usr` on this host.
  * @returns bwrap options, in the order bwrap must apply them.
  * @throws {RangeError} When the jail root is `/` or a system folder the
  *   sandbox binds read-only: binding it read-write would undo the sandbox.
  *   The executor checks this at startup, so it is a bug if reached later.
  */
-export function buildBwrapArgs(policy: Policy, request: SandboxRequest): string[] {
+export function buildBwrapArgs(
+  policy: Policy,
+  request: SandboxRequest,
+  layout: HostLayout = UNKNOWN_LAYOUT,
+): string[] {
   const jail = policy.jailRoot;
   const refusal = jailRootRefusal(jail);
   if (refusal !== null) throw new RangeError(refusal);
@@ -120,7 +127,11 @@ export function buildBwrapArgs(policy: Policy, request: SandboxRequest): string[
   ];
   if (!policy.sandbox.network) args.push("--unshare-net");
   args.push("--ro-bind", "/usr", "/usr");
-  for (const dir of SYSTEM_DIRS) args.push("--ro-bind-try", dir, dir);
+  for (const dir of SYSTEM_DIRS) {
+    const target = layout.usrSymlinks.get(dir);
+    if (target !== undefined && isUsrTarget(target)) args.push("--symlink", target, dir);
+    else args.push("--ro-bind-try", dir, dir);
+  }
   for (const file of ETC_FILES) args.push("--ro-bind-try", file, file);
   args.push(
     "--proc",
@@ -159,4 +170,15 @@ export function jailRootRefusal(jailRoot: string): string | null {
     }
   }
   return null;
+}
+
+/**
+ * True for a symlink target that stays inside the read-only `/usr`
+ * (`usr/lib64`, `/usr/bin`): only those are recreated as symlinks, so a
+ * strange host layout can never point the sandbox at a folder we do not bind.
+ */
+export function isUsrTarget(target: string): boolean {
+  const path = target.startsWith("/") ? target.slice(1) : target;
+  return /^usr\/[A-Za-z0-9_.+-]+(?:\/[A-Za-z0-9_.+-]+)*$/.test(path) &&
+    !path.split("/").includes("..");
 }

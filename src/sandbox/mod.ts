@@ -7,11 +7,15 @@
 export {
   buildBwrapArgs,
   ETC_FILES,
+  type HostLayout,
+  isUsrTarget,
   jailRootRefusal,
   SANDBOX_GID,
   SANDBOX_HOSTNAME,
   SANDBOX_UID,
   type SandboxRequest,
   SYSTEM_DIRS,
+  UNKNOWN_LAYOUT,
 } from "./bwrap_args.ts";
+export { detectHostLayout } from "./host_layout.ts";
 export { CPU_HARD_GRACE_SECONDS, prlimitOptions, rlimitPrefix } from "./rlimits.ts";

@@ -220,11 +220,11 @@ Deno.test("createExecutor() fails loudly when the launcher is missing", async ()
   }
 });
 
-Deno.test("createExecutor() fails loudly when the PID namespace cannot be created", async () => {
+Deno.test("createExecutor() fails loudly when the waiting launcher cannot run", async () => {
   const jail = await makeJail();
   try {
     const policy = makePolicy({ jailRoot: jail });
-    const built = await createExecutor(policy, { tools: { unshare: "/nonexistent/unshare" } });
+    const built = await createExecutor(policy, { tools: { timeout: "/nonexistent/timeout" } });
     assert.equal(built.ok, false);
     assert.ok(!built.ok && /process-tree containment/.test(built.message), JSON.stringify(built));
   } finally {
@@ -236,12 +236,12 @@ Deno.test("run() returns CONTAINMENT_UNAVAILABLE and runs nothing when the chain
   const jail = await makeJail();
   const tools = await Deno.makeTempDir();
   try {
-    await Deno.copyFile("/usr/bin/unshare", `${tools}/unshare`);
-    await Deno.chmod(`${tools}/unshare`, 0o755);
+    await Deno.copyFile("/usr/bin/timeout", `${tools}/timeout`);
+    await Deno.chmod(`${tools}/timeout`, 0o755);
     const policy = makePolicy({ jailRoot: jail, allow: ["sh"] });
-    const built = await createExecutor(policy, { tools: { unshare: `${tools}/unshare` } });
+    const built = await createExecutor(policy, { tools: { timeout: `${tools}/timeout` } });
     assert.ok(built.ok);
-    await Deno.remove(`${tools}/unshare`);
+    await Deno.remove(`${tools}/timeout`);
     const out = await built.executor.run({
       callId: "1",
       command: policy.allowlist.get("sh")!,
@@ -264,8 +264,8 @@ Deno.test("describe() and launcherPaths() name the launcher the server must be a
   try {
     const d = s.executor.describe();
     assert.equal(d.mode, "none");
-    assert.equal(d.launcherPath, "/usr/bin/setpriv");
-    assert.deepEqual(s.executor.launcherPaths(), ["/usr/bin/setpriv"]);
+    assert.equal(d.launcherPath, "/usr/bin/unshare");
+    assert.deepEqual(s.executor.launcherPaths(), ["/usr/bin/unshare"]);
     assert.ok(d.probes.every((p) => p.ok));
     assert.match(d.summary, /containment only/);
   } finally {
@@ -274,7 +274,7 @@ Deno.test("describe() and launcherPaths() name the launcher the server must be a
 });
 
 Deno.test("run() returns RUNTIME_DENIED when Deno's permissions refuse the launcher", async () => {
-  // A child Deno with a run grant for setpriv builds the executor, then gives
+  // A child Deno with a run grant for the launcher builds the executor, then gives
   // the grant up: the next spawn is refused by the permission layer.
   const jail = await makeJail();
   try {
@@ -294,7 +294,7 @@ Deno.test("run() returns RUNTIME_DENIED when Deno's permissions refuse the launc
         "eval",
         "--no-prompt",
         "--allow-read",
-        "--allow-run=/usr/bin/setpriv",
+        "--allow-run=/usr/bin/unshare",
         script,
       ],
       stdout: "piped",

@@ -24,15 +24,15 @@ function plan(over: Partial<LaunchPlan> = {}): LaunchPlan {
   };
 }
 
-Deno.test("buildLaunchArgv() starts with setpriv, dies with the server, and opens a PID namespace", () => {
+Deno.test("buildLaunchArgv() opens a PID namespace, dies with the server, and waits in timeout", () => {
   const argv = buildLaunchArgv(plan(), policy, target);
   assert.deepEqual(argv.slice(0, 14), [
+    "/usr/bin/unshare",
+    "--pid",
+    "--",
     "/usr/bin/setpriv",
     "--pdeathsig",
     "KILL",
-    "--",
-    "/usr/bin/unshare",
-    "--pid",
     "--",
     "/usr/bin/timeout",
     "--foreground",
@@ -65,7 +65,7 @@ Deno.test("buildLaunchArgv() in none mode puts a waiting init with no_new_privs 
 
 Deno.test("buildLaunchArgv() uses a user namespace when the server cannot unshare a PID namespace itself", () => {
   const argv = buildLaunchArgv(plan({ privilege: "user", serverIsRoot: false }), policy, target);
-  assert.deepEqual(argv.slice(4, 9), [
+  assert.deepEqual(argv.slice(0, 5), [
     "/usr/bin/unshare",
     "--user",
     "--map-current-user",
@@ -74,12 +74,19 @@ Deno.test("buildLaunchArgv() uses a user namespace when the server cannot unshar
   ]);
 });
 
-Deno.test("buildLaunchArgv() in bwrap mode drops a root server to uid 65534 before bwrap", () => {
+Deno.test("buildLaunchArgv() in bwrap mode drops a root server to 65534 before pdeathsig is set", () => {
   const argv = buildLaunchArgv(plan({ mode: "bwrap" }), policy, target);
-  const drop = argv.indexOf("--reuid=65534");
-  assert.ok(drop > 0);
-  assert.ok(argv.includes("--regid=65534") && argv.includes("--clear-groups"));
-  assert.ok(argv.indexOf("/usr/bin/bwrap") > drop);
+  assert.deepEqual(argv.slice(0, 8), [
+    "/usr/bin/unshare",
+    "--pid",
+    "--setuid=65534",
+    "--setgid=65534",
+    "--",
+    "/usr/bin/setpriv",
+    "--pdeathsig",
+    "KILL",
+  ]);
+  assert.ok(argv.indexOf("/usr/bin/bwrap") > argv.indexOf("/usr/bin/timeout"));
   const sep = argv.lastIndexOf("--");
   assert.deepEqual(argv.slice(sep + 1), ["/usr/bin/ls", "-la", "; rm -rf /"]);
 });
@@ -90,7 +97,12 @@ Deno.test("buildLaunchArgv() in bwrap mode does not drop privileges a non-root s
     policy,
     target,
   );
-  assert.ok(!argv.some((a) => a.startsWith("--reuid")));
+  assert.ok(!argv.some((a) => a.startsWith("--setuid") || a.startsWith("--reuid")));
+});
+
+Deno.test("buildLaunchArgv() in none mode never changes the uid", () => {
+  const argv = buildLaunchArgv(plan(), policy, target);
+  assert.ok(!argv.some((a) => a.startsWith("--setuid") || a.startsWith("--reuid")));
 });
 
 Deno.test("buildLaunchArgv() wraps the command in prlimit only when a limit is set", () => {
@@ -114,10 +126,9 @@ Deno.test("buildLaunchArgv() wraps the command in prlimit only when a limit is s
 
 Deno.test("chainTools() lists every binary of the chain in exec order", () => {
   assert.deepEqual(chainTools(plan({ mode: "bwrap" })), [
-    "/usr/bin/setpriv",
     "/usr/bin/unshare",
-    "/usr/bin/timeout",
     "/usr/bin/setpriv",
+    "/usr/bin/timeout",
     "/usr/bin/bwrap",
   ]);
 });

@@ -1,0 +1,111 @@
+/**
+ * Per-call cost of running a command, side by side in one run: a bare
+ * `Deno.Command` spawn (the physical floor), the executor with process-tree
+ * containment only (`[sandbox] mode = "none"`), and the executor with the
+ * bubblewrap sandbox (`mode = "bwrap"`). Samples are interleaved (one of
+ * each per round) so machine load affects all three alike.
+ *
+ * @module
+ */
+import { createExecutor, type Executor } from "../src/exec/mod.ts";
+import type { Policy } from "../src/config/types.ts";
+import { makePolicy, resolveOnPath } from "../tests/_helpers/policy.ts";
+
+/** Figures from one run, in milliseconds. */
+export interface SpawnCostFigures {
+  readonly n: number;
+  readonly directP50Ms: number;
+  readonly directP95Ms: number;
+  readonly containedP50Ms: number;
+  readonly containedP95Ms: number;
+  readonly sandboxP50Ms: number;
+  readonly sandboxP95Ms: number;
+  /** containedP50Ms - directP50Ms */
+  readonly containedExtraP50Ms: number;
+  /** sandboxP50Ms - directP50Ms (the issue's target: at most 10 ms) */
+  readonly sandboxExtraP50Ms: number;
+  /** Time `createExecutor` took (startup probes), per mode. */
+  readonly containedStartupMs: number;
+  readonly sandboxStartupMs: number;
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
+}
+
+async function build(policy: Policy): Promise<{ executor: Executor; ms: number }> {
+  const started = performance.now();
+  const built = await createExecutor(policy);
+  if (!built.ok) throw new Error(built.message);
+  return { executor: built.executor, ms: performance.now() - started };
+}
+
+/**
+ * Runs `/usr/bin/true` `n` times each way (after 5 warm-up rounds) and returns
+ * p50/p95 wall time per call, spawn to reap, output captured.
+ *
+ * @param n rounds (one call of each kind per round)
+ * @returns the figures; the temp jail is removed
+ */
+export async function measureSpawnCosts(n: number): Promise<SpawnCostFigures> {
+  const jail = await Deno.makeTempDir({ prefix: "htmcp-bench-" });
+  await Deno.chmod(jail, 0o777); // the sandbox user (65534) must enter it
+  try {
+    const base = makePolicy({ jailRoot: jail, allow: ["true"] });
+    const contained = await build({ ...base, sandbox: { mode: "none", network: false } });
+    const sandboxed = await build({ ...base, sandbox: { mode: "bwrap", network: false } });
+    const command = resolveOnPath("true");
+    const request = {
+      callId: "bench",
+      command,
+      args: [],
+      cwd: base.jailRoot,
+      redact: (t: string) => t,
+    };
+    const direct = async () => {
+      await new Deno.Command(command.path, {
+        cwd: base.jailRoot,
+        clearEnv: true,
+        env: base.childEnv,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+        detached: true,
+      }).output();
+    };
+    const kinds: Array<[number[], () => Promise<unknown>]> = [
+      [[], direct],
+      [[], () => contained.executor.run(request)],
+      [[], () => sandboxed.executor.run(request)],
+    ];
+    for (let round = 0; round < n + 5; round++) {
+      for (const [samples, call] of kinds) {
+        const started = performance.now();
+        await call();
+        if (round >= 5) samples.push(performance.now() - started);
+      }
+    }
+    await contained.executor.shutdown();
+    await sandboxed.executor.shutdown();
+    const [d, c, s] = kinds.map(([samples]) => samples.sort((a, b) => a - b)) as [
+      number[],
+      number[],
+      number[],
+    ];
+    return {
+      n,
+      directP50Ms: percentile(d, 50),
+      directP95Ms: percentile(d, 95),
+      containedP50Ms: percentile(c, 50),
+      containedP95Ms: percentile(c, 95),
+      sandboxP50Ms: percentile(s, 50),
+      sandboxP95Ms: percentile(s, 95),
+      containedExtraP50Ms: percentile(c, 50) - percentile(d, 50),
+      sandboxExtraP50Ms: percentile(s, 50) - percentile(d, 50),
+      containedStartupMs: contained.ms,
+      sandboxStartupMs: sandboxed.ms,
+    };
+  } finally {
+    await Deno.remove(jail, { recursive: true });
+  }
+}
