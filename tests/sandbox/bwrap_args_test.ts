@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import {
   buildBwrapArgs,
+  detectHostLayout,
   ETC_FILES,
+  isUsrTarget,
   jailRootRefusal,
   prlimitOptions,
 } from "../../src/sandbox/mod.ts";
@@ -100,4 +102,32 @@ Deno.test("prlimitOptions() maps each policy limit to its rlimit with equal soft
     }),
     ["--cpu=5:6", "--as=1000000", "--nproc=32", "--fsize=4096", "--nofile=64"],
   );
+});
+
+Deno.test("buildBwrapArgs() recreates merged-/usr folders as symlinks, binding the rest", () => {
+  const layout = {
+    usrSymlinks: new Map([["/bin", "usr/bin"], ["/lib64", "/usr/lib64"], ["/lib", "../etc"]]),
+  };
+  const a = buildBwrapArgs(base, { cwd: jail }, layout);
+  const links = operands(a, "--symlink", 2);
+  assert.deepEqual(links, [["usr/bin", "/bin"], ["/usr/lib64", "/lib64"]]);
+  // A target outside /usr is never trusted: that folder is bound read-only instead.
+  assert.ok(operands(a, "--ro-bind-try", 2).some(([src]) => src === "/lib"));
+});
+
+Deno.test("isUsrTarget() accepts only targets inside /usr", () => {
+  assert.equal(isUsrTarget("usr/bin"), true);
+  assert.equal(isUsrTarget("/usr/lib64"), true);
+  assert.equal(isUsrTarget("usr/../etc"), false);
+  assert.equal(isUsrTarget("/etc"), false);
+  assert.equal(isUsrTarget("usr"), false);
+});
+
+Deno.test("detectHostLayout() reads this host's merged-/usr symlinks", () => {
+  const layout = detectHostLayout();
+  if (Deno.lstatSync("/bin").isSymlink) assert.ok(layout.usrSymlinks.has("/bin"));
+  for (const [dir, target] of layout.usrSymlinks) {
+    assert.equal(Deno.readLinkSync(dir), target);
+    assert.ok(isUsrTarget(target));
+  }
 });
