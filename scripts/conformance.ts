@@ -20,6 +20,9 @@ import { fileURLToPath } from "node:url";
 /** The suite version the issue pins. */
 export const CONFORMANCE_PACKAGE = "npm:@modelcontextprotocol/conformance@0.1.16";
 
+/** `scripts/launch.ts`: runs `src/main.ts` under the generated permission set. */
+export const LAUNCH = fileURLToPath(new URL("./launch.ts", import.meta.url));
+
 /** The scenarios htmcp must pass (issue 4). */
 export const SCENARIOS: readonly string[] = Object.freeze([
   "server-initialize",
@@ -29,7 +32,6 @@ export const SCENARIOS: readonly string[] = Object.freeze([
   "dns-rebinding-protection",
 ]);
 
-const LAUNCH = fileURLToPath(new URL("./launch.ts", import.meta.url));
 const DENO = Deno.execPath();
 
 /** One scenario's outcome as the suite printed it. */
@@ -79,9 +81,13 @@ export interface CliServer {
  * `scripts/launch.ts` (the generated permission set) and resolves once it
  * prints the MCP URL.
  */
-export async function startCliServer(policy: string): Promise<CliServer> {
+export async function startCliServer(
+  policy: string,
+  env: Readonly<Record<string, string>> = {},
+): Promise<CliServer> {
   const child = new Deno.Command(DENO, {
     args: ["run", "-A", LAUNCH, "serve", "--policy", policy, "--http", "127.0.0.1:0"],
+    env: { ...env },
     stdin: "null",
     stdout: "null",
     stderr: "piped",
