@@ -8,8 +8,12 @@
  */
 import assert from "node:assert/strict";
 import type { SandboxMode } from "../../src/config/types.ts";
+import { buildLaunchArgv, DEFAULT_LAUNCHER_TOOLS, type LaunchPlan } from "../../src/exec/mod.ts";
+import { detectHostLayout } from "../../src/sandbox/mod.ts";
+import { makePolicy } from "../_helpers/policy.ts";
 import {
   assertAllReaped,
+  makeJail,
   procState,
   type Setup,
   setup,
@@ -17,7 +21,7 @@ import {
   waitForMarker,
 } from "../exec/_fixtures.ts";
 
-const MODES: readonly SandboxMode[] = ["none", "bwrap"];
+const MODES = ["none", "bwrap"] as const;
 /** Waits (inside the command) until the test has seen every process. */
 const WAIT_FOR_GO = "while [ ! -e go ]; do sleep 0.01; done";
 
@@ -159,3 +163,46 @@ Deno.test("a SIGKILLed server takes its commands' trees with it", async () => {
   }
   assertAllReaped(pids);
 });
+
+for (const mode of MODES) {
+  Deno.test(`[${mode}] SIGKILL of the launcher alone (the last resort) still ends the tree`, async () => {
+    const jail = await makeJail();
+    try {
+      const m = uniqueSleep();
+      const policy = makePolicy({ jailRoot: jail });
+      const plan: LaunchPlan = {
+        mode,
+        privilege: "root",
+        serverIsRoot: true,
+        tools: DEFAULT_LAUNCHER_TOOLS,
+        backstopMs: 60_000,
+        limits: policy.limits,
+        layout: detectHostLayout(),
+      };
+      const [head, ...rest] = buildLaunchArgv(plan, policy, {
+        path: "/bin/sh",
+        args: ["-c", `setsid sleep ${m} & sleep ${m}`],
+        cwd: policy.jailRoot,
+      });
+      const launcher = new Deno.Command(head!, {
+        args: rest,
+        cwd: policy.jailRoot,
+        stdin: "null",
+        stdout: "null",
+        stderr: "null",
+        detached: true,
+      }).spawn();
+      const pids = await waitForMarker(m, 2);
+      launcher.kill("SIGKILL");
+      await launcher.status;
+      // PR_SET_PDEATHSIG kills the namespace's init, the kernel the rest: asynchronously.
+      const deadline = performance.now() + 3_000;
+      while (performance.now() < deadline && pids.some((p) => procState(p) !== null)) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      assertAllReaped(pids);
+    } finally {
+      await Deno.remove(jail, { recursive: true });
+    }
+  });
+}
