@@ -39,7 +39,7 @@ export const RESULT_CODE_MEANINGS: Readonly<Record<ResultCode, string>> = Object
   TIMEOUT: "The command ran longer than limits.timeout_ms; its process tree was killed.",
   OUTPUT_TRUNCATED:
     "The command ran, but stdout or stderr exceeded limits.max_output_bytes and was cut (ok stays true).",
-  CWD_ESCAPE: "The requested working directory resolves outside the jail root.",
+  CWD_ESCAPE: "The requested working directory is not an existing folder inside the jail root.",
   PATH_ESCAPE: "An argument names a path that resolves outside the jail root.",
   EXECUTOR_ERROR: "The allowed command could not be started (for example the binary vanished).",
   RUNTIME_DENIED:

@@ -1,0 +1,80 @@
+/**
+ * Everything one server process shares across sessions: the frozen policy,
+ * the audit log, the redactor, the executor and the concurrency limiter.
+ * Built once at startup; any failure here stops the server before it serves.
+ *
+ * @module
+ */
+import type { Policy } from "../config/types.ts";
+import { AuditLog } from "../audit/mod.ts";
+import { createRedactor, type Redactor } from "../redact/mod.ts";
+import { createExecutor, type Executor } from "../exec/mod.ts";
+import { ConcurrencyLimiter } from "./limiter.ts";
+
+export interface ServerContext {
+  readonly policy: Policy;
+  readonly audit: AuditLog;
+  readonly redactor: Redactor;
+  readonly executor: Executor;
+  readonly limiter: ConcurrencyLimiter;
+  /**
+   * Registers a tool call in flight, so `close()` can wait for its outcome
+   * record before closing the log.
+   */
+  track<T>(call: Promise<T>): Promise<T>;
+  /** Kills running commands, waits for their outcome records, then closes the log. */
+  close(reason: string): Promise<void>;
+}
+
+export type ContextResult =
+  | { readonly ok: true; readonly context: ServerContext }
+  | { readonly ok: false; readonly message: string };
+
+/**
+ * Builds the shared context for `policy`.
+ *
+ * @returns The context, or one sentence saying which part could not start.
+ */
+export async function createServerContext(policy: Policy): Promise<ContextResult> {
+  const redactor = createRedactor(policy.redaction);
+  const opened = await AuditLog.open(policy.auditLog, policy.auditFailMode, {
+    redact: redactor.redact,
+  });
+  if (!opened.ok) return { ok: false, message: opened.reason };
+  const audit = opened.log;
+  const built = await createExecutor(policy);
+  if (!built.ok) {
+    await audit.close();
+    return { ok: false, message: built.message };
+  }
+  const executor = built.executor;
+  const limiter = new ConcurrencyLimiter(policy.limits.maxConcurrent);
+  const inflight = new Set<Promise<unknown>>();
+  let closing: Promise<void> | null = null;
+  const context: ServerContext = {
+    policy,
+    audit,
+    redactor,
+    executor,
+    limiter,
+    track(call) {
+      inflight.add(call);
+      const forget = () => inflight.delete(call);
+      call.then(forget, forget);
+      return call;
+    },
+    close(reason) {
+      // Idempotent: stdin EOF and a signal may both ask to close.
+      closing ??= (async () => {
+        await executor.shutdown();
+        // Killed commands return through their tool calls, which write the
+        // outcome records; only then may the log close.
+        await Promise.allSettled([...inflight]);
+        await audit.writeEvent("server_stop", { reason });
+        await audit.close();
+      })();
+      return closing;
+    },
+  };
+  return { ok: true, context: Object.freeze(context) };
+}

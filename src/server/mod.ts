@@ -1,0 +1,12 @@
+/**
+ * The MCP server surface: shared context, per-session server, limiter.
+ *
+ * @module
+ */
+export { type ContextResult, createServerContext, type ServerContext } from "./context.ts";
+export { createMcpServer } from "./mcp_server.ts";
+export { type AcquireResult, ConcurrencyLimiter, type Release } from "./limiter.ts";
+export { type CallerIdentity, type Scope, STDIO_CALLER } from "../tools/caller.ts";
+export { runCommandTool } from "../tools/run_command.ts";
+export { explainCommandTool } from "../tools/explain_command.ts";
+export { describePolicy } from "../tools/describe_policy.ts";

@@ -1,0 +1,31 @@
+/**
+ * Who is calling a tool, as the transport established it.
+ *
+ * @module
+ */
+
+/** OAuth scopes of the HTTP transport. */
+export type Scope = "shell:read" | "shell:execute";
+
+export interface CallerIdentity {
+  readonly transport: "stdio" | "http";
+  /** OAuth client id, or null for stdio and for unauthenticated loopback HTTP. */
+  readonly clientId: string | null;
+  /**
+   * Granted scopes, or null when the transport does not use scopes (stdio: the
+   * operator's own MCP client started this process, so it may use every tool).
+   */
+  readonly scopes: ReadonlySet<Scope> | null;
+}
+
+/** The stdio caller: the local operator's own client. */
+export const STDIO_CALLER: CallerIdentity = Object.freeze({
+  transport: "stdio",
+  clientId: null,
+  scopes: null,
+});
+
+/** True when `caller` may use a tool that needs `scope`. */
+export function hasScope(caller: CallerIdentity, scope: Scope): boolean {
+  return caller.scopes === null || caller.scopes.has(scope);
+}

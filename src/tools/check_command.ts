@@ -1,0 +1,79 @@
+/**
+ * The checks shared by `run_command` and `explain_command`: parse, policy,
+ * cwd jail, argument-path jail. Pure policy first, then the realpath-based
+ * jail, in that order, so a refused command never causes filesystem lookups
+ * of its arguments.
+ *
+ * @module
+ */
+import type { Policy, ResolvedCommand } from "../config/types.ts";
+import { evaluateCommand, pathArgumentCandidates } from "../policy/mod.ts";
+import { confineArgs, confineCwd } from "../jail/mod.ts";
+import type { ResultCode } from "../result/codes.ts";
+
+export type CheckResult =
+  | {
+    readonly ok: true;
+    readonly argv: readonly string[];
+    readonly command: ResolvedCommand;
+    readonly cwd: string;
+    readonly reason: string;
+  }
+  | {
+    readonly ok: false;
+    readonly code: ResultCode;
+    readonly reason: string;
+    readonly argv: readonly string[] | null;
+    readonly cwd: string | null;
+  };
+
+/**
+ * Decides whether `command` may run in `requestedCwd` under `policy`.
+ *
+ * @param policy The loaded policy.
+ * @param command The command text, already snapshotted.
+ * @param requestedCwd The cwd the caller asked for (undefined = jail root).
+ */
+export async function checkCommand(
+  policy: Policy,
+  command: string,
+  requestedCwd: string | undefined,
+): Promise<CheckResult> {
+  const decision = evaluateCommand(command, policy);
+  if (!decision.ok) {
+    return {
+      ok: false,
+      code: decision.code,
+      reason: decision.reason,
+      argv: decision.argv,
+      cwd: null,
+    };
+  }
+  const cwd = await confineCwd(policy.jailRoot, requestedCwd);
+  if (!cwd.ok) {
+    return { ok: false, code: cwd.code, reason: cwd.reason, argv: decision.argv, cwd: null };
+  }
+  if (policy.confineArgs) {
+    const confined = await confineArgs(
+      policy.jailRoot,
+      cwd.value,
+      pathArgumentCandidates(decision.argv),
+    );
+    if (!confined.ok) {
+      return {
+        ok: false,
+        code: confined.code,
+        reason: confined.reason,
+        argv: decision.argv,
+        cwd: cwd.value,
+      };
+    }
+  }
+  return {
+    ok: true,
+    argv: decision.argv,
+    command: decision.command,
+    cwd: cwd.value,
+    reason: decision.reason,
+  };
+}

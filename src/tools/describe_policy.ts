@@ -1,0 +1,78 @@
+/**
+ * `describe_policy`: what a model needs to choose commands well, and nothing
+ * an attacker could use: no secrets, no environment values, no audit path, and
+ * the jail's real path only when the operator opts in (`show_jail_path`).
+ *
+ * @module
+ */
+import { z } from "zod";
+import type { Policy } from "../config/types.ts";
+import { activeGuardSummaries } from "../policy/mod.ts";
+
+export const DESCRIBE_POLICY_DESCRIPTION =
+  "Describe what this server lets you run: allowed commands, argument rules, the " +
+  "working-directory jail, limits, and how commands are parsed. Call this first.";
+
+/** Marker shown instead of the jail's path when the operator hides it. */
+export const JAIL_MARKER = "<jail>";
+
+export const POLICY_DESCRIPTION_SHAPE = {
+  allowed_commands: z.array(z.string()),
+  denied_commands: z.array(z.string()),
+  argument_rules: z.array(z.object({ command: z.string(), rule: z.string() })),
+  guards: z.array(z.object({ name: z.string(), rule: z.string() })),
+  jail_root: z.string(),
+  cwd_rule: z.string(),
+  path_arguments: z.string(),
+  parsing: z.string(),
+  limits: z.object({
+    timeout_ms: z.number(),
+    max_output_bytes: z.number(),
+    max_concurrent: z.number(),
+  }),
+  sandbox: z.string(),
+};
+
+export type PolicyDescription = {
+  [K in keyof typeof POLICY_DESCRIPTION_SHAPE]: z.infer<(typeof POLICY_DESCRIPTION_SHAPE)[K]>;
+};
+
+/**
+ * Builds the description once per server; it depends only on the frozen policy.
+ *
+ * @param policy The loaded policy.
+ */
+export function describePolicy(policy: Policy): PolicyDescription {
+  const jail = policy.showJailPath ? policy.jailRoot : JAIL_MARKER;
+  return {
+    allowed_commands: [...policy.allowlist.keys()].filter((name) => !policy.denylist.has(name))
+      .sort(),
+    denied_commands: [...policy.denylist].sort(),
+    argument_rules: policy.rules.map((rule) => ({
+      command: rule.command,
+      rule: `Refused when the arguments contain ${
+        rule.denyArgs.map((a) => `"${a}"`).join(" or ")
+      }: ${rule.reason}`,
+    })),
+    guards: activeGuardSummaries(policy),
+    jail_root: jail,
+    cwd_rule:
+      `Commands run in ${jail} or a folder below it; cwd may be relative to ${jail}. Symlinks are followed before the check.`,
+    path_arguments: policy.confineArgs
+      ? `Every argument that names a path (absolute, with "/", "..", "~", or an existing entry) must resolve inside ${jail}.`
+      : "Path arguments are not checked by the policy.",
+    parsing:
+      "No shell: the command is split into words with POSIX quoting and nothing is expanded. " +
+      "Pipes, redirections, ;, &, $, backticks, globs in the command name and env assignments are refused.",
+    limits: {
+      timeout_ms: policy.limits.timeoutMs,
+      max_output_bytes: policy.limits.maxOutputBytes,
+      max_concurrent: policy.limits.maxConcurrent,
+    },
+    sandbox: policy.sandbox.mode === "none"
+      ? "Commands run as the server's user, confined by the policy and a process-tree jail."
+      : `Commands run in a kernel sandbox (mode ${policy.sandbox.mode}): only the jail is writable, ${
+        policy.sandbox.network ? "the network is reachable" : "there is no network"
+      }.`,
+  };
+}

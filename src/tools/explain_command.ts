@@ -1,0 +1,86 @@
+/**
+ * `explain_command`: the verdict `run_command` would reach, without running
+ * anything. It runs the same checks (policy, cwd jail, argument jail) through
+ * the same function, so an explanation can never disagree with a run.
+ *
+ * @module
+ */
+import type { CommandResult } from "../result/codes.ts";
+import type { ServerContext } from "../server/context.ts";
+import { type CallerIdentity, hasScope } from "./caller.ts";
+import { checkCommand } from "./check_command.ts";
+import { makeResult } from "./envelope.ts";
+import { internalError } from "./internal_error.ts";
+import { snapshotCommandInput } from "./snapshot.ts";
+
+export const EXPLAIN_COMMAND_DESCRIPTION =
+  "Explain whether run_command would allow a command, and why, without running it. " +
+  "Returns the same envelope as run_command with exit_code null and empty output.";
+
+/**
+ * Explains `rawInput.command` for `caller`. Audited as an `explain` record.
+ */
+export function explainCommandTool(
+  context: ServerContext,
+  caller: CallerIdentity,
+  rawInput: unknown,
+): Promise<CommandResult> {
+  const startedAt = performance.now();
+  const callId = crypto.randomUUID();
+  return context.track(
+    explainChecked(context, caller, rawInput, startedAt, callId).catch((error) =>
+      internalError(context, { callId, tool: "explain_command", caller, startedAt, error })
+    ),
+  );
+}
+
+async function explainChecked(
+  context: ServerContext,
+  caller: CallerIdentity,
+  rawInput: unknown,
+  startedAt: number,
+  callId: string,
+): Promise<CommandResult> {
+  const base = { call_id: callId, tool: "explain_command", client_id: caller.clientId };
+  const snap = snapshotCommandInput(rawInput);
+  if (!snap.ok) {
+    await context.audit.writeExplain({
+      ...base,
+      command_raw: "",
+      argv: null,
+      verdict: "deny",
+      code: "POLICY_DENIED",
+      reason: snap.reason,
+    });
+    return makeResult("POLICY_DENIED", { policyReason: snap.reason, startedAt });
+  }
+  const { command, cwd } = snap.input;
+  if (!hasScope(caller, "shell:read")) {
+    const reason = 'This token lacks the "shell:read" scope that explain_command needs.';
+    await context.audit.writeExplain({
+      ...base,
+      command_raw: command,
+      argv: null,
+      verdict: "deny",
+      code: "SCOPE_DENIED",
+      reason,
+    });
+    return makeResult("SCOPE_DENIED", { policyReason: reason, startedAt });
+  }
+  const checked = await checkCommand(context.policy, command, cwd);
+  const code = checked.ok ? "OK" : checked.code;
+  const reason = checked.ok
+    ? `Would run ${checked.command.path} with ${
+      checked.argv.length - 1
+    } argument(s): ${checked.reason}`
+    : checked.reason;
+  await context.audit.writeExplain({
+    ...base,
+    command_raw: command,
+    argv: checked.argv,
+    verdict: checked.ok ? "allow" : "deny",
+    code,
+    reason,
+  });
+  return makeResult(code, { policyReason: reason, startedAt });
+}

@@ -1,0 +1,170 @@
+/**
+ * `run_command`: the one tool that executes. The order of steps is the
+ * security argument and is tested as such:
+ *
+ *   snapshot -> scope -> parse + policy -> cwd jail -> argument jail ->
+ *   concurrency slot -> audit attempt (fsync; fail closed) -> exec ->
+ *   (redact, then cap: inside exec) -> audit outcome -> envelope
+ *
+ * Nothing runs unless every step before exec said yes, and the attempt record
+ * is on disk before the child exists.
+ *
+ * @module
+ */
+import type { CommandResult } from "../result/codes.ts";
+import type { ServerContext } from "../server/context.ts";
+import { type CallerIdentity, hasScope } from "./caller.ts";
+import { checkCommand } from "./check_command.ts";
+import { makeResult } from "./envelope.ts";
+import { snapshotCommandInput } from "./snapshot.ts";
+import { internalError } from "./internal_error.ts";
+
+export const RUN_COMMAND_DESCRIPTION =
+  "Run one allowlisted command, without a shell, inside the jail directory. " +
+  "The command is split into words with POSIX quoting; pipes, redirections, " +
+  "substitutions and other shell syntax are refused. Call describe_policy " +
+  "first to see which commands and arguments are allowed, and explain_command " +
+  "to test a command without running it.";
+
+/**
+ * Runs the tool without MCP around it (the MCP handler and tests call this).
+ *
+ * @param context The server context.
+ * @param caller Who is calling.
+ * @param rawInput The untrusted arguments; read once.
+ * @param signal Aborted when the client cancels the call.
+ */
+export function runCommandTool(
+  context: ServerContext,
+  caller: CallerIdentity,
+  rawInput: unknown,
+  signal?: AbortSignal,
+): Promise<CommandResult> {
+  const startedAt = performance.now();
+  const callId = crypto.randomUUID();
+  return context.track(
+    runChecked(context, caller, rawInput, signal, startedAt, callId).catch((error) =>
+      internalError(context, { callId, tool: "run_command", caller, startedAt, error })
+    ),
+  );
+}
+
+async function runChecked(
+  context: ServerContext,
+  caller: CallerIdentity,
+  rawInput: unknown,
+  signal: AbortSignal | undefined,
+  startedAt: number,
+  callId: string,
+): Promise<CommandResult> {
+  const { policy, audit } = context;
+  const base = { call_id: callId, tool: "run_command", client_id: caller.clientId };
+
+  const snap = snapshotCommandInput(rawInput);
+  if (!snap.ok) {
+    await audit.writeAttempt({
+      ...base,
+      command_raw: "",
+      argv: null,
+      cwd: null,
+      verdict: "deny",
+      code: "POLICY_DENIED",
+      reason: snap.reason,
+    });
+    return makeResult("POLICY_DENIED", { policyReason: snap.reason, startedAt });
+  }
+  const { command, cwd: requestedCwd } = snap.input;
+
+  if (!hasScope(caller, "shell:execute")) {
+    const reason = 'This token lacks the "shell:execute" scope that run_command needs.';
+    await audit.writeAttempt({
+      ...base,
+      command_raw: command,
+      argv: null,
+      cwd: null,
+      verdict: "deny",
+      code: "SCOPE_DENIED",
+      reason,
+    });
+    return makeResult("SCOPE_DENIED", { policyReason: reason, startedAt });
+  }
+
+  const checked = await checkCommand(policy, command, requestedCwd);
+  if (!checked.ok) {
+    // Refusals are audited too: an operator must see what the model tried.
+    await audit.writeAttempt({
+      ...base,
+      command_raw: command,
+      argv: checked.argv,
+      cwd: checked.cwd ?? requestedCwd ?? null,
+      verdict: "deny",
+      code: checked.code,
+      reason: checked.reason,
+    });
+    return makeResult(checked.code, { policyReason: checked.reason, startedAt });
+  }
+
+  const slot = context.limiter.tryAcquire(
+    caller.clientId,
+    policy.http.maxConcurrentPerClient,
+  );
+  if (!slot.ok) {
+    await audit.writeAttempt({
+      ...base,
+      command_raw: command,
+      argv: checked.argv,
+      cwd: checked.cwd,
+      verdict: "deny",
+      code: "BUSY",
+      reason: slot.reason,
+    });
+    return makeResult("BUSY", { policyReason: slot.reason, startedAt });
+  }
+  try {
+    const attempt = await audit.writeAttempt({
+      ...base,
+      command_raw: command,
+      argv: checked.argv,
+      cwd: checked.cwd,
+      verdict: "allow",
+      code: null,
+      reason: checked.reason,
+    });
+    if (!attempt.ok && audit.failMode === "closed") {
+      // Fail closed: a command the log cannot record must not run.
+      return makeResult("AUDIT_UNAVAILABLE", {
+        policyReason:
+          `The audit log could not record this call (${attempt.reason}), so it did not run.`,
+        startedAt,
+      });
+    }
+    const outcome = await context.executor.run({
+      callId,
+      command: checked.command,
+      args: checked.argv.slice(1),
+      cwd: checked.cwd,
+      redact: context.redactor.redact,
+      ...(signal === undefined ? {} : { signal }),
+    });
+    const reason = outcome.code === "OK" ? checked.reason : outcome.reason;
+    const result = makeResult(outcome.code, {
+      policyReason: reason,
+      startedAt,
+      stdout: outcome.stdout,
+      stderr: outcome.stderr,
+      exitCode: outcome.exitCode,
+    });
+    await audit.writeOutcome({
+      ...base,
+      code: outcome.code,
+      exit_code: outcome.exitCode,
+      duration_ms: result.duration_ms,
+      stdout_bytes: outcome.stdoutBytes,
+      stderr_bytes: outcome.stderrBytes,
+      truncated: outcome.truncated,
+    });
+    return result;
+  } finally {
+    slot.release();
+  }
+}
