@@ -1,0 +1,17 @@
+/**
+ * `htmcp audit verify FILE`: checks the audit log's hash chain and reports the
+ * first broken or missing link. Exit 0 when intact, 1 when not, 2 on usage.
+ *
+ * @module
+ */
+import { runAuditVerify } from "../audit/mod.ts";
+
+/** @returns The exit code. */
+export async function run(argv: readonly string[]): Promise<number> {
+  const [sub, file, ...extra] = argv;
+  if (sub !== "verify" || file === undefined || extra.length > 0) {
+    console.error("Usage: htmcp audit verify FILE");
+    return 2;
+  }
+  return await runAuditVerify(file);
+}

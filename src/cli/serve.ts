@@ -1,0 +1,83 @@
+/**
+ * `htmcp serve --policy FILE [--http HOST:PORT] [--allow-unconfined]`: load
+ * and validate the policy, put the Deno permission layer in force (flags,
+ * pinned binary, or a self-confined Worker), build the server context (audit
+ * log, redactor, executor), then serve stdio or HTTP. Any startup problem ends
+ * the process with one sentence on stderr and a non-zero exit, before
+ * anything is served.
+ *
+ * stdout belongs to the MCP protocol in stdio mode, so every human-readable
+ * line goes to stderr.
+ *
+ * @module
+ */
+import { parseArgs } from "./args.ts";
+import { loadPolicyForCli } from "./policy_arg.ts";
+import { createServerContext } from "../server/context.ts";
+import { serveStdio } from "../transport/stdio.ts";
+import { serveConfined } from "../permissions/mod.ts";
+import type { Policy } from "../config/types.ts";
+import { VERSION } from "../version.ts";
+
+/** @returns The exit code. */
+export async function run(argv: readonly string[]): Promise<number> {
+  const parsed = parseArgs(argv, {
+    values: ["--policy", "--http"],
+    switches: ["--allow-unconfined"],
+  });
+  if (!parsed.ok) {
+    console.error(`htmcp: ${parsed.message}`);
+    return 2;
+  }
+  if (parsed.args.positionals.length > 0 || parsed.args.rest !== null) {
+    console.error(`htmcp: serve takes no positional arguments; see htmcp --help.`);
+    return 2;
+  }
+  const httpFlag = parsed.args.values.get("--http");
+  // --http goes through the loader too, so its checks (auth "none" only on
+  // loopback, the listen address's form) apply to the CLI address as well.
+  const policy = await loadPolicyForCli(
+    parsed.args.values.get("--policy"),
+    httpFlag === undefined ? {} : { httpListen: httpFlag },
+  );
+  if (policy === null) return 1;
+  const listen = policy.http.listen;
+  return await serveConfined(
+    {
+      policy,
+      allowUnconfined: parsed.args.switches.has("--allow-unconfined"),
+      ...(listen === null ? {} : { listen }),
+    },
+    () => serveCore(policy, listen),
+  );
+}
+
+/**
+ * Everything after the permission layer is in force. In the self-confined
+ * case this runs inside the Worker, which re-enters the CLI; that is why the
+ * warnings are printed here and not before `serveConfined`.
+ */
+async function serveCore(policy: Policy, listen: string | null): Promise<number> {
+  for (const warning of policy.warnings) console.error(`htmcp: warning: ${warning}`);
+  const built = await createServerContext(policy);
+  if (!built.ok) {
+    console.error(`htmcp: ${built.message}`);
+    return 1;
+  }
+  const context = built.context;
+  await context.audit.writeEvent("server_start", {
+    version: VERSION,
+    transport: listen === null ? "stdio" : "http",
+    pid: Deno.pid,
+    policy_file: policy.policyFile,
+    fail_mode: policy.auditFailMode,
+  });
+  if (listen !== null) {
+    const { serveHttpUntilStopped } = await import("../transport/http/mod.ts");
+    return await serveHttpUntilStopped(context, listen);
+  }
+  const reason = await serveStdio(context);
+  // serveStdio closed the context; this last line is for the operator only.
+  console.error(`htmcp: stopped (${reason}).`);
+  return 0;
+}
