@@ -89,8 +89,14 @@ export function comparePermissions(set: PermissionSet): PermissionComparison {
   for (const path of writeProbes) {
     if (!coveredBy(write, path)) shouldBeRefused.push({ name: "write", path });
   }
+  // A bare sentinel name is resolved on PATH by Deno's query, so it is
+  // legitimately granted when the set holds a binary of that name (an
+  // allowlisted `sh`): probing it would report a false "broader".
+  const runNames = new Set([...run].map((path) => path.slice(path.lastIndexOf("/") + 1)));
   for (const command of SENTINEL_PROGRAMS) {
-    if (!run.has(command)) shouldBeRefused.push({ name: "run", command });
+    const bare = !command.includes("/");
+    if (run.has(command) || (bare && runNames.has(command))) continue;
+    shouldBeRefused.push({ name: "run", command });
   }
   for (const variable of SENTINEL_ENV) {
     if (!env.has(variable)) shouldBeRefused.push({ name: "env", variable });
