@@ -1,0 +1,143 @@
+/**
+ * End-to-end harness: a real policy file in a temp folder, the real htmcp
+ * server started as a child process over stdio, and the real MCP SDK client
+ * connected to it. Nothing of ours is mocked.
+ */
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { CommandResult } from "../../src/result/codes.ts";
+
+export const REPO = fileURLToPath(new URL("../../", import.meta.url));
+export const MAIN = `${REPO}src/main.ts`;
+/** `deno task htmcp`'s launcher: runs main.ts under the flags generated from the policy. */
+export const LAUNCH = `${REPO}scripts/launch.ts`;
+
+export interface HarnessOptions {
+  /** Allowlisted commands (default: a small read-mostly set). */
+  allow?: readonly string[];
+  /** Extra TOML appended to the generated policy (sections such as `[limits]`). */
+  extraToml?: string;
+  /** Top-level TOML lines placed before any section (e.g. `audit_fail_mode = "open"`). */
+  topToml?: string;
+  /** Files to create in the jail, by relative path. */
+  files?: Readonly<Record<string, string>>;
+  /** Audit log path override (default: `<dir>/audit.jsonl`). */
+  auditLog?: string;
+}
+
+export interface Harness {
+  readonly client: Client;
+  /** Real path of the jail. */
+  readonly jail: string;
+  /** Temp folder holding the policy, audit log and canaries outside the jail. */
+  readonly dir: string;
+  readonly auditLog: string;
+  readonly policyPath: string;
+  /** Calls a tool and returns its structured `CommandResult`. */
+  call(tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CommandResult>;
+  /** Parsed audit records so far. */
+  records(): Promise<Record<string, unknown>[]>;
+  /** Everything the server wrote to stderr so far. */
+  stderr(): string;
+  close(): Promise<void>;
+}
+
+/** Writes a policy file for `jail` and returns its text. */
+export function policyToml(
+  jail: string,
+  auditLog: string,
+  options: HarnessOptions,
+): string {
+  const allow = options.allow ?? ["ls", "cat", "echo", "true", "sleep", "sh", "head", "touch"];
+  return [
+    `jail_root = ${JSON.stringify(jail)}`,
+    `audit_log = ${JSON.stringify(auditLog)}`,
+    options.topToml ?? "",
+    "[allowlist]",
+    `commands = ${JSON.stringify(allow)}`,
+    "[denylist]",
+    `commands = ["rm", "sudo", "dd"]`,
+    "[sandbox]",
+    `mode = "none"`,
+    options.extraToml ?? "",
+  ].join("\n") + "\n";
+}
+
+/**
+ * The server's environment: a minimal one, as an MCP client would give, plus
+ * the Deno cache folder so the child finds the npm packages offline.
+ */
+export function serverEnv(home: string): Record<string, string> {
+  const denoDir = Deno.env.get("DENO_DIR") ??
+    `${Deno.env.get("HOME") ?? "/root"}/.cache/deno`;
+  return { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: home, DENO_DIR: denoDir };
+}
+
+/** Starts the server with a fresh jail and connects the real SDK client. */
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-e2e-" }));
+  const jail = `${dir}/jail`;
+  await Deno.mkdir(jail);
+  for (const [name, text] of Object.entries(options.files ?? {})) {
+    const path = `${jail}/${name}`;
+    await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+    await Deno.writeTextFile(path, text);
+  }
+  const auditLog = options.auditLog ?? `${dir}/audit.jsonl`;
+  const policyPath = `${dir}/policy.toml`;
+  await Deno.writeTextFile(policyPath, policyToml(jail, auditLog, options));
+
+  const transport = new StdioClientTransport({
+    command: Deno.execPath(),
+    // Through the launcher, as `deno task htmcp` does: the server under test
+    // runs with the Deno permissions generated from its policy, never -A.
+    args: ["run", "--quiet", "--allow-all", LAUNCH, "serve", "--policy", policyPath],
+    env: serverEnv(dir),
+    stderr: "pipe",
+  });
+  let stderrText = "";
+  transport.stderr?.on("data", (chunk: Uint8Array) => {
+    stderrText += new TextDecoder().decode(chunk);
+  });
+  const client = new Client({ name: "htmcp-e2e", version: "1.0.0" });
+  try {
+    await client.connect(transport);
+  } catch (error) {
+    throw new Error(`server did not start: ${stderrText}`, { cause: error });
+  }
+  return {
+    client,
+    jail,
+    dir,
+    auditLog,
+    policyPath,
+    async call(tool, args, signal) {
+      const result = await client.callTool(
+        { name: tool, arguments: args },
+        undefined,
+        signal === undefined ? { timeout: 60_000 } : { timeout: 60_000, signal },
+      );
+      return result.structuredContent as unknown as CommandResult;
+    },
+    async records() {
+      const text = await Deno.readTextFile(auditLog).catch(() => "");
+      return text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line));
+    },
+    stderr: () => stderrText,
+    async close() {
+      await client.close();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/** True when `path` exists. */
+export async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,191 @@
+/**
+ * The tool surface through the real MCP SDK client over stdio: listing,
+ * annotations, schemas, the envelope's two forms, explain_command never
+ * executing, and describe_policy never leaking.
+ */
+import assert from "node:assert/strict";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { exists, startHarness } from "../_helpers/stdio_harness.ts";
+
+const ENVELOPE_KEYS = [
+  "code",
+  "duration_ms",
+  "exit_code",
+  "ok",
+  "policy_reason",
+  "stderr",
+  "stdout",
+];
+
+Deno.test("tools/list offers the three tools with the right annotations and output schemas", async () => {
+  const h = await startHarness();
+  try {
+    const { tools } = await h.client.listTools();
+    const byName = new Map<string, Tool>(tools.map((t: Tool) => [t.name, t]));
+    assert.deepEqual([...byName.keys()].sort(), [
+      "describe_policy",
+      "explain_command",
+      "run_command",
+    ]);
+    const run = byName.get("run_command");
+    assert.equal(run?.annotations?.readOnlyHint, false);
+    assert.equal(run?.annotations?.openWorldHint, false);
+    assert.equal(byName.get("explain_command")?.annotations?.readOnlyHint, true);
+    assert.equal(byName.get("describe_policy")?.annotations?.readOnlyHint, true);
+    for (const name of ["run_command", "explain_command"]) {
+      const schema = byName.get(name)?.outputSchema as { properties: Record<string, unknown> };
+      assert.deepEqual(Object.keys(schema.properties).sort(), ENVELOPE_KEYS);
+      const input = byName.get(name)?.inputSchema as { required?: string[] };
+      assert.deepEqual(input.required, ["command"]);
+    }
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("the envelope is the same object as JSON text and as structuredContent", async () => {
+  const h = await startHarness();
+  try {
+    const raw = await h.client.callTool({ name: "run_command", arguments: { command: "echo hi" } });
+    const content = raw.content as { type: string; text: string }[];
+    assert.equal(content[0]?.type, "text");
+    assert.deepEqual(JSON.parse(content[0]?.text ?? ""), raw.structuredContent);
+    assert.deepEqual(Object.keys(raw.structuredContent ?? {}).sort(), ENVELOPE_KEYS);
+    assert.equal(raw.isError, false);
+    const refused = await h.client.callTool({
+      name: "run_command",
+      arguments: { command: "rm x" },
+    });
+    assert.equal(refused.isError, true);
+    assert.equal((refused.structuredContent as { code: string }).code, "POLICY_DENIED");
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("explain_command never executes: the canary stays absent, and the call is audited", async () => {
+  const h = await startHarness();
+  try {
+    const result = await h.call("explain_command", { command: "touch canary" });
+    assert.equal(result.code, "OK");
+    assert.equal(result.ok, true);
+    assert.equal(result.exit_code, null);
+    assert.equal(result.stdout, "");
+    assert.match(result.policy_reason, /touch/);
+    assert.equal(await exists(`${h.jail}/canary`), false);
+    const records = await h.records();
+    const explain = records.find((r) => r.kind === "explain");
+    assert.equal(explain?.command_raw, "touch canary");
+    assert.equal(explain?.verdict, "allow");
+    assert.equal(records.some((r) => r.kind === "attempt"), false);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("explain_command gives the same refusal code run_command would", async () => {
+  const h = await startHarness();
+  try {
+    const cases: [string, string][] = [
+      ["rm -rf /", "POLICY_DENIED"],
+      ["cat /etc/passwd", "PATH_ESCAPE"],
+      ["echo 'open", "PARSE_ERROR"],
+      ["ls | cat", "POLICY_DENIED"],
+    ];
+    for (const [command, code] of cases) {
+      assert.equal((await h.call("explain_command", { command })).code, code, command);
+    }
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("describe_policy lists commands and limits but never the audit path or the jail path", async () => {
+  const h = await startHarness({ extraToml: "[limits]\ntimeout_ms = 1234\n" });
+  try {
+    const raw = await h.client.callTool({ name: "describe_policy", arguments: {} });
+    const text = JSON.stringify(raw);
+    const description = raw.structuredContent as {
+      allowed_commands: string[];
+      denied_commands: string[];
+      jail_root: string;
+      limits: { timeout_ms: number; max_output_bytes: number };
+    };
+    assert.ok(description.allowed_commands.includes("ls"));
+    assert.ok(description.denied_commands.includes("rm"));
+    assert.equal(description.limits.timeout_ms, 1234);
+    assert.equal(description.jail_root, "<jail>");
+    assert.equal(text.includes(h.auditLog), false, "audit path leaked");
+    assert.equal(text.includes(h.jail), false, "jail path leaked");
+    assert.equal(text.includes("audit"), false);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("describe_policy shows the jail path when the operator opts in", async () => {
+  const h = await startHarness({ extraToml: "[describe]\nshow_jail_path = true\n" });
+  try {
+    const raw = await h.client.callTool({ name: "describe_policy", arguments: {} });
+    assert.equal((raw.structuredContent as { jail_root: string }).jail_root, h.jail);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("a secret in command output is redacted before it reaches the client", async () => {
+  const h = await startHarness({
+    files: {
+      creds:
+        "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\ntoken: ghp_abcdefghijklmnopqrstuvwxyz0123456789\n",
+    },
+  });
+  try {
+    const result = await h.call("run_command", { command: "cat creds" });
+    assert.equal(result.code, "OK");
+    assert.equal(result.stdout.includes("AKIAIOSFODNN7EXAMPLE"), false);
+    assert.equal(result.stdout.includes("ghp_abcdefghij"), false);
+    assert.match(result.stdout, /\[REDACTED:/);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("a secret in the command text is redacted in the audit log", async () => {
+  const h = await startHarness();
+  try {
+    await h.call("run_command", { command: "echo AKIAIOSFODNN7EXAMPLE" });
+    const text = await Deno.readTextFile(h.auditLog);
+    assert.equal(text.includes("AKIAIOSFODNN7EXAMPLE"), false);
+    assert.match(text, /REDACTED/);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("closing stdin kills a running command and its outcome is audited", async () => {
+  const h = await startHarness({ files: { "s.sh": "echo $$ > pid\nexec sleep 30\n" } });
+  try {
+    const pending = h.call("run_command", { command: "sh s.sh" })
+      .catch(() => null);
+    let pid = "";
+    for (let i = 0; i < 50 && pid === ""; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      pid = (await Deno.readTextFile(`${h.jail}/pid`).catch(() => "")).trim();
+    }
+    assert.notEqual(pid, "");
+    await h.client.close();
+    await pending;
+    let outcome: Record<string, unknown> | undefined;
+    for (let i = 0; i < 50 && outcome === undefined; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      outcome = (await h.records()).find((r) => r.kind === "outcome");
+    }
+    assert.ok(outcome, "outcome record written on shutdown");
+    assert.notEqual(outcome.code, "OK");
+    const stop = (await h.records()).find((r) => r.kind === "event" && r.event === "server_stop");
+    assert.ok(stop, "server_stop recorded");
+  } finally {
+    await h.close();
+  }
+});
