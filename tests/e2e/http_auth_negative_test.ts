@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { SignJWT } from "jose";
+import { ClientRegistry } from "../../src/auth/mod.ts";
 import {
   type HttpHarness,
   initializeBody,
@@ -295,6 +296,34 @@ Deno.test("a session id is not authentication: another client presenting it gets
     } finally {
       await alice.close();
       await mallory.close();
+    }
+  });
+});
+
+Deno.test("revoking a client (as `htmcp auth revoke` does) stops its open session at the next request", async () => {
+  await withHttp({}, async (h) => {
+    const conn = await connectWithOAuth(h.mcpUrl, PIN);
+    try {
+      const clientId = conn.provider.clientInformation()?.client_id as string;
+      const before = await conn.client.callTool({
+        name: "run_command",
+        arguments: { command: "echo before" },
+      });
+      assert.equal((before.structuredContent as { code: string }).code, "OK");
+      const revoked = await new ClientRegistry(h.stateDir).revokeClient(
+        clientId,
+        Math.floor(Date.now() / 1000),
+      );
+      assert.equal(revoked.ok, true);
+      await assert.rejects(() =>
+        conn.client.callTool({ name: "run_command", arguments: { command: "touch canary" } })
+      );
+      await assert.rejects(() => Deno.stat(join(h.jail, "canary")), Deno.errors.NotFound);
+      const refused = await h.events("bearer_invalid");
+      assert.equal(refused.at(-1)?.reason, "client_revoked");
+      assert.equal(refused.at(-1)?.client_id, clientId);
+    } finally {
+      await conn.close();
     }
   });
 });
