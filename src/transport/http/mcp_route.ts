@@ -106,17 +106,14 @@ export async function handleMcp(
     }
   }
 
-  let session: Session;
   if (sessionId === null) {
     if (!containsInitialize(parsedBody)) {
       return jsonRpcError(400, -32000, "Bad Request: Mcp-Session-Id header is required");
     }
     return await startSession(deps, request, parsedBody, caller);
-  } else {
-    const found = await findSession(deps, sessionId, caller, connection);
-    if (!found.ok) return found.response;
-    session = found.session;
   }
+  const found = await findSession(deps, sessionId, caller, connection);
+  if (!found.ok) return found.response;
 
   if (caller.clientId !== null) {
     for (const call of calls) {
@@ -127,7 +124,7 @@ export async function handleMcp(
       });
     }
   }
-  return await session.transport.handleRequest(request, { parsedBody });
+  return await found.session.transport.handleRequest(request, { parsedBody });
 }
 
 type Authenticated =
