@@ -7,26 +7,37 @@
  * @module
  */
 
-/** A lazily-read view of the environment. */
+function read(name: string | symbol): string | undefined {
+  if (typeof name !== "string") return undefined;
+  try {
+    return Deno.env.get(name);
+  } catch {
+    // NotCapable: this name is outside the granted env set, so it is unset
+    // for us, exactly as it will be for the children.
+    return undefined;
+  }
+}
+
+/**
+ * A lazily-read view of the environment. It answers `env[name]`, `name in env`
+ * and `Object.hasOwn(env, name)` (the loader reads own properties only, so an
+ * inherited `constructor` can never pose as a variable). Writes are ignored.
+ */
 export function processEnv(): Readonly<Record<string, string | undefined>> {
-  return new Proxy(Object.freeze(Object.create(null)) as Record<string, string | undefined>, {
-    get(_target, name) {
-      if (typeof name !== "string") return undefined;
-      try {
-        return Deno.env.get(name);
-      } catch {
-        // NotCapable: this name is outside the granted env set, so it is unset
-        // for us, exactly as it will be for the children.
-        return undefined;
-      }
+  // The target stays empty and extensible: the traps below report variables
+  // as configurable own properties, which the Proxy invariants allow only on
+  // an extensible target.
+  const target = Object.create(null) as Record<string, string | undefined>;
+  return new Proxy(target, {
+    get: (_target, name) => read(name),
+    has: (_target, name) => read(name) !== undefined,
+    getOwnPropertyDescriptor(_target, name) {
+      const value = read(name);
+      if (value === undefined) return undefined;
+      return { value, writable: false, enumerable: true, configurable: true };
     },
-    has(_target, name) {
-      if (typeof name !== "string") return false;
-      try {
-        return Deno.env.get(name) !== undefined;
-      } catch {
-        return false;
-      }
-    },
+    set: () => false,
+    defineProperty: () => false,
+    deleteProperty: () => false,
   });
 }

@@ -73,6 +73,11 @@ export async function confineArgs(
         );
       }
     }
+    // As for the cwd: a plainly outside absolute path is refused without a
+    // lookup (lexical `..` can only over-refuse here, never over-allow).
+    if (candidate.startsWith("/") && !isInside(jailRoot, posix.normalize(candidate))) {
+      return escape(`The argument "${candidate}" names a path outside the jail.`);
+    }
     const resolved = await resolveFollowingSymlinks(jailRoot, cwd, candidate);
     if (!resolved.ok) {
       return escape(

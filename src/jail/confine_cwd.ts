@@ -18,6 +18,7 @@
  * @module
  */
 
+import { posix } from "node:path";
 import { isInside } from "./is_inside.ts";
 import { resolveFollowingSymlinks } from "./resolve.ts";
 import type { JailResult } from "./types.ts";
@@ -53,6 +54,13 @@ export async function confineCwd(
     );
   }
   if (text.includes("\0")) return escape("The working directory contains a NUL character.");
+  // An absolute path whose plain spelling is outside the jail is refused
+  // before any lookup, with a plain sentence. Lexical `..` handling could
+  // only wrongly refuse (a symlink making it lead back inside), never
+  // wrongly allow: allowing is left to the symlink-following walk below.
+  if (text.startsWith("/") && !isInside(jailRoot, posix.normalize(text))) {
+    return escape(`The working directory "${text}" is outside the jail.`);
+  }
   const resolved = await resolveFollowingSymlinks(jailRoot, jailRoot, text);
   if (!resolved.ok) {
     return escape(
