@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { markerEndAt } from "./_markers.ts";
 import type { ScanInput } from "./types.ts";
 
 /** What every non-ASCII UTF-16 code unit becomes in `ScanInput.bytes`. */
@@ -63,11 +64,19 @@ function projectText(text: string, scratch: ScratchBuffer): Uint8Array {
   return buffer.subarray(0, length);
 }
 
-/** Wraps `text` so the byte view is built at most once, and only if a detector asks. */
-export function createScanInput(text: string, scratch: ScratchBuffer): ScanInput {
+/**
+ * Wraps `text` so the byte view is built at most once, and only if a detector
+ * asks; `kinds` are the marker kinds the redactor can produce.
+ */
+export function createScanInput(
+  text: string,
+  scratch: ScratchBuffer,
+  kinds: ReadonlySet<string>,
+): ScanInput {
   let bytes: Uint8Array | null = null;
   return {
     text,
     bytes: () => (bytes ??= projectText(text, scratch)),
+    markerEndAt: (at) => markerEndAt(text, at, kinds),
   };
 }

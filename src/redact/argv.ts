@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { redactionMarker } from "./redactor.ts";
+import { redactionMarker } from "./_markers.ts";
 import { isSecretKeyName } from "./secret_key_names.ts";
 import type { Redactor } from "./types.ts";
 

@@ -21,7 +21,6 @@ import type { Detector, Emit, ScanInput } from "./types.ts";
 const MAX_KEY = 64;
 /** Blanks allowed around the separator (`password   =   x`). */
 const MAX_PAD = 16;
-const MARKER = "[REDACTED:";
 
 /** Characters that end a bare value after `=` or a flag: whitespace, quotes, list/query separators. */
 const WORD_STOP = new Uint8Array(256);
@@ -56,8 +55,35 @@ const SCHEME_PREFIX = /^(?:bearer|basic|token|digest|negotiate|ntlm)[ \t]{1,8}/i
 /** First letters of those schemes, so most values skip the regex. */
 const SCHEME_FIRST = new Uint8Array(256);
 for (const c of "bBtTdDnN") SCHEME_FIRST[c.charCodeAt(0)] = 1;
-/** How help text names an argument: `--password PASSWORD`, `--token <token>`. */
-const METAVAR = /^(?:[A-Z][A-Z0-9_-]*|<[^>]*>?|\{[^}]*\}?|\[[^\]]*\]?)$/;
+/**
+ * How help text names an argument: `--password PASSWORD`, `--token <token>`,
+ * `--key {KEY}`, `--pass [PASS]`. Bracketed forms hold a plain word;
+ * upper-case words count only when they name a secret or are a generic
+ * placeholder, so an upper-case password (`--password HUNTER2`) is still
+ * hidden.
+ */
+const BRACKETED_METAVAR =
+  /^(?:<[A-Za-z0-9_ -]{1,40}>|\{[A-Za-z0-9_ -]{1,40}\}|\[[A-Za-z0-9_ -]{1,40}\])$/;
+const UPPER_METAVAR = /^[A-Z][A-Z_-]*$/;
+const GENERIC_METAVARS: ReadonlySet<string> = new Set([
+  "VALUE",
+  "VAL",
+  "STRING",
+  "STR",
+  "TEXT",
+  "ARG",
+  "KEY",
+  "FILE",
+  "PATH",
+  "NAME",
+  "PASS",
+  "PW",
+]);
+
+function isMetavar(raw: string): boolean {
+  if (BRACKETED_METAVAR.test(raw)) return true;
+  return UPPER_METAVAR.test(raw) && (GENERIC_METAVARS.has(raw) || isSecretKeyName(raw));
+}
 const AWS_SECRET_VALUE = /^[A-Za-z0-9/+]{40}$/;
 const AZURE_KEY_NAME = /^(?:AccountKey|SharedAccessKey)$/;
 const PWD_KEY = /pwd$/i;
@@ -123,7 +149,7 @@ function openingQuoteLength(bytes: Uint8Array, i: number): number {
  * and stays visible; a value that is already a marker is passed over.
  */
 function readValue(
-  text: string,
+  input: ScanInput,
   bytes: Uint8Array,
   at: number,
   toLineEnd: boolean,
@@ -132,14 +158,11 @@ function readValue(
   const quoteLength = openingQuoteLength(bytes, at);
   let start = at + quoteLength;
   if (SCHEME_FIRST[bytes[start]!] === 1) {
-    const scheme = SCHEME_PREFIX.exec(text.slice(start, start + 24));
+    const scheme = SCHEME_PREFIX.exec(input.text.slice(start, start + 24));
     if (scheme !== null) start += scheme[0].length;
   }
-  if (text.startsWith(MARKER, start)) {
-    const close = text.indexOf("]", start);
-    const next = close === -1 || close - start > 80 ? start + MARKER.length : close + 1;
-    return { start, end: start, next, quoted: quoteLength > 0 };
-  }
+  const markerEnd = input.markerEndAt(start);
+  if (markerEnd !== -1) return { start, end: start, next: markerEnd, quoted: quoteLength > 0 };
   const n = bytes.length;
   let j = start;
   if (quoteLength > 0) {
@@ -188,7 +211,7 @@ function isNonSecret(text: string, key: string, isFlag: boolean, value: Value): 
   if (length > 64) return false;
   const raw = text.slice(value.start, value.end);
   if (NON_VALUES.has(raw.toLowerCase())) return true;
-  if (isFlag && METAVAR.test(raw)) return true;
+  if (isFlag && isMetavar(raw)) return true;
   // `PWD=/home/me` is the working directory, not a password.
   if (PWD_KEY.test(key) && (raw.startsWith("/") || raw.startsWith("~"))) return true;
   return !value.quoted && looksLikeCode(raw, key);
@@ -246,6 +269,60 @@ function isLineBreak(b: number | undefined): boolean {
   return b === undefined || b === LF || b === CR;
 }
 
+/**
+ * Judges the key `[keyStart, keyEnd)` whose separator is at `hit` and whose
+ * value starts at `valueAt`; emits the value when it is a secret.
+ *
+ * @param spaced the `--flag VALUE` form (blank separator)
+ * @returns where scanning resumes
+ */
+function judgeKey(
+  input: ScanInput,
+  bytes: Uint8Array,
+  keyStart: number,
+  keyEnd: number,
+  hit: number,
+  valueAt: number,
+  spaced: boolean,
+  emit: Emit,
+): number {
+  const text = input.text;
+  const key = text.slice(keyStart, keyEnd);
+  if (!isSecretKeyName(key)) return hit + 1;
+  // The key was extended over every `-`, so a leading one is a flag's.
+  const isFlag = bytes[keyStart] === DASH;
+  // `--password --verbose`: the next word is another flag, not the value.
+  if (spaced && bytes[valueAt] === DASH) return valueAt;
+  // `key: value` runs to the line's end; `:=` is Go's `=`.
+  const toLineEnd = !spaced && bytes[hit] === COLON && bytes[hit + 1] !== EQUALS;
+  // `"Authorization: Basic x"`: the whole pair sits inside a quoted
+  // string, and its closing quote ends the value.
+  const before = keyStart > 0 ? bytes[keyStart - 1]! : 0;
+  const enclosingQuote = (before === DQUOTE || before === SQUOTE) && keyEnd === hit ? before : -1;
+  const value = readValue(input, bytes, valueAt, toLineEnd, enclosingQuote);
+  if (!isNonSecret(text, key, isFlag, value)) {
+    emit(value.start, value.end, kindFor(text, key, value));
+  }
+  return Math.max(hit + 1, value.next);
+}
+
+/**
+ * `--name VALUE` with the flag at `hit`: the value's start, or -1 when the
+ * flag has no blank-separated value on its line (or the `=` form handles it).
+ */
+function flagValueAt(bytes: Uint8Array, keyEnd: number): number {
+  if (!isBlank(bytes[keyEnd]) || !mayEndSecretKeyName(bytes, keyEnd)) return -1;
+  const valueAt = skipPad(bytes, keyEnd);
+  return isLineBreak(bytes[valueAt]) ? -1 : valueAt;
+}
+
+/** The end of the identifier starting at `at`, or -1 when it is longer than a key. */
+function identEnd(bytes: Uint8Array, at: number): number {
+  let end = at;
+  while (end < bytes.length && end - at <= MAX_KEY && IDENT[bytes[end]!] === 1) end++;
+  return end - at > MAX_KEY ? -1 : end;
+}
+
 /** @returns the detector for secret-named keys and their values */
 export function createAssignmentDetector(): Detector {
   return {
@@ -270,51 +347,44 @@ export function createAssignmentDetector(): Detector {
         if (isDashes) hit = dashes;
         if (hit === -1) return;
         resume = hit + 1;
-        let keyStart: number;
-        let keyEnd: number;
-        let valueAt: number;
-        let spaced = false;
         if (isDashes) {
           // `--password VALUE`; `--password=VALUE` is left to the `=` hit.
           if (hit > 0 && IDENT[bytes[hit - 1]!] === 1) continue;
-          keyStart = hit;
-          keyEnd = hit + 2;
-          while (keyEnd < bytes.length && keyEnd - hit <= MAX_KEY && IDENT[bytes[keyEnd]!] === 1) {
-            keyEnd++;
-          }
+          const keyEnd = identEnd(bytes, hit);
+          if (keyEnd === -1) continue;
           resume = keyEnd;
-          if (keyEnd - hit > MAX_KEY || !isBlank(bytes[keyEnd])) continue;
-          if (!mayEndSecretKeyName(bytes, keyEnd)) continue;
-          valueAt = skipPad(bytes, keyEnd);
-          if (isLineBreak(bytes[valueAt])) continue;
-          spaced = true;
-        } else {
-          keyEnd = keyEndBefore(bytes, hit);
-          if (!mayEndSecretKeyName(bytes, keyEnd)) continue;
-          valueAt = valueStartAfter(bytes, hit);
+          const valueAt = flagValueAt(bytes, keyEnd);
           if (valueAt === -1) continue;
-          keyStart = keyStartBefore(bytes, keyEnd);
-          if (keyStart === -1) continue;
+          resume = judgeKey(input, bytes, hit, keyEnd, keyEnd, valueAt, true, emit);
+          continue;
         }
-        const key = text.slice(keyStart, keyEnd);
-        if (!isSecretKeyName(key)) continue;
-        // The key was extended over every `-`, so a leading one is a flag's.
-        const isFlag = bytes[keyStart] === DASH;
-        // `--password --verbose`: the next word is another flag, not the value.
-        if (spaced && bytes[valueAt] === DASH) continue;
-        // `key: value` runs to the line's end; `:=` is Go's `=`.
-        const toLineEnd = !isDashes && bytes[hit] === COLON && bytes[hit + 1] !== EQUALS;
-        // `"Authorization: Basic x"`: the whole pair sits inside a quoted
-        // string, and its closing quote ends the value.
-        const before = keyStart > 0 ? bytes[keyStart - 1]! : 0;
-        const enclosingQuote = (before === DQUOTE || before === SQUOTE) && keyEnd === hit
-          ? before
-          : -1;
-        const value = readValue(text, bytes, valueAt, toLineEnd, enclosingQuote);
-        resume = Math.max(resume, value.next);
-        if (isNonSecret(text, key, isFlag, value)) continue;
-        emit(value.start, value.end, kindFor(text, key, value));
+        const keyEnd = keyEndBefore(bytes, hit);
+        if (!mayEndSecretKeyName(bytes, keyEnd)) continue;
+        const valueAt = valueStartAfter(bytes, hit);
+        if (valueAt === -1) continue;
+        const keyStart = keyStartBefore(bytes, keyEnd);
+        if (keyStart === -1) continue;
+        resume = judgeKey(input, bytes, keyStart, keyEnd, hit, valueAt, false, emit);
       }
+    },
+    scanFrom(input: ScanInput, at: number, _limit: number, emit: Emit): void {
+      // A key that starts where an earlier finding ended: the scan above
+      // gave up on it when the identifier ran on from that finding.
+      const bytes = input.bytes();
+      const keyEnd = identEnd(bytes, at);
+      if (keyEnd === -1 || keyEnd === at) return;
+      if (bytes[at] === DASH) {
+        const valueAt = flagValueAt(bytes, keyEnd);
+        if (valueAt !== -1) judgeKey(input, bytes, at, keyEnd, keyEnd, valueAt, true, emit);
+        if (valueAt !== -1 || isBlank(bytes[keyEnd])) return;
+      }
+      let sep = keyEnd + openingQuoteLength(bytes, keyEnd);
+      if (sep === keyEnd + 1 && bytes[keyEnd] === 96) sep = keyEnd; // a backtick is no key quote
+      sep = skipPad(bytes, sep);
+      if (bytes[sep] !== EQUALS && bytes[sep] !== COLON) return;
+      if (!mayEndSecretKeyName(bytes, keyEnd)) return;
+      const valueAt = valueStartAfter(bytes, sep);
+      if (valueAt !== -1) judgeKey(input, bytes, at, keyEnd, sep, valueAt, false, emit);
     },
   };
 }

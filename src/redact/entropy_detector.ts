@@ -36,6 +36,8 @@ for (let c = 65; c <= 90; c++) CLASS[c] = UPPER | (c <= 70 ? HEX : 0);
 for (let c = 48; c <= 57; c++) CLASS[c] = DIGIT | HEX;
 CLASS[45] = HEX; // `-` of a UUID
 
+const LEADING_PUNCT = new Uint8Array(256);
+for (const c of "-_=") LEADING_PUNCT[c.charCodeAt(0)] = 1;
 const SLASH = 47;
 const TILDE = 126;
 const MIXED = LOWER | UPPER | DIGIT;
@@ -70,6 +72,26 @@ export function createEntropyDetector(): Detector {
   const judge = (bytes: Uint8Array, start: number, end: number, emit: Emit): void => {
     if (looksSecret(bytes, start, end, counts)) emit(start, end, "high_entropy");
   };
+  /** Judges the run `[start, end)`: whole, or segment by segment when it is a path. */
+  const judgeRun = (bytes: Uint8Array, start: number, end: number, emit: Emit): void => {
+    // Leading separators (`-----`, `__`, `==`) belong to whatever came
+    // before, not to a secret: judge the token without them.
+    while (start < end && LEADING_PUNCT[bytes[start]!] === 1) start++;
+    if (end - start < ENTROPY_MIN_LENGTH) return;
+    const before = start > 0 ? bytes[start - 1] : 0;
+    if (bytes[start] !== SLASH && before !== TILDE) {
+      judge(bytes, start, end, emit);
+      return;
+    }
+    // `/usr/lib/x86_64-linux-gnu/...`, `~/x`: judge each segment.
+    let segment = start;
+    for (let k = start; k <= end; k++) {
+      if (k === end || bytes[k] === SLASH) {
+        judge(bytes, segment, k, emit);
+        segment = k + 1;
+      }
+    }
+  };
   return {
     name: "high_entropy",
     scan(input: ScanInput, emit: Emit): void {
@@ -88,21 +110,20 @@ export function createEntropyDetector(): Detector {
         let end = probe + 1;
         while (end < n && BASE64_ANY[bytes[end]!] === 1) end++;
         p = end + 1;
-        if (end - start < L) continue;
-        const before = start > 0 ? bytes[start - 1] : 0;
-        if (bytes[start] !== SLASH && before !== TILDE) {
-          judge(bytes, start, end, emit);
-          continue;
-        }
-        // `/usr/lib/x86_64-linux-gnu/...`, `~/x`: judge each segment.
-        let segment = start;
-        for (let k = start; k <= end; k++) {
-          if (k === end || bytes[k] === SLASH) {
-            judge(bytes, segment, k, emit);
-            segment = k + 1;
-          }
-        }
+        judgeRun(bytes, start, end, emit);
       }
+    },
+    scanFrom(input: ScanInput, at: number, limit: number, emit: Emit): void {
+      const bytes = input.bytes();
+      let end = at;
+      while (end < limit && BASE64_ANY[bytes[end]!] === 1) end++;
+      judgeRun(bytes, at, end, emit);
+    },
+    scanTo(input: ScanInput, floor: number, at: number, emit: Emit): void {
+      const bytes = input.bytes();
+      let start = at;
+      while (start > floor && BASE64_ANY[bytes[start - 1]!] === 1) start--;
+      judgeRun(bytes, start, at, emit);
     },
   };
 }

@@ -10,7 +10,8 @@
  *
  * @module
  */
-export { createRedactor, redactionMarker, type RedactionSettings } from "./redactor.ts";
+export { createRedactor, type RedactionSettings } from "./redactor.ts";
+export { redactionMarker } from "./_markers.ts";
 export { redactArgv } from "./argv.ts";
 export {
   redactAndTruncate,

@@ -11,61 +11,32 @@
  * @module
  */
 import type { Policy } from "../config/types.ts";
+import { existingMarkers, redactionMarker } from "./_markers.ts";
 import { createScanInput, ScratchBuffer } from "./_scan_input.ts";
 import { createAssignmentDetector } from "./assignment_detector.ts";
 import { createAuthorizationDetector } from "./authorization_detector.ts";
 import { createEntropyDetector } from "./entropy_detector.ts";
 import { createExtraPatternDetectors } from "./extra_patterns.ts";
 import { createPemDetector } from "./pem_detector.ts";
-import { createTokenDetector } from "./token_detectors.ts";
+import { createTokenDetector, TOKEN_KINDS } from "./token_detectors.ts";
 import { createUrlCredentialsDetector } from "./url_credentials_detector.ts";
 import type { DetectedSpan, Detector, RedactionResult, RedactionSpan, Redactor } from "./types.ts";
 
 /** The `[redaction]` settings of a loaded policy. */
 export type RedactionSettings = Policy["redaction"];
 
-const MARKER_OPEN = "[REDACTED:";
 /**
- * `indexOf` searches for needles of up to six characters by the first
- * character, and measurably slower for longer ones; `REDAC` (with a rare
- * upper-case R) finds candidates, the rest is checked in place.
+ * Bound on the boundary re-scans. Each round only looks after spans the
+ * previous round created, and tokens glued end to end three deep do not
+ * occur in real output; the bound keeps hostile input linear.
  */
-const MARKER_ANCHOR = "REDAC";
-/** Marker kinds are at most 64 characters (built-in kinds, or policy pattern names). */
-const MAX_MARKER_KIND = 64;
-
-/** Builds the marker that replaces a secret of `kind`. */
-export function redactionMarker(kind: string): string {
-  return `${MARKER_OPEN}${kind}]`;
-}
+const MAX_BOUNDARY_ROUNDS = 4;
 
 interface RankedSpan {
   start: number;
   end: number;
   kind: string;
   rank: number;
-}
-
-/** Markers already present in `text`, as [start, end) pairs in order. */
-function existingMarkers(text: string): number[] {
-  const ranges: number[] = [];
-  for (
-    let hit = text.indexOf(MARKER_ANCHOR);
-    hit !== -1;
-    hit = text.indexOf(MARKER_ANCHOR, hit + 1)
-  ) {
-    const at = hit - 1;
-    if (at < 0 || !text.startsWith(MARKER_OPEN, at)) continue;
-    const kindStart = at + MARKER_OPEN.length;
-    let i = kindStart;
-    while (i < text.length && i - kindStart <= MAX_MARKER_KIND) {
-      const c = text.charCodeAt(i);
-      if (c === 93 || c === 10 || c === 91) break; // `]`, newline, `[`
-      i++;
-    }
-    if (text.charCodeAt(i) === 93 && i > kindStart) ranges.push(at, i + 1);
-  }
-  return ranges;
 }
 
 /** True when [start, end) lies within one of the sorted marker ranges. */
@@ -84,9 +55,13 @@ function insideMarker(markers: readonly number[], start: number, end: number): b
 }
 
 /** Sorts, drops findings inside existing markers, and unions overlaps. */
-function mergeSpans(found: RankedSpan[], text: string): DetectedSpan[] {
+function mergeSpans(
+  found: RankedSpan[],
+  text: string,
+  kinds: ReadonlySet<string>,
+): DetectedSpan[] {
   if (found.length === 0) return [];
-  const markers = existingMarkers(text);
+  const markers = existingMarkers(text, kinds);
   found.sort((a, b) => a.start - b.start || a.rank - b.rank);
   const merged: DetectedSpan[] = [];
   let current: RankedSpan | null = null;
@@ -109,6 +84,18 @@ function mergeSpans(found: RankedSpan[], text: string): DetectedSpan[] {
   if (current !== null) merged.push({ start: current.start, end: current.end, kind: current.kind });
   return merged;
 }
+
+/** Every kind a built-in detector emits. */
+const BUILT_IN_KINDS: readonly string[] = [
+  "private_key",
+  ...TOKEN_KINDS,
+  "authorization",
+  "url_credentials",
+  "secret_assignment",
+  "aws_secret_access_key",
+  "azure_account_key",
+  "high_entropy",
+];
 
 /** The detectors for `settings`, most specific first; order is the tie-break rank. */
 function buildDetectors(settings: RedactionSettings): Detector[] {
@@ -159,15 +146,46 @@ export function createRedactor(settings: RedactionSettings): Redactor {
   const enabled = settings.enabled;
   const detectors = enabled ? buildDetectors(settings) : [];
   const scratch = new ScratchBuffer();
+  const kinds: ReadonlySet<string> = new Set([
+    ...BUILT_IN_KINDS,
+    ...settings.extraPatterns.map((pattern) => pattern.name),
+  ]);
 
   const findSpans = (text: string): readonly DetectedSpan[] => {
     if (!enabled || text.length === 0) return [];
-    const input = createScanInput(text, scratch);
+    const input = createScanInput(text, scratch, kinds);
     const found: RankedSpan[] = [];
-    detectors.forEach((detector, rank) => {
-      detector.scan(input, (start, end, kind) => found.push({ start, end, kind, rank }));
+    const emitters = detectors.map((_, rank) => (start: number, end: number, kind: string) => {
+      found.push({ start, end, kind, rank });
     });
-    return mergeSpans(found, text);
+    detectors.forEach((detector, rank) => detector.scan(input, emitters[rank]!));
+    let merged = mergeSpans(found, text, kinds);
+    // A finding becomes a marker, `[...]`: word boundaries on both sides
+    // that the original text may not have had (`AKIA...--ghp_...`,
+    // `AIza...-----BEGIN`). Detectors that match at word edges look again
+    // at each edge, until nothing new turns up, so that a second redaction
+    // finds nothing the first one missed.
+    const seen = new Set<string>();
+    for (let round = 0; round < MAX_BOUNDARY_ROUNDS; round++) {
+      const before = found.length;
+      merged.forEach((span, i) => {
+        const floor = merged[i - 1]?.end ?? 0;
+        const limit = merged[i + 1]?.start ?? text.length;
+        const after = `>${span.end}:${limit}`;
+        if (span.end < limit && !seen.has(after)) {
+          seen.add(after);
+          detectors.forEach((d, rank) => d.scanFrom?.(input, span.end, limit, emitters[rank]!));
+        }
+        const ahead = `<${floor}:${span.start}`;
+        if (floor < span.start && !seen.has(ahead)) {
+          seen.add(ahead);
+          detectors.forEach((d, rank) => d.scanTo?.(input, floor, span.start, emitters[rank]!));
+        }
+      });
+      if (found.length === before) break;
+      merged = mergeSpans(found, text, kinds);
+    }
+    return merged;
   };
   const redactWithSpans = (text: string): RedactionResult => applySpans(text, findSpans(text));
   const redact = (text: string): string => redactWithSpans(text).text;

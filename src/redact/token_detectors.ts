@@ -17,8 +17,19 @@
 import { BASE64URL } from "./_ascii.ts";
 import type { Detector, Emit, ScanInput } from "./types.ts";
 
+const DASH = 45;
+const UNDERSCORE = 95;
+const BACKSLASH = 92;
+/** `\\n`, `\\r`, `\\t` escapes: the letter after the backslash is not part of a token. */
+const ESCAPE_LETTER = new Uint8Array(256);
+for (const c of "nrt") ESCAPE_LETTER[c.charCodeAt(0)] = 1;
+
 /** Shortest run examined; every supported token is at least this long. */
 const MIN_TOKEN = 16;
+/** Longest token any spec matches (PyPI: 5 + 4096), JWTs aside. */
+const MAX_TOKEN = 4200;
+/** Longest stretch re-scanned in isolation after a finding (room for a large JWT). */
+const MAX_ISOLATED = 16 * 1024;
 
 interface TokenSpec {
   readonly kind: string;
@@ -114,6 +125,9 @@ const TOKEN_SPECS: readonly TokenSpec[] = [
   },
 ];
 
+/** Every kind this detector emits. */
+export const TOKEN_KINDS: readonly string[] = TOKEN_SPECS.map((spec) => spec.kind);
+
 interface CompiledSpec {
   readonly kind: string;
   readonly prefixes: readonly string[];
@@ -157,6 +171,54 @@ export function createTokenDetector(): Detector {
     }
   };
 
+  /**
+   * Tries the run `[start, end)`. A token glued to dashes
+   * (`-----END ...-----ghp_...`) or to a JSON escape (`\\nghp_...`) is tried
+   * too: the same text with a marker or a real newline before it would be a
+   * run start, and redaction must not depend on what an earlier redaction
+   * left beside the token (idempotence).
+   */
+  const tryRun = (
+    text: string,
+    bytes: Uint8Array,
+    start: number,
+    end: number,
+    afterBackslash: boolean,
+    emit: Emit,
+  ) => {
+    const direct = byFirst[bytes[start]!];
+    if (direct !== undefined) tryAt(text, start, direct, emit);
+    let at = start;
+    while (at < end && (bytes[at] === DASH || bytes[at] === UNDERSCORE)) at++;
+    if (
+      at === start && afterBackslash &&
+      ESCAPE_LETTER[bytes[start]!] === 1
+    ) {
+      at = start + 1;
+    }
+    if (at === start || end - at < MIN_TOKEN) return;
+    const glued = byFirst[bytes[at]!];
+    if (glued !== undefined) tryAt(text, at, glued, emit);
+  };
+
+  /**
+   * Tries the run `[start, end)` as if nothing surrounded it: on a copy, so
+   * that a pattern's lookahead sees the cut, as it will see a marker.
+   */
+  const isolated = (
+    input: ScanInput,
+    bytes: Uint8Array,
+    start: number,
+    end: number,
+    emit: Emit,
+  ) => {
+    if (end - start < MIN_TOKEN) return;
+    const shift = (s: number, e: number, kind: string) => emit(s + start, e + start, kind);
+    const afterBackslash = start > 0 && bytes[start - 1] === BACKSLASH;
+    const slice = input.text.slice(start, end);
+    tryRun(slice, bytes.subarray(start, end), 0, end - start, afterBackslash, shift);
+  };
+
   return {
     name: "tokens",
     scan(input: ScanInput, emit: Emit): void {
@@ -175,12 +237,27 @@ export function createTokenDetector(): Detector {
         let end = probe + 1;
         while (end < n && BASE64URL[bytes[end]!] === 1) end++;
         // A run that began before `p` was already judged (it ended at p - 1).
-        const candidates = byFirst[bytes[start]!];
-        if (candidates !== undefined && end - start >= MIN_TOKEN) {
-          tryAt(text, start, candidates, emit);
+        if (end - start >= MIN_TOKEN) {
+          tryRun(text, bytes, start, end, start > 0 && bytes[start - 1] === BACKSLASH, emit);
         }
         p = end + 1;
       }
+    },
+    scanFrom(input: ScanInput, at: number, limit: number, emit: Emit): void {
+      const bytes = input.bytes();
+      let first = at;
+      while (first < limit && (bytes[first] === DASH || bytes[first] === UNDERSCORE)) first++;
+      if (first >= limit || byFirst[bytes[first]!] === undefined) return;
+      // Up to the next finding, not just this run: a JWT spans three runs.
+      isolated(input, bytes, at, Math.min(limit, at + MAX_ISOLATED), emit);
+    },
+    scanTo(input: ScanInput, floor: number, at: number, emit: Emit): void {
+      const bytes = input.bytes();
+      let start = at;
+      while (start > floor && at - start <= MAX_TOKEN && BASE64URL[bytes[start - 1]!] === 1) {
+        start--;
+      }
+      isolated(input, bytes, start, at, emit);
     },
   };
 }

@@ -60,6 +60,16 @@ export interface Detector {
   /** For diagnostics and tests only. */
   readonly name: string;
   readonly scan: (input: ScanInput, emit: Emit) => void;
+  /**
+   * Scans again as if the text were cut to `[at, limit)`: `at` is where a
+   * finding ends and `limit` where the next one starts. Once findings are
+   * markers (`...]ghp_...[...`), that stretch is a word of its own; a
+   * detector whose matches depend on word edges implements this (and
+   * `scanTo`) so that redacting a second time finds nothing new.
+   */
+  readonly scanFrom?: (input: ScanInput, at: number, limit: number, emit: Emit) => void;
+  /** The mirror of `scanFrom`: the stretch `[floor, at)` before a finding that starts at `at`. */
+  readonly scanTo?: (input: ScanInput, floor: number, at: number, emit: Emit) => void;
 }
 
 /**
@@ -74,4 +84,9 @@ export interface ScanInput {
    * scan (it lives in a reused buffer).
    */
   readonly bytes: () => Uint8Array;
+  /**
+   * If a marker this redactor could have produced starts at `at`, the index
+   * after it; otherwise -1. Values that are already markers are skipped.
+   */
+  readonly markerEndAt: (at: number) => number;
 }

@@ -13,7 +13,6 @@ import type { Detector, Emit, ScanInput } from "./types.ts";
 
 /** Longest `user:password` read back from an `@`. */
 const MAX_USERINFO = 1024;
-const MARKER = "[REDACTED:";
 const COLON = 58;
 const SLASH = 47;
 const AT = 64;
@@ -71,7 +70,7 @@ export function createUrlCredentialsDetector(): Detector {
           continue;
         }
         if (!isSchemeChar(bytes[s - 3])) continue;
-        if (text.startsWith(MARKER, runColon + 1)) continue;
+        if (input.markerEndAt(runColon + 1) !== -1) continue;
         emit(runColon + 1, at, "url_credentials");
       }
     },
