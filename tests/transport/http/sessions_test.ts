@@ -102,9 +102,7 @@ Deno.test("the per-client command cap answers BUSY over HTTP while another clien
       try {
         const run = (conn: typeof alice, command: string) =>
           conn.client.callTool({ name: "run_command", arguments: { command } })
-            .then((r: { structuredContent?: unknown }) =>
-              (r.structuredContent as { code: string }).code
-            );
+            .then((r) => (r.structuredContent as { code: string }).code);
         const long = run(alice, "sleep 0.6");
         // Wait until Alice's command is really running (its attempt is on disk).
         for (let i = 0; i < 100; i++) {
