@@ -1,0 +1,152 @@
+/**
+ * `deno task bench`: every figure the issues ask for, measured side by side
+ * in one run on this machine, printed as a table with ratios. Targets are
+ * reported, never asserted: speed lives here, not in timed tests.
+ *
+ * @module
+ */
+import { fileURLToPath } from "node:url";
+import { planLaunch } from "../scripts/launch.ts";
+import { bareSpawn, connect, percentiles, roundTrips, rssMiB } from "./stdio_roundtrip.ts";
+import { measureRedactionThroughput } from "./redact_throughput.ts";
+import { measureAuditAppend } from "./audit_append.ts";
+import { measureSpawnCosts } from "./spawn_cost.ts";
+import { measureSelfConfinement } from "./self_confine.ts";
+import { measureHttpBench } from "./http_bench.ts";
+
+const REPO = fileURLToPath(new URL("..", import.meta.url));
+const CALLS = Number(Deno.env.get("HTMCP_BENCH_CALLS") ?? 300);
+const fmt = (ms: number) => ms.toFixed(2);
+
+function denoDir(): string {
+  return Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME") ?? "/root"}/.cache/deno`;
+}
+
+async function writePolicy(dir: string, sandbox: "none" | "bwrap"): Promise<string> {
+  await Deno.mkdir(`${dir}/jail`, { recursive: true });
+  await Deno.chmod(`${dir}/jail`, 0o777); // the sandbox user (65534) must enter it
+  const path = `${dir}/policy-${sandbox}.toml`;
+  await Deno.writeTextFile(
+    path,
+    `jail_root = "jail"\naudit_log = "audit-${sandbox}.jsonl"\n[allowlist]\ncommands = ["true"]\n` +
+      `[sandbox]\nmode = "${sandbox}"\n`,
+  );
+  return path;
+}
+
+/** The server exactly as `deno task htmcp serve` runs it, minus the launcher process. */
+async function serverUnderFlags(policy: string) {
+  const plan = await planLaunch(["serve", "--policy", policy], REPO);
+  if (!plan.ok) throw new Error(plan.message);
+  return {
+    command: Deno.execPath(),
+    args: [...plan.argv],
+    env: { PATH: "/usr/bin:/bin", HOME: "/tmp", DENO_DIR: denoDir() },
+  };
+}
+
+async function stdioFigures(policy: string, label: string) {
+  const launch = await serverUnderFlags(policy);
+  const colds: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const { client, coldStartMs } = await connect(launch);
+    colds.push(coldStartMs);
+    await client.close();
+  }
+  const { client, pid } = await connect(launch);
+  try {
+    await roundTrips(client, "true", 20); // warm-up
+    // Interleave server round trips and bare spawns in batches, so machine
+    // noise lands on both sides of the ratio alike.
+    const server: number[] = [];
+    const bare: number[] = [];
+    for (let batch = 0; batch < 10; batch++) {
+      server.push(...await roundTrips(client, "true", CALLS / 10));
+      bare.push(...await bareSpawn("/usr/bin/true", CALLS / 10));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const rss = pid === undefined ? NaN : await rssMiB(pid);
+    const s = percentiles(server);
+    const b = percentiles(bare);
+    return { label, cold: percentiles(colds).p50, s, b, rss };
+  } finally {
+    await client.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const cpu = (await Deno.readTextFile("/proc/cpuinfo")).match(/model name\s*:\s*(.*)/)?.[1];
+  console.log(
+    `htmcp benchmarks: ${navigator.hardwareConcurrency} cores, ${cpu ?? "unknown CPU"}, ` +
+      `Deno ${Deno.version.deno}, ${new Date().toISOString()}\n`,
+  );
+  const dir = await Deno.makeTempDir({ prefix: "htmcp-bench-" });
+  await Deno.chmod(dir, 0o755); // the sandbox user must reach the jail below it
+  try {
+    console.log('1. run_command("true") over stdio vs a bare Deno.Command spawn of /usr/bin/true');
+    console.log(
+      "   mode     cold start  server p50/p95   bare p50/p95   overhead p50   ratio p50   idle RSS",
+    );
+    for (const mode of ["none", "bwrap"] as const) {
+      const f = await stdioFigures(await writePolicy(dir, mode), mode);
+      console.log(
+        `   ${f.label.padEnd(8)} ${fmt(f.cold).padStart(7)} ms  ${fmt(f.s.p50)}/${
+          fmt(f.s.p95)
+        } ms` +
+          `   ${fmt(f.b.p50)}/${fmt(f.b.p95)} ms   ${fmt(f.s.p50 - f.b.p50).padStart(7)} ms` +
+          `   ${(f.s.p50 / f.b.p50).toFixed(2)}x      ${f.rss.toFixed(1)} MiB`,
+      );
+    }
+
+    console.log(
+      "\n2. Where a call's time goes: spawn paths through the executor (no MCP, no audit)",
+    );
+    const spawn = await measureSpawnCosts(100);
+    console.log(
+      `   direct ${fmt(spawn.directP50Ms)} ms, contained ${fmt(spawn.containedP50Ms)} ms ` +
+        `(+${fmt(spawn.containedExtraP50Ms)}), bwrap sandbox ${fmt(spawn.sandboxP50Ms)} ms ` +
+        `(+${fmt(spawn.sandboxExtraP50Ms)}; target <= 10 ms extra)`,
+    );
+
+    console.log("\n3. Audit append + fdatasync per record");
+    const audit = await measureAuditAppend(400, dir);
+    console.log(
+      `   awaited: mean ${fmt(audit.msPerRecord)} ms, p50 ${fmt(audit.p50Ms)} ms, p95 ${
+        fmt(audit.p95Ms)
+      } ms; 16 in flight: ${fmt(audit.msPerRecordConcurrent)} ms per record`,
+    );
+
+    console.log("\n4. Redaction throughput, all detectors on, 1 MiB realistic output");
+    const redaction = await measureRedactionThroughput(30);
+    console.log(
+      `   median ${redaction.mbPerSecond.toFixed(0)} MB/s, best ${
+        redaction.bestMbPerSecond.toFixed(0)
+      } MB/s (target >= 200 MB/s), ${redaction.markers} secrets found per pass`,
+    );
+
+    console.log("\n5. Permission layer: generated flags vs a self-confined Worker");
+    const confine = await measureSelfConfinement({ runs: 5, calls: 200 });
+    console.log(
+      `   startup ${fmt(confine.startupMs.flags)} ms vs ${
+        fmt(confine.startupMs.selfConfined)
+      } ms ` +
+        `(+${fmt(confine.startupMs.selfConfined - confine.startupMs.flags)}); round trip ${
+          fmt(confine.roundTripMs.flags)
+        } ms vs ${fmt(confine.roundTripMs.selfConfined)} ms`,
+    );
+
+    console.log('\n6. Authenticated run_command("true") over HTTP vs stdio');
+    const rows = await measureHttpBench({ concurrency: [1, 8, 32], callsPerClient: 40 });
+    for (const row of rows) {
+      console.log(
+        `   ${row.transport.padEnd(5)} ${String(row.clients).padStart(2)} client(s): ${
+          row.callsPerSecond.toFixed(0)
+        } calls/s, p50 ${fmt(row.p50Ms)} ms, p95 ${fmt(row.p95Ms)} ms`,
+      );
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+await main();
