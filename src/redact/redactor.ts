@@ -146,6 +146,10 @@ export function createRedactor(settings: RedactionSettings): Redactor {
   const enabled = settings.enabled;
   const detectors = enabled ? buildDetectors(settings) : [];
   const scratch = new ScratchBuffer();
+  // [rank, detector] for the detectors that re-scan at finding edges.
+  const edgeDetectors = detectors
+    .map((detector, rank) => [rank, detector] as const)
+    .filter(([, d]) => d.scanFrom !== undefined || d.scanTo !== undefined);
   const kinds: ReadonlySet<string> = new Set([
     ...BUILT_IN_KINDS,
     ...settings.extraPatterns.map((pattern) => pattern.name),
@@ -165,23 +169,28 @@ export function createRedactor(settings: RedactionSettings): Redactor {
     // `AIza...-----BEGIN`). Detectors that match at word edges look again
     // at each edge, until nothing new turns up, so that a second redaction
     // finds nothing the first one missed.
-    const seen = new Set<string>();
+    // Each edge is scanned once per neighbour: `end -> limit`, `start -> floor`.
+    const scannedAfter = new Map<number, number>();
+    const scannedBefore = new Map<number, number>();
     for (let round = 0; round < MAX_BOUNDARY_ROUNDS; round++) {
       const before = found.length;
-      merged.forEach((span, i) => {
+      for (let i = 0; i < merged.length; i++) {
+        const span = merged[i]!;
         const floor = merged[i - 1]?.end ?? 0;
         const limit = merged[i + 1]?.start ?? text.length;
-        const after = `>${span.end}:${limit}`;
-        if (span.end < limit && !seen.has(after)) {
-          seen.add(after);
-          detectors.forEach((d, rank) => d.scanFrom?.(input, span.end, limit, emitters[rank]!));
+        if (span.end < limit && scannedAfter.get(span.end) !== limit) {
+          scannedAfter.set(span.end, limit);
+          for (const [rank, d] of edgeDetectors) {
+            d.scanFrom?.(input, span.end, limit, emitters[rank]!);
+          }
         }
-        const ahead = `<${floor}:${span.start}`;
-        if (floor < span.start && !seen.has(ahead)) {
-          seen.add(ahead);
-          detectors.forEach((d, rank) => d.scanTo?.(input, floor, span.start, emitters[rank]!));
+        if (floor < span.start && scannedBefore.get(span.start) !== floor) {
+          scannedBefore.set(span.start, floor);
+          for (const [rank, d] of edgeDetectors) {
+            d.scanTo?.(input, floor, span.start, emitters[rank]!);
+          }
         }
-      });
+      }
       if (found.length === before) break;
       merged = mergeSpans(found, text, kinds);
     }

@@ -153,7 +153,13 @@ export function createTokenDetector(): Detector {
     }
   }
 
-  const tryAt = (text: string, at: number, candidates: readonly CompiledSpec[], emit: Emit) => {
+  /** Tries every candidate spec at `at`; returns the end of the match emitted, or -1. */
+  const tryAt = (
+    text: string,
+    at: number,
+    candidates: readonly CompiledSpec[],
+    emit: Emit,
+  ): number => {
     for (const spec of candidates) {
       let prefixed = false;
       for (const prefix of spec.prefixes) {
@@ -167,16 +173,24 @@ export function createTokenDetector(): Detector {
       const m = spec.sticky.exec(text);
       if (m === null || (spec.accept !== undefined && !spec.accept(m[0]))) continue;
       emit(at, at + m[0].length, spec.kind);
-      return;
+      return at + m[0].length;
     }
+    return -1;
+  };
+
+  /** `at` moved past dashes and underscores, which no prefix starts with. */
+  const skipJoiners = (bytes: Uint8Array, at: number, end: number): number => {
+    while (at < end && (bytes[at] === DASH || bytes[at] === UNDERSCORE)) at++;
+    return at;
   };
 
   /**
    * Tries the run `[start, end)`. A token glued to dashes
-   * (`-----END ...-----ghp_...`) or to a JSON escape (`\\nghp_...`) is tried
-   * too: the same text with a marker or a real newline before it would be a
-   * run start, and redaction must not depend on what an earlier redaction
-   * left beside the token (idempotence).
+   * (`-----END ...-----ghp_...`), to a JSON escape (`\\nghp_...`) or to the
+   * end of another token (`AKIA...--ghp_...`) is tried too: once the
+   * neighbour is a marker, or the escape a real newline, it would start a
+   * run, and redaction must not depend on what an earlier redaction left
+   * beside a token (idempotence).
    */
   const tryRun = (
     text: string,
@@ -187,18 +201,22 @@ export function createTokenDetector(): Detector {
     emit: Emit,
   ) => {
     const direct = byFirst[bytes[start]!];
-    if (direct !== undefined) tryAt(text, start, direct, emit);
-    let at = start;
-    while (at < end && (bytes[at] === DASH || bytes[at] === UNDERSCORE)) at++;
-    if (
-      at === start && afterBackslash &&
-      ESCAPE_LETTER[bytes[start]!] === 1
-    ) {
-      at = start + 1;
+    let matched = direct === undefined ? -1 : tryAt(text, start, direct, emit);
+    if (matched === -1) {
+      let at = skipJoiners(bytes, start, end);
+      if (at === start && afterBackslash && ESCAPE_LETTER[bytes[start]!] === 1) at = start + 1;
+      if (at === start || end - at < MIN_TOKEN) return;
+      const glued = byFirst[bytes[at]!];
+      if (glued === undefined) return;
+      matched = tryAt(text, at, glued, emit);
     }
-    if (at === start || end - at < MIN_TOKEN) return;
-    const glued = byFirst[bytes[at]!];
-    if (glued !== undefined) tryAt(text, at, glued, emit);
+    // A chain of glued tokens: each match's end is the next one's start.
+    while (matched !== -1 && matched < end) {
+      const at = skipJoiners(bytes, matched, end);
+      const next = byFirst[bytes[at]!];
+      if (end - at < MIN_TOKEN || next === undefined) return;
+      matched = tryAt(text, at, next, emit);
+    }
   };
 
   /**

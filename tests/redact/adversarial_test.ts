@@ -91,6 +91,12 @@ Deno.test("redact() finishes on 1 MiB of URL credentials", () => {
   );
 });
 
+Deno.test("redact() finishes on 1 MiB of tokens glued end to end, hiding every one", () => {
+  const out = redactor.redact(mib("AKIAIOSFODNN7EXAMPLE--"));
+  assert.equal(out.includes("AKIA"), false);
+  assert.equal(redactor.redact(out), out);
+});
+
 Deno.test("redact() finishes on 1 MiB of earlier markers", () => {
   const input = mib("[REDACTED:x] ");
   assertSame(redactor.redact(input), input);

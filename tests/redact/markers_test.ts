@@ -27,6 +27,11 @@ const GLUED: ReadonlyArray<readonly [string, string, string]> = [
     ",[REDACTED:google_api_key][REDACTED:private_key];",
   ],
   [
+    "a chain of tokens glued end to end",
+    `${FAKE.awsAccessKeyId}--${FAKE.awsAccessKeyId}--${FAKE.awsAccessKeyId}--${FAKE.awsAccessKeyId}--${FAKE.awsAccessKeyId}--${FAKE.awsAccessKeyId}`,
+    Array(6).fill("[REDACTED:aws_access_key_id]").join("--"),
+  ],
+  [
     "a JWT glued between a token and the end",
     `/${FAKE.npm}--${FAKE.jwt}@`,
     "/[REDACTED:npm_token]--[REDACTED:jwt]@",
