@@ -214,6 +214,14 @@ Deno.test("redact() keeps surrounding non-ASCII text and indices intact", () => 
   );
 });
 
+Deno.test("redact() copes with lone surrogates (decoded garbage) without losing its place", () => {
+  const input = `\uD800 x ${FAKE.npm} \uDC00\uD83D token=abc \uDFFF`;
+  assert.equal(
+    redactor.redact(input),
+    `\uD800 x ${m("npm_token")} \uDC00\uD83D token=${m("secret_assignment")} \uDFFF`,
+  );
+});
+
 Deno.test("redact() can be passed around unbound, as the audit log does", () => {
   const { redact } = redactor;
   assert.equal(redact(`x ${FAKE.npm}`), `x ${m("npm_token")}`);
