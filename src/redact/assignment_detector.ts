@@ -14,7 +14,8 @@
  * @module
  */
 import { BACKSLASH, DQUOTE, IDENT, isBlank, SQUOTE } from "./_ascii.ts";
-import { isAwsSecretKeyName, isSecretKeyName, mayEndSecretKeyName } from "./secret_key_names.ts";
+import { isNonSecret, kindFor, type Value } from "./assignment_values.ts";
+import { isSecretKeyName, mayEndSecretKeyName } from "./secret_key_names.ts";
 import type { Detector, Emit, ScanInput } from "./types.ts";
 
 /** Longest key considered; longer identifiers are code, not settings. */
@@ -41,95 +42,11 @@ const DASH = 45;
 const SLASH = 47;
 const GT = 62;
 
-/** Words that say "no value here", not a secret. */
-const NON_VALUES: ReadonlySet<string> = new Set([
-  "null",
-  "nil",
-  "none",
-  "true",
-  "false",
-  "undefined",
-]);
 /** An authentication scheme before the credential: `token: Bearer <credential>`. */
 const SCHEME_PREFIX = /^(?:bearer|basic|token|digest|negotiate|ntlm)[ \t]{1,8}/i;
 /** First letters of those schemes, so most values skip the regex. */
 const SCHEME_FIRST = new Uint8Array(256);
 for (const c of "bBtTdDnN") SCHEME_FIRST[c.charCodeAt(0)] = 1;
-/**
- * How help text names an argument: `--password PASSWORD`, `--token <token>`,
- * `--key {KEY}`, `--pass [PASS]`. Bracketed forms hold a plain word;
- * upper-case words count only when they name a secret or are a generic
- * placeholder, so an upper-case password (`--password HUNTER2`) is still
- * hidden.
- */
-const BRACKETED_METAVAR =
-  /^(?:<[A-Za-z0-9_ -]{1,40}>|\{[A-Za-z0-9_ -]{1,40}\}|\[[A-Za-z0-9_ -]{1,40}\])$/;
-const UPPER_METAVAR = /^[A-Z][A-Z_-]*$/;
-const GENERIC_METAVARS: ReadonlySet<string> = new Set([
-  "VALUE",
-  "VAL",
-  "STRING",
-  "STR",
-  "TEXT",
-  "ARG",
-  "KEY",
-  "FILE",
-  "PATH",
-  "NAME",
-  "PASS",
-  "PW",
-]);
-
-function isMetavar(raw: string): boolean {
-  if (BRACKETED_METAVAR.test(raw)) return true;
-  return UPPER_METAVAR.test(raw) && (GENERIC_METAVARS.has(raw) || isSecretKeyName(raw));
-}
-const AWS_SECRET_VALUE = /^[A-Za-z0-9/+]{40}$/;
-const AZURE_KEY_NAME = /^(?:AccountKey|SharedAccessKey)$/;
-const PWD_KEY = /pwd$/i;
-
-/**
- * Words that start an expression or name a type, not a secret: an unquoted
- * value in source code (`const token = await getToken()`,
- * `accessKey: string;`). A quoted value is always hidden.
- */
-const CODE_WORDS: ReadonlySet<string> = new Set([
-  "await",
-  "new",
-  "this",
-  "self",
-  "cls",
-  "string",
-  "number",
-  "boolean",
-  "bool",
-  "str",
-  "int",
-  "bytes",
-  "any",
-  "unknown",
-  "object",
-  "void",
-  "function",
-  "lambda",
-  "async",
-  "typeof",
-  "require",
-  "optional",
-  "readonly",
-]);
-/** A call: `getToken(`, `os.getenv(`, `Secrets.load (`. */
-const CALL = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*[ \t]*\(/;
-const TRAILING_PUNCTUATION = /[;,]+$/;
-
-/** The outcome of reading a value: the part to hide (maybe empty) and where scanning resumes. */
-interface Value {
-  readonly start: number;
-  readonly end: number;
-  readonly next: number;
-  readonly quoted: boolean;
-}
-
 function skipPad(bytes: Uint8Array, i: number): number {
   const limit = i + MAX_PAD;
   while (i < limit && isBlank(bytes[i])) i++;
@@ -184,45 +101,6 @@ function readValue(
   const next = j;
   while (j > start && isBlank(bytes[j - 1])) j--;
   return { start, end: j, next, quoted: false };
-}
-
-/**
- * True for an unquoted value that reads as source code: a keyword or type,
- * a call, or the same name read from elsewhere (`api_key = api_key`,
- * `token = self.token`).
- */
-function looksLikeCode(raw: string, key: string): boolean {
-  const lower = raw.toLowerCase().replace(TRAILING_PUNCTUATION, "");
-  const firstWord = lower.split(/[ \t]/, 1)[0] ?? "";
-  if (CODE_WORDS.has(firstWord)) return true;
-  if (CALL.test(raw)) return true;
-  const name = key.toLowerCase().replace(/^-+/, "");
-  const tail = name.slice(name.lastIndexOf(".") + 1);
-  return lower === tail || lower.endsWith("." + tail);
-}
-
-/**
- * True when the value is not a secret: empty, a null word, a help-text
- * metavar, a working directory, or (unquoted) source code.
- */
-function isNonSecret(text: string, key: string, isFlag: boolean, value: Value): boolean {
-  const length = value.end - value.start;
-  if (length === 0) return true;
-  if (length > 64) return false;
-  const raw = text.slice(value.start, value.end);
-  if (NON_VALUES.has(raw.toLowerCase())) return true;
-  if (isFlag && isMetavar(raw)) return true;
-  // `PWD=/home/me` is the working directory, not a password.
-  if (PWD_KEY.test(key) && (raw.startsWith("/") || raw.startsWith("~"))) return true;
-  return !value.quoted && looksLikeCode(raw, key);
-}
-
-function kindFor(text: string, key: string, value: Value): string {
-  if (AZURE_KEY_NAME.test(key)) return "azure_account_key";
-  if (
-    isAwsSecretKeyName(key) && AWS_SECRET_VALUE.test(text.slice(value.start, value.end))
-  ) return "aws_secret_access_key";
-  return "secret_assignment";
 }
 
 /** The start of the key that ends just before `end`, or -1 when it is too long to be one. */
