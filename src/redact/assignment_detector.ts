@@ -41,6 +41,13 @@ const COLON = 58;
 const DASH = 45;
 const SLASH = 47;
 const GT = 62;
+const DOLLAR = 36;
+const LPAREN = 40;
+const LBRACKET = 91;
+const LBRACE = 123;
+/** What may follow the `[` of a JSON list. */
+const LIST_SECOND = new Uint8Array(256);
+for (const c of "\"'0123456789[]{ \t\r\n-") LIST_SECOND[c.charCodeAt(0)] = 1;
 
 /** An authentication scheme before the credential: `token: Bearer <credential>`. */
 const SCHEME_PREFIX = /^(?:bearer|basic|token|digest|negotiate|ntlm)[ \t]{1,8}/i;
@@ -97,7 +104,12 @@ function readValue(
     return { start, end: j, next: j, quoted: true };
   }
   const stop = toLineEnd ? LINE_STOP : WORD_STOP;
-  while (j < n && stop[bytes[j]!] === 0 && bytes[j] !== enclosingQuote) j++;
+  while (j < n && stop[bytes[j]!] === 0 && bytes[j] !== enclosingQuote) {
+    // A marker is never part of a value: stopping there judges a kept value
+    // the same before and after what follows it was redacted.
+    if (bytes[j] === LBRACKET && input.markerEndAt(j) !== -1) break;
+    j++;
+  }
   const next = j;
   while (j > start && isBlank(bytes[j - 1])) j--;
   return { start, end: j, next, quoted: false };
@@ -171,6 +183,10 @@ function judgeKey(
   const isFlag = bytes[keyStart] === DASH;
   // `--password --verbose`: the next word is another flag, not the value.
   if (spaced && bytes[valueAt] === DASH) return valueAt;
+  // `auth: {...}`, `tokens = [...]`, `token: ${{ secrets.X }}`, `$(vault read)`:
+  // a nested structure or a reference, not a literal. Scanning goes on
+  // inside it, where the nested keys are judged on their own.
+  if (opensStructure(bytes, valueAt)) return valueAt;
   // `key: value` runs to the line's end; `:=` is Go's `=`.
   const toLineEnd = !spaced && bytes[hit] === COLON && bytes[hit + 1] !== EQUALS;
   // `"Authorization: Basic x"`: the whole pair sits inside a quoted
@@ -180,8 +196,25 @@ function judgeKey(
   const value = readValue(input, bytes, valueAt, toLineEnd, enclosingQuote);
   if (!isNonSecret(text, key, isFlag, value)) {
     emit(value.start, value.end, kindFor(text, key, value));
+    return Math.max(hit + 1, value.next);
   }
-  return Math.max(hit + 1, value.next);
+  // A value kept visible may hold assignments of its own
+  // (`x: $(--token: abc)`): scan inside it. It is at most 64 characters
+  // (longer values are always hidden), so this stays linear.
+  return Math.max(hit + 1, value.end > value.start ? value.start : value.next);
+}
+
+/**
+ * True when the value at `at` opens an object, a JSON list (`[` then a
+ * quote, digit, bracket or blank: `[REDACTED:x]` and `[hunter2]` are not
+ * lists), or a `${...}`/`$(...)`/`{{...}}` reference.
+ */
+function opensStructure(bytes: Uint8Array, at: number): boolean {
+  const c = bytes[at];
+  const next = bytes[at + 1] ?? 0;
+  if (c === LBRACE) return true;
+  if (c === LBRACKET) return LIST_SECOND[next] === 1;
+  return c === DOLLAR && (next === LBRACE || next === LPAREN);
 }
 
 /**

@@ -57,6 +57,8 @@ function isMetavar(raw: string): boolean {
 const AWS_SECRET_VALUE = /^[A-Za-z0-9/+]{40}$/;
 const AZURE_KEY_NAME = /^(?:AccountKey|SharedAccessKey)$/;
 const PWD_KEY = /pwd$/i;
+/** A whole value that only names a variable: `$DB_PASSWORD`, `%API_KEY%`. */
+const VARIABLE_REFERENCE = /^(?:\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_][A-Za-z0-9_]*%)$/;
 
 /**
  * Words that start an expression or name a type, not a secret: an unquoted
@@ -109,7 +111,8 @@ function looksLikeCode(raw: string, key: string): boolean {
 
 /**
  * True when the value is not a secret: empty, a null word, a help-text
- * metavar, a working directory, or (unquoted) source code.
+ * metavar, a working directory, a variable reference, or (unquoted) source
+ * code.
  */
 export function isNonSecret(text: string, key: string, isFlag: boolean, value: Value): boolean {
   const length = value.end - value.start;
@@ -120,6 +123,7 @@ export function isNonSecret(text: string, key: string, isFlag: boolean, value: V
   if (isFlag && isMetavar(raw)) return true;
   // `PWD=/home/me` is the working directory, not a password.
   if (PWD_KEY.test(key) && (raw.startsWith("/") || raw.startsWith("~"))) return true;
+  if (VARIABLE_REFERENCE.test(raw)) return true;
   return !value.quoted && looksLikeCode(raw, key);
 }
 

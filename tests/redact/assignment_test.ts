@@ -82,6 +82,11 @@ const KEPT: ReadonlyArray<readonly [string, string]> = [
   ["a prompt with nothing after it", "Password:\nPassword: \n"],
   ["a key at the end of a sentence", "Enter your password. Then the secret."],
   ["a C++ scope", "auth::token::verify(x)"],
+  ["a nested object or list as the value", '"auth": {"type": "oauth"}, "tokens": [1, 2]'],
+  [
+    "references to variables and templates",
+    "password=$DB_PASSWORD token: ${{ secrets.GITHUB_TOKEN }} secret=$(vault read x) key=%API_KEY%",
+  ],
 ];
 
 for (const [name, input] of KEPT) {
@@ -89,6 +94,13 @@ for (const [name, input] of KEPT) {
     assert.equal(redactor.redact(input), input);
   });
 }
+
+Deno.test("redact() judges keys nested inside an object value on their own", () => {
+  assert.equal(
+    redactor.redact('auth: {"password": "hunter2", "user": "bob"}'),
+    `auth: {"password": "${R}", "user": "bob"}`,
+  );
+});
 
 Deno.test("redact() hides the values of repeated and nested assignments", () => {
   assert.equal(redactor.redact("token=a token=b"), `token=${R} token=${R}`);

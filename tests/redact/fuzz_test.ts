@@ -51,6 +51,14 @@ const FILLER: readonly string[] = [
   "/usr/lib/x86_64-linux-gnu",
   "3f786850e387550fdab836ed7e6dc881de23001b",
   "é🔑",
+  "{",
+  "[",
+  "${",
+  "$(",
+  "}",
+  "auth",
+  "[REDACTED:acme]",
+  "[REDACTED:x]",
 ];
 const PIECES: readonly string[] = [...SECRETS, ...FILLER];
 const GLUE: readonly string[] = [" ", "\n", "=", ":", '"', "'", ",", ";", "@", "/", "--", "", "\t"];

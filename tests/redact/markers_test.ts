@@ -5,6 +5,7 @@
  * shaped like a marker cannot shelter a secret.
  */
 import assert from "node:assert/strict";
+import { compileExtraPattern } from "../../src/config/patterns.ts";
 import { FAKE, makeRedactor, pemBlock } from "./_redactor.ts";
 
 const redactor = makeRedactor();
@@ -74,9 +75,17 @@ Deno.test("redact() does not treat marker-shaped text of an unknown kind as a ma
 });
 
 Deno.test("redact() skips values that are markers of its own kinds, including operator names", () => {
-  const text = "password=[REDACTED:acme] token=[REDACTED:github_token]";
+  const acme = compileExtraPattern("acme", "ACME-[0-9]{6}", 1);
+  assert.ok(acme.ok);
+  const withAcme = makeRedactor({ extraPatterns: [acme.value] });
+  const text = "password=[REDACTED:acme] token=[REDACTED:github_token] secret=[REDACTED:other]";
   assert.equal(
-    redactor.redact(text),
-    "password=[REDACTED:secret_assignment] token=[REDACTED:github_token]",
+    withAcme.redact(text),
+    "password=[REDACTED:acme] token=[REDACTED:github_token] secret=[REDACTED:secret_assignment]",
+  );
+  // Without the operator pattern, `acme` is no kind of this redactor.
+  assert.equal(
+    redactor.redact("password=[REDACTED:acme]"),
+    "password=[REDACTED:secret_assignment]",
   );
 });
