@@ -13,6 +13,9 @@ import type { Redactor } from "./types.ts";
 const FLAG_WORD = /^--?[A-Za-z][A-Za-z0-9_.-]{1,63}$/;
 
 /**
+ * Redacts an argv word by word, and hides the word after a flag that names a
+ * secret (`--password hunter2`).
+ *
  * @param redactor the server's redactor
  * @param argv the words as the policy judged them
  * @returns a new array: every word redacted, and the value word after a

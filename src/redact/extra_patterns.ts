@@ -9,10 +9,12 @@
  *
  * @module
  */
-import type { ExtraPattern } from "../config/types.ts";
+import type { RedactionSettings } from "./redactor.ts";
 import type { Detector, Emit, ScanInput } from "./types.ts";
 
 const SECRET_GROUP = "(?<secret>";
+
+type ExtraPattern = RedactionSettings["extraPatterns"][number];
 
 function extraPatternDetector(pattern: ExtraPattern): Detector {
   const hasSecretGroup = pattern.regex.source.includes(SECRET_GROUP);

@@ -11,7 +11,6 @@
  *
  * @module
  */
-import type { Policy } from "../config/types.ts";
 import { redactionMarker } from "./_markers.ts";
 import { mergeSpans, type RankedSpan } from "./_merge.ts";
 import { createScanInput, ScratchBuffer } from "./_scan_input.ts";
@@ -32,8 +31,19 @@ import type {
   ScanInput,
 } from "./types.ts";
 
-/** The `[redaction]` settings of a loaded policy. */
-export type RedactionSettings = Policy["redaction"];
+/**
+ * The `[redaction]` settings of a loaded policy (`Policy["redaction"]` is one):
+ * whether to redact at all, the entropy fallback, and the operator patterns,
+ * compiled and vetted at startup.
+ */
+export interface RedactionSettings {
+  /** `[redaction] enabled`: false turns every redactor function into the identity. */
+  readonly enabled: boolean;
+  /** `[redaction] entropy_fallback`: also hide long high-entropy tokens. */
+  readonly entropyFallback: boolean;
+  /** `[redaction] extra_patterns`: each match becomes `[REDACTED:<name>]`. */
+  readonly extraPatterns: readonly { readonly name: string; readonly regex: RegExp }[];
+}
 
 /**
  * Bound on the edge re-scans. A round only finds something when one

@@ -61,6 +61,8 @@ function utf8Prefix(text: string, maxBytes: number): { chars: number; bytes: num
 }
 
 /**
+ * Measures `text` as UTF-8 without keeping the encoding.
+ *
  * @returns the UTF-8 length of `text` (lone surrogates count as U+FFFD)
  *
  * @example

@@ -29,7 +29,9 @@ export interface RedactionSpan extends DetectedSpan {
 
 /** Redacted text together with its markers, in order. */
 export interface RedactionResult {
+  /** The text with every finding replaced by its marker. */
   readonly text: string;
+  /** One entry per marker, in order. */
   readonly spans: readonly RedactionSpan[];
 }
 
