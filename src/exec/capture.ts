@@ -52,13 +52,19 @@ export class BoundedCapture {
 
 /**
  * Reads `stream` to its end into `capture`. Resolves when the write end is
- * closed by every holder (the whole tree has exited) or the stream errors.
+ * closed by every holder (the whole tree has exited), the stream errors, or
+ * `stop` aborts (the reader is cancelled, which closes our end).
  */
 export async function drainInto(
   stream: ReadableStream<Uint8Array>,
   capture: BoundedCapture,
+  stop?: AbortSignal,
 ): Promise<void> {
   const reader = stream.getReader();
+  const cancel = () => {
+    reader.cancel().catch(() => {});
+  };
+  stop?.addEventListener("abort", cancel, { once: true });
   try {
     while (true) {
       const { done, value } = await reader.read();
@@ -68,6 +74,7 @@ export async function drainInto(
   } catch {
     // A read error ends the capture; what was read so far is kept.
   } finally {
+    stop?.removeEventListener("abort", cancel);
     reader.releaseLock();
   }
 }

@@ -106,7 +106,11 @@ export async function runContained(
   const cap = policy.limits.maxOutputBytes;
   const out = new BoundedCapture(cap + OUTPUT_LOOKAHEAD_BYTES);
   const err = new BoundedCapture(cap + OUTPUT_LOOKAHEAD_BYTES);
-  const drained = Promise.all([drainInto(child.stdout, out), drainInto(child.stderr, err)]);
+  const stopReading = new AbortController();
+  const drained = Promise.all([
+    drainInto(child.stdout, out, stopReading.signal),
+    drainInto(child.stderr, err, stopReading.signal),
+  ]);
 
   let stopReason: StopReason | null = null;
   let exited = false;
@@ -152,7 +156,16 @@ export async function runContained(
     request.signal?.removeEventListener("abort", onAbort);
     untrack();
   }
+  // The launcher's exit means the namespace is empty, so the pipes reach EOF
+  // at once. Should a pipe stay open anyway (only after the last-resort
+  // SIGKILL, when the tree dies asynchronously), stop reading rather than hang.
+  let pipesHeld = false;
+  const readGuard = setTimeout(() => {
+    pipesHeld = true;
+    stopReading.abort();
+  }, settings.killGraceMs);
   await drained;
+  clearTimeout(readGuard);
   const durationMs = elapsed();
 
   const render = (capture: BoundedCapture) =>
@@ -175,6 +188,9 @@ export async function runContained(
   const backstop = stopReason === null && status.code === 137 &&
     durationMs >= policy.limits.timeoutMs;
   const reasonNow: StopReason | null = backstop ? "timeout" : stopReason;
+  const held = pipesHeld
+    ? " Its output pipes stayed open after the launcher exited, so a process of this call may have outlived it."
+    : "";
   if (reasonNow !== null) {
     const code: ExecOutcomeCode = reasonNow === "timeout" ? "TIMEOUT" : "CANCELLED";
     return {
@@ -182,7 +198,7 @@ export async function runContained(
       code,
       exitCode: null,
       signal: "SIGKILL",
-      reason: stopSentence(reasonNow, name, policy.limits.timeoutMs),
+      reason: stopSentence(reasonNow, name, policy.limits.timeoutMs) + held,
     };
   }
 
@@ -207,7 +223,7 @@ export async function runContained(
       code: truncated ? "OUTPUT_TRUNCATED" : "OK",
       exitCode: null,
       signal: status.signal,
-      reason: request.redact(`"${name}" was ended by ${status.signal}.`),
+      reason: request.redact(`"${name}" was ended by ${status.signal}.${held}`),
     };
   }
   const exitSentence = `"${name}" exited with status ${status.code}`;
@@ -218,8 +234,8 @@ export async function runContained(
     signal: null,
     reason: request.redact(
       truncated
-        ? `${exitSentence}; its output exceeded the ${cap}-byte cap and was cut.`
-        : `${exitSentence}.`,
+        ? `${exitSentence}; its output exceeded the ${cap}-byte cap and was cut.${held}`
+        : `${exitSentence}.${held}`,
     ),
   };
 }
