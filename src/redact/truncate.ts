@@ -22,6 +22,7 @@
  *
  * @module
  */
+import { ScratchBuffer } from "./_scan_input.ts";
 import type { RedactionSpan, Redactor } from "./types.ts";
 
 /**
@@ -48,15 +49,22 @@ export interface TruncatedRedaction {
 }
 
 const encoder = new TextEncoder();
+/** Encoding scratch: these functions are synchronous, so one buffer serves every call. */
+const scratch = new ScratchBuffer();
 
 /**
- * The longest prefix of `text` whose UTF-8 form fits in `maxBytes`, never
- * splitting a surrogate pair: `{ chars, bytes }`.
+ * The longest prefix of `text[0, end)` whose UTF-8 form fits in `maxBytes`,
+ * never splitting a character or a surrogate pair: `{ chars, bytes }`.
  */
-function utf8Prefix(text: string, maxBytes: number): { chars: number; bytes: number } {
-  if (maxBytes <= 0 || text.length === 0) return { chars: 0, bytes: 0 };
-  const room = Math.min(maxBytes, text.length * 3);
-  const { read, written } = encoder.encodeInto(text, new Uint8Array(room));
+function utf8Prefix(
+  text: string,
+  maxBytes: number,
+  end = text.length,
+): { chars: number; bytes: number } {
+  if (maxBytes <= 0 || end <= 0) return { chars: 0, bytes: 0 };
+  const part = end === text.length ? text : text.slice(0, end);
+  const room = Math.min(maxBytes, part.length * 3);
+  const { read, written } = encoder.encodeInto(part, scratch.take(room).subarray(0, room));
   return { chars: read, bytes: written };
 }
 
@@ -140,14 +148,17 @@ export function redactAndTruncate(
     sourceLimit = utf8Prefix(text, shown).chars;
   }
   const outLimit = sourceToOutput(spans, sourceLimit);
-  const fit = utf8Prefix(redacted.slice(0, outLimit), limitBytes);
+  const fit = utf8Prefix(redacted, limitBytes, outLimit);
   const cut = outsideMarkers(spans, fit.chars);
-  const kept = cut === fit.chars ? fit.bytes : utf8ByteLength(redacted.slice(0, cut));
+  const kept = cut === fit.chars ? fit.bytes : utf8Prefix(redacted, limitBytes, cut).bytes;
   const sourceEnd = outputToSource(spans, cut);
+  // With no marker before the cut, the kept text is the source's own prefix.
+  const noMarkerBefore = spans.length === 0 || spans[0]!.outStart >= cut;
+  const sourceBytes = noMarkerBefore ? kept : utf8Prefix(text, Infinity, sourceEnd).bytes;
   return {
-    text: redacted.slice(0, cut),
+    text: cut === redacted.length ? redacted : redacted.slice(0, cut),
     truncated: windowWasCut || cut < redacted.length,
     keptBytes: kept,
-    sourceBytes: utf8ByteLength(text.slice(0, sourceEnd)),
+    sourceBytes,
   };
 }
