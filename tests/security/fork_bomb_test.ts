@@ -43,7 +43,11 @@ Deno.test("a bash fork bomb ends cleanly under max_processes in the sandbox", as
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
-        peak = Math.max(peak, ours().length);
+        try {
+          peak = Math.max(peak, ours().length);
+        } catch {
+          // /proc unreadable under narrow permissions: the assertions after the run report it.
+        }
         await new Promise((r) => setTimeout(r, 5));
       }
     })();
