@@ -168,18 +168,26 @@ class ContainedExecutor implements Executor {
 
   run(request: ExecRequest): Promise<ExecOutcome> {
     if (this.#closed) {
-      return Promise.resolve({
-        code: "CANCELLED",
-        stdout: "",
-        stderr: "",
-        exitCode: null,
-        signal: null,
-        stdoutBytes: 0,
-        stderrBytes: 0,
-        truncated: false,
-        reason: `The server is shutting down; "${request.command.name}" was not started.`,
-        durationMs: 0,
-      });
+      return Promise.resolve(notStarted(
+        "CANCELLED",
+        `The server is shutting down; "${request.command.name}" was not started.`,
+      ));
+    }
+    // The run gate. Deno spawns only the launcher, which then starts the
+    // command, so Deno's own --allow-run check never sees the command's
+    // path. Asking Deno here keeps the second layer meaningful: the
+    // generated grant lists exactly the allowlisted paths, so a binary our
+    // policy engine let through by mistake is refused here (RUNTIME_DENIED)
+    // even though the spawn itself would succeed. The startup probes do not
+    // come through run(), so they are not gated.
+    if (
+      Deno.permissions.querySync({ name: "run", command: request.command.path }).state !==
+        "granted"
+    ) {
+      return Promise.resolve(notStarted(
+        "RUNTIME_DENIED",
+        `Deno's permissions refused running "${request.command.name}" (${request.command.path}), which the policy engine had allowed.`,
+      ));
     }
     const call = runContained(this.#settings, request, (handle) => {
       // A run that spawned after shutdown began is stopped at once.
@@ -206,4 +214,20 @@ class ContainedExecutor implements Executor {
   launcherPaths(): string[] {
     return [this.#settings.plan.tools.unshare];
   }
+}
+
+/** The outcome of a call that never started a process. */
+function notStarted(code: "CANCELLED" | "RUNTIME_DENIED", reason: string): ExecOutcome {
+  return {
+    code,
+    stdout: "",
+    stderr: "",
+    exitCode: null,
+    signal: null,
+    stdoutBytes: 0,
+    stderrBytes: 0,
+    truncated: false,
+    reason,
+    durationMs: 0,
+  };
 }
