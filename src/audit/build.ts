@@ -81,13 +81,29 @@ function nullableString(name: string, value: unknown): string | null {
   return value === null ? null : requireString(name, value);
 }
 
-function redactArgv(argv: readonly string[] | null, redact: Redact): string[] | null {
+/**
+ * Redacts a whole argv. Word by word is not enough (`--password hunter2`
+ * splits the key from its value), so the log takes the redactor's own argv
+ * function when it has one; word by word is the fallback.
+ */
+export type RedactArgv = (argv: readonly string[]) => string[];
+
+function redactArgv(
+  argv: readonly string[] | null,
+  redact: Redact,
+  whole: RedactArgv | undefined,
+): string[] | null {
   if (argv === null) return null;
-  return Array.from(argv, (word, index) => redact(requireString(`argv[${index}]`, word)));
+  const words = Array.from(argv, (word, index) => requireString(`argv[${index}]`, word));
+  return whole === undefined ? words.map(redact) : whole(words);
 }
 
 /** @returns the `attempt` body with `command_raw`, `argv`, `cwd` and `reason` redacted */
-export function buildAttempt(input: AttemptFields, redact: Redact): RecordBody {
+export function buildAttempt(
+  input: AttemptFields,
+  redact: Redact,
+  wholeArgv?: RedactArgv,
+): RecordBody {
   return {
     kind: "attempt",
     fields: {
@@ -95,7 +111,7 @@ export function buildAttempt(input: AttemptFields, redact: Redact): RecordBody {
       tool: requireString("tool", input.tool),
       client_id: nullableString("client_id", input.client_id),
       command_raw: redact(requireString("command_raw", input.command_raw)),
-      argv: redactArgv(input.argv, redact),
+      argv: redactArgv(input.argv, redact, wholeArgv),
       cwd: input.cwd === null ? null : redact(requireString("cwd", input.cwd)),
       verdict: requireString("verdict", input.verdict),
       code: nullableString("code", input.code),
@@ -130,7 +146,11 @@ export function buildOutcome(input: OutcomeFields): RecordBody {
 }
 
 /** @returns the `explain` body with `command_raw`, `argv` and `reason` redacted */
-export function buildExplain(input: ExplainFields, redact: Redact): RecordBody {
+export function buildExplain(
+  input: ExplainFields,
+  redact: Redact,
+  wholeArgv?: RedactArgv,
+): RecordBody {
   return {
     kind: "explain",
     fields: {
@@ -138,7 +158,7 @@ export function buildExplain(input: ExplainFields, redact: Redact): RecordBody {
       tool: requireString("tool", input.tool),
       client_id: nullableString("client_id", input.client_id),
       command_raw: redact(requireString("command_raw", input.command_raw)),
-      argv: redactArgv(input.argv, redact),
+      argv: redactArgv(input.argv, redact, wholeArgv),
       verdict: requireString("verdict", input.verdict),
       code: requireString("code", input.code),
       reason: redact(requireString("reason", input.reason)),

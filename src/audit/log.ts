@@ -39,6 +39,7 @@ import {
   buildOutcome,
   type RecordBody,
   type Redact,
+  type RedactArgv,
 } from "./build.ts";
 import { linkBatch } from "./chain.ts";
 import { type ChainTail, readChainTail } from "./tail.ts";
@@ -51,6 +52,11 @@ export interface AuditLogOptions {
    * pass `(s) => s` only when redaction is switched off in the policy.
    */
   readonly redact: Redact;
+  /**
+   * Redacts a whole argv (so `--password VALUE` hides VALUE); default: each
+   * word through `redact`.
+   */
+  readonly redactArgv?: RedactArgv;
   /** Receives each warning line; default: one line on stderr. */
   readonly warn?: (line: string) => void;
 }
@@ -90,6 +96,7 @@ export class AuditLog {
   /** `closed`: callers refuse a call whose attempt was not written. `open`: they run it anyway. */
   readonly failMode: AuditFailMode;
   readonly #redact: Redact;
+  readonly #redactArgv: RedactArgv | undefined;
   readonly #warn: (line: string) => void;
   #file: Deno.FsFile | null = null;
   /** Where the chain stands; null when unknown (never opened, or after a failed write). */
@@ -104,6 +111,7 @@ export class AuditLog {
     this.path = path;
     this.failMode = failMode;
     this.#redact = options.redact;
+    this.#redactArgv = options.redactArgv;
     this.#warn = options.warn ?? ((line) => console.error(line));
   }
 
@@ -155,7 +163,7 @@ export class AuditLog {
 
   /** Records a call about to run (or refused by policy or jail). Resolves after fdatasync. */
   writeAttempt(fields: AttemptFields): Promise<AuditWriteResult> {
-    return this.#enqueue(buildAttempt(fields, this.#redact));
+    return this.#enqueue(buildAttempt(fields, this.#redact, this.#redactArgv));
   }
 
   /** Records how a call ended: codes and byte counts, never output. */
@@ -165,7 +173,7 @@ export class AuditLog {
 
   /** Records an `explain_command` call and its verdict. */
   writeExplain(fields: ExplainFields): Promise<AuditWriteResult> {
-    return this.#enqueue(buildExplain(fields, this.#redact));
+    return this.#enqueue(buildExplain(fields, this.#redact, this.#redactArgv));
   }
 
   /**

@@ -33,7 +33,7 @@ export {
   GENESIS_HASH,
   type OutcomeFields,
 } from "./records.ts";
-export type { Redact } from "./build.ts";
+export type { Redact, RedactArgv } from "./build.ts";
 export { AuditLog, type AuditLogOptions, type AuditOpenResult } from "./log.ts";
 export {
   type ChainResetNote,

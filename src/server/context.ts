@@ -7,7 +7,7 @@
  */
 import type { Policy } from "../config/types.ts";
 import { AuditLog } from "../audit/mod.ts";
-import { createRedactor, type Redactor } from "../redact/mod.ts";
+import { createRedactor, redactArgv, type Redactor } from "../redact/mod.ts";
 import { createExecutor, type Executor } from "../exec/mod.ts";
 import { ConcurrencyLimiter } from "./limiter.ts";
 
@@ -39,6 +39,7 @@ export async function createServerContext(policy: Policy): Promise<ContextResult
   const redactor = createRedactor(policy.redaction);
   const opened = await AuditLog.open(policy.auditLog, policy.auditFailMode, {
     redact: redactor.redact,
+    redactArgv: (argv) => redactArgv(redactor, argv),
   });
   if (!opened.ok) return { ok: false, message: opened.reason };
   const audit = opened.log;

@@ -144,6 +144,8 @@ async function runChecked(
       args: checked.argv.slice(1),
       cwd: checked.cwd,
       redact: context.redactor.redact,
+      // With the whole redactor the cap is placed around each secret exactly.
+      redactor: context.redactor,
       ...(signal === undefined ? {} : { signal }),
     });
     const reason = outcome.code === "OK" ? checked.reason : outcome.reason;

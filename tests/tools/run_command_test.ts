@@ -150,3 +150,15 @@ Deno.test("the cwd jail comes before argument paths: CWD_ESCAPE wins over PATH_E
   });
   assert.equal(result.code, "CWD_ESCAPE");
 });
+
+Deno.test("the audit log hides a --password value given as its own argv word", async () => {
+  await using f = await fixture();
+  const result = await runCommandTool(f.context, STDIO_CALLER, {
+    command: "echo --password hunter2hunter2",
+  });
+  assert.equal(result.code, "OK");
+  const text = await Deno.readTextFile(f.auditLog);
+  assert.equal(text.includes("hunter2hunter2"), false, text);
+  const attempt = (await f.records()).find((r) => r.kind === "attempt");
+  assert.deepEqual(attempt?.argv, ["echo", "--password", "[REDACTED:secret_assignment]"]);
+});
