@@ -110,6 +110,15 @@ function looksLikeCode(raw: string, key: string): boolean {
 }
 
 /**
+ * The C library's error strings (strerror). Tools report a failure on a file
+ * as `tool: NAME: MESSAGE` (error(3)), so `cat: credentials: No such file or
+ * directory` has a secret-named "key" whose "value" is an error message. A
+ * whole unquoted value equal to one of these is that message, not a secret.
+ */
+const STRERROR =
+  /^(?:No such file or directory|Permission denied|Is a directory|Not a directory|File exists|Operation not permitted|Read-only file system|No space left on device|Too many levels of symbolic links|Invalid argument|Directory not empty|Input\/output error|Device or resource busy|No such device or address|File name too long|Text file busy|Bad file descriptor|Resource temporarily unavailable|Broken pipe|Not a tty|Inappropriate ioctl for device)$/;
+
+/**
  * True when the value is not a secret: empty, a null word, a help-text
  * metavar, a working directory, a variable reference, or (unquoted) source
  * code.
@@ -124,6 +133,7 @@ export function isNonSecret(text: string, key: string, isFlag: boolean, value: V
   // `PWD=/home/me` is the working directory, not a password.
   if (PWD_KEY.test(key) && (raw.startsWith("/") || raw.startsWith("~"))) return true;
   if (VARIABLE_REFERENCE.test(raw)) return true;
+  if (!value.quoted && STRERROR.test(raw)) return true;
   return !value.quoted && looksLikeCode(raw, key);
 }
 

@@ -26,6 +26,12 @@ const ORDINARY: ReadonlyArray<readonly [string, string]> = [
     "UUIDs",
     "request 550e8400-e29b-41d4-a716-446655440000 trace=6F9619FF-8B86-D011-B42D-00C04FC964FF",
   ],
+  [
+    "tool errors on files named like secrets (error(3) format)",
+    "cat: credentials: No such file or directory\n" +
+    "ls: cannot access 'token': No such file or directory\n" +
+    "grep: password: Is a directory\nhead: secret: Permission denied",
+  ],
   ["cp -p and other short flags", "cp -p -r a b && tar -czpf x.tgz dir && mysql -u root -p"],
   [
     "base64 of ordinary text under the length threshold",
