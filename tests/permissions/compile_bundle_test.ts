@@ -1,6 +1,7 @@
 import assert, { equal } from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { processEnv } from "../../src/cli/env.ts";
 import { loadPolicy } from "../../src/config/mod.ts";
 import { buildPermissionSet, renderDenoFlags } from "../../src/permissions/mod.ts";
 import { explainCompileFailure, planCompile } from "../../scripts/compile.ts";
@@ -24,8 +25,12 @@ async function withPolicy(fn: (policyFile: string, dir: string) => Promise<void>
   }
 }
 
-async function flagsFor(policyFile: string): Promise<readonly string[]> {
-  const loaded = await loadPolicy({ policyFile, env: {} });
+/** The flags for `policyFile` as a server with environment `env` computes them. */
+async function flagsFor(
+  policyFile: string,
+  env: Readonly<Record<string, string | undefined>> = processEnv(),
+): Promise<readonly string[]> {
+  const loaded = await loadPolicy({ policyFile, env });
   if (!loaded.ok) throw new Error(loaded.message);
   const built = await buildPermissionSet(loaded.policy);
   if (!built.ok) throw new Error(built.reason);
@@ -105,7 +110,10 @@ Deno.test("dist/htmcp.js runs offline (empty DENO_DIR, no config) under the gene
     equal(await bundle(file), null);
     const emptyDenoDir = `${dir}/deno_dir`;
     await Deno.mkdir(emptyDenoDir);
-    const flags = await flagsFor(policyFile);
+    const childEnv = { DENO_DIR: emptyDenoDir, NO_COLOR: "1", PATH: "/usr/bin:/bin" };
+    // The child PATH (passed through by default) shapes the set: compute it
+    // from the environment the bundle will really run with.
+    const flags = await flagsFor(policyFile, childEnv);
     const transport = new StdioClientTransport({
       command: Deno.execPath(),
       args: [
@@ -118,7 +126,7 @@ Deno.test("dist/htmcp.js runs offline (empty DENO_DIR, no config) under the gene
         "--policy",
         policyFile,
       ],
-      env: { DENO_DIR: emptyDenoDir, NO_COLOR: "1", PATH: "/usr/bin:/bin" },
+      env: childEnv,
       stderr: "pipe",
     });
     let stderr = "";

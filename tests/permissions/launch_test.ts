@@ -1,6 +1,7 @@
 import assert, { equal } from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { processEnv } from "../../src/cli/env.ts";
 import { loadPolicy } from "../../src/config/mod.ts";
 import { buildPermissionSet, renderDenoFlags } from "../../src/permissions/mod.ts";
 import { planLaunch } from "../../scripts/launch.ts";
@@ -27,7 +28,7 @@ Deno.test("planLaunch() runs serve under exactly the generated flags, never -A",
   await withPolicy(async (policyFile, dir) => {
     const plan = await planLaunch(["serve", "--policy", "policy.toml"], dir);
     assert(plan.ok, plan.ok ? "" : plan.message);
-    const loaded = await loadPolicy({ policyFile, env: {} });
+    const loaded = await loadPolicy({ policyFile, env: processEnv() });
     assert(loaded.ok);
     const built = await buildPermissionSet(loaded.policy);
     assert(built.ok);

@@ -1,4 +1,5 @@
 import assert, { equal } from "node:assert/strict";
+import { processEnv } from "../../src/cli/env.ts";
 import { loadPolicy } from "../../src/config/mod.ts";
 import { buildPermissionSet, renderDenoFlags, shellLine } from "../../src/permissions/mod.ts";
 
@@ -32,7 +33,7 @@ async function htmcp(args: string[]): Promise<{ code: number; stdout: string; st
 
 Deno.test("htmcp permissions prints the flags, JSON and systemd forms of one set, per transport", async () => {
   await withPolicy(async (policyFile) => {
-    const loaded = await loadPolicy({ policyFile, env: {} });
+    const loaded = await loadPolicy({ policyFile, env: processEnv() });
     assert(loaded.ok);
     const stdio = await buildPermissionSet(loaded.policy, { transport: "stdio" });
     assert(stdio.ok);
