@@ -55,6 +55,8 @@ async function stdioFigures(policy: string, label: string) {
   }
   const { client, pid } = await connect(launch);
   try {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const idleRss = pid === undefined ? NaN : await rssMiB(pid);
     await roundTrips(client, "true", 20); // warm-up
     // Interleave server round trips and bare spawns in batches, so machine
     // noise lands on both sides of the ratio alike.
@@ -65,10 +67,10 @@ async function stdioFigures(policy: string, label: string) {
       bare.push(...await bareSpawn("/usr/bin/true", CALLS / 10));
     }
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const rss = pid === undefined ? NaN : await rssMiB(pid);
+    const loadedRss = pid === undefined ? NaN : await rssMiB(pid);
     const s = percentiles(server);
     const b = percentiles(bare);
-    return { label, cold: percentiles(colds).p50, s, b, rss };
+    return { label, cold: percentiles(colds).p50, s, b, idleRss, loadedRss };
   } finally {
     await client.close();
   }
@@ -85,16 +87,20 @@ async function main(): Promise<void> {
   try {
     console.log('1. run_command("true") over stdio vs a bare Deno.Command spawn of /usr/bin/true');
     console.log(
-      "   mode     cold start  server p50/p95   bare p50/p95   overhead p50   ratio p50   idle RSS",
+      "   mode     cold start  server p50/p95   bare p50/p95   overhead p50   ratio p50   RSS idle/after calls",
     );
+    const stdio = new Map<string, number>();
     for (const mode of ["none", "bwrap"] as const) {
       const f = await stdioFigures(await writePolicy(dir, mode), mode);
+      stdio.set(mode, f.s.p50);
       console.log(
         `   ${f.label.padEnd(8)} ${fmt(f.cold).padStart(7)} ms  ${fmt(f.s.p50)}/${
           fmt(f.s.p95)
         } ms` +
           `   ${fmt(f.b.p50)}/${fmt(f.b.p95)} ms   ${fmt(f.s.p50 - f.b.p50).padStart(7)} ms` +
-          `   ${(f.s.p50 / f.b.p50).toFixed(2)}x      ${f.rss.toFixed(1)} MiB`,
+          `   ${(f.s.p50 / f.b.p50).toFixed(2)}x      ${f.idleRss.toFixed(1)}/${
+            f.loadedRss.toFixed(1)
+          } MiB`,
       );
     }
 
@@ -106,6 +112,12 @@ async function main(): Promise<void> {
       `   direct ${fmt(spawn.directP50Ms)} ms, contained ${fmt(spawn.containedP50Ms)} ms ` +
         `(+${fmt(spawn.containedExtraP50Ms)}), bwrap sandbox ${fmt(spawn.sandboxP50Ms)} ms ` +
         `(+${fmt(spawn.sandboxExtraP50Ms)}; target <= 10 ms extra)`,
+    );
+    console.log(
+      `   htmcp's own cost per call (stdio round trip p50 minus the same spawn path p50): ` +
+        `${fmt((stdio.get("none") ?? NaN) - spawn.containedP50Ms)} ms contained, ${
+          fmt((stdio.get("bwrap") ?? NaN) - spawn.sandboxP50Ms)
+        } ms sandboxed (protocol, policy, jail, two audit fsyncs; target <= 2 ms)`,
     );
 
     console.log("\n3. Audit append + fdatasync per record");
