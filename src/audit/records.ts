@@ -188,7 +188,12 @@ export interface AuditEventFields {
   /** The operator revoked a client (`htmcp auth revoke`). */
   client_revoked: { readonly client_id: string };
   /** An authenticated tool call over HTTP, tying the call id to the client. */
-  tool_call: { readonly client_id: string; readonly call_id: string; readonly tool: string };
+  tool_call: {
+    readonly client_id: string;
+    /** The JSON-RPC request id (as text), to match the client's own logs; never a secret. */
+    readonly request_id: string | null;
+    readonly tool: string;
+  };
   /** An unexpected server error: the detail the client never sees. Redacted. */
   internal_error: {
     readonly call_id: string | null;

@@ -37,6 +37,7 @@ Deno.test("the SDK client completes OAuth headlessly, then lists and calls tools
       assert.ok(clientId !== undefined);
       const calls = await h.events("tool_call");
       assert.deepEqual(calls.map((e) => [e.client_id, e.tool]), [[clientId, "run_command"]]);
+      assert.equal(typeof calls[0]?.request_id, "string", "the JSON-RPC id links the event");
       const attempts = (await h.records()).filter((r) => r.kind === "attempt");
       assert.equal(attempts.at(-1)?.client_id, clientId);
     } finally {

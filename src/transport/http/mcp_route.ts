@@ -119,7 +119,7 @@ export async function handleMcp(
     for (const call of calls) {
       await deps.audit.writeEvent("tool_call", {
         client_id: caller.clientId,
-        call_id: crypto.randomUUID(),
+        request_id: call.requestId,
         tool: call.tool ?? "",
       });
     }

@@ -17,6 +17,8 @@ export interface ToolCall {
   readonly tool: string | null;
   /** The scope the tool needs; null for tools we do not serve (the SDK answers "not found"). */
   readonly scope: Scope | null;
+  /** The JSON-RPC request id as text, so the audit can be matched with the client's own logs. */
+  readonly requestId: string | null;
 }
 
 /**
@@ -35,7 +37,12 @@ export function toolCallsIn(body: unknown): ToolCall[] {
     if (!isRecord(message) || message.method !== "tools/call") continue;
     const params = message.params;
     const name = isRecord(params) && typeof params.name === "string" ? params.name : null;
-    calls.push({ tool: name, scope: name === null ? null : TOOL_SCOPES.get(name) ?? null });
+    const id = message.id;
+    calls.push({
+      tool: name,
+      scope: name === null ? null : TOOL_SCOPES.get(name) ?? null,
+      requestId: typeof id === "string" || typeof id === "number" ? String(id) : null,
+    });
   }
   return calls;
 }
