@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { readWithin } from "../streams/mod.ts";
 import { encodeBase64Url } from "./_base64url.ts";
 
 /** RFC 6749 §5.1: token (and other credential-bearing) responses must not be cached. */
@@ -59,32 +60,16 @@ export type ReadBodyResult =
  * a chunked body is cut off the moment the count passes the limit.
  */
 export async function readBodyLimited(request: Request, limit: number): Promise<ReadBodyResult> {
+  // The OAuth endpoints always have a limit (the loader bounds it below by
+  // 256); 0 would mean "no limit" to the shared reader.
+  if (!(limit > 0)) throw new RangeError(`An OAuth body limit must be positive, got ${limit}.`);
   const lengthHeader = request.headers.get("content-length");
   const declared = lengthHeader !== null && /^\d+$/.test(lengthHeader)
     ? Number(lengthHeader)
     : null;
   if (declared !== null && declared > limit) return { ok: false, declared, observed: 0 };
-  if (request.body === null) return { ok: true, bytes: new Uint8Array(0) };
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  while (true) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel().catch(() => {});
-      return { ok: false, declared, observed: total };
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return { ok: true, bytes };
+  const read = await readWithin(request.body, limit);
+  return read.ok ? read : { ok: false, declared, observed: read.observed };
 }
 
 /** The media type of a request, lower-cased, without parameters. */

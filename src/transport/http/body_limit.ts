@@ -106,45 +106,11 @@ export function limitRequest(
   return { request: limited, meter };
 }
 
-export type ReadBodyResult =
-  | { readonly ok: true; readonly bytes: Uint8Array }
-  | { readonly ok: false; readonly observed: number };
-
-/**
- * Reads a whole body under `limit` (0 = no limit).
- *
- * @returns The exact bytes, or how many bytes arrived before the cut-off.
- */
-export async function readBodyWithin(
-  body: ReadableStream<Uint8Array> | null,
-  limit: number,
-): Promise<ReadBodyResult> {
-  if (body === null) return { ok: true, bytes: new Uint8Array(0) };
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = body.getReader();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (limit !== 0 && total > limit) {
-        await reader.cancel().catch(() => {});
-        return { ok: false, observed: total };
-      }
-      chunks.push(value);
-    }
-  } finally {
-    reader.releaseLock();
-  }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return { ok: true, bytes };
-}
+/** Reads a whole body under `limit` (0 = no limit); see `src/streams/`. */
+export {
+  readWithin as readBodyWithin,
+  type ReadWithinResult as ReadBodyResult,
+} from "../../streams/mod.ts";
 
 /** The 413 answer, identical on every route. */
 export function tooLargeResponse(limit: number): Response {

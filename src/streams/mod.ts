@@ -1,0 +1,6 @@
+/**
+ * Byte-stream helpers shared by the HTTP transport and the OAuth server.
+ *
+ * @module
+ */
+export { readWithin, type ReadWithinResult } from "./read_within.ts";
