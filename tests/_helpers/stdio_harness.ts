@@ -40,6 +40,8 @@ export interface Harness {
   records(): Promise<Record<string, unknown>[]>;
   /** Everything the server wrote to stderr so far. */
   stderr(): string;
+  /** Sends `signal` to the server process (the launcher forwards it to the server). */
+  kill(signal: Deno.Signal): void;
   close(): Promise<void>;
 }
 
@@ -125,6 +127,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       return text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line));
     },
     stderr: () => stderrText,
+    kill(signal) {
+      const pid = transport.pid;
+      if (pid === null) throw new Error("the server is not running");
+      Deno.kill(pid, signal);
+    },
     async close() {
       await client.close();
       await Deno.remove(dir, { recursive: true }).catch(() => {});

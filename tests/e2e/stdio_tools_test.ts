@@ -189,3 +189,30 @@ Deno.test("closing stdin kills a running command and its outcome is audited", as
     await h.close();
   }
 });
+
+Deno.test("SIGTERM ends a running command, writes its outcome, then server_stop", async () => {
+  const h = await startHarness({ files: { "s.sh": "echo started > started\nexec sleep 30\n" } });
+  try {
+    const pending = h.call("run_command", { command: "sh s.sh" }).catch(() => null);
+    for (let i = 0; i < 50; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      if (await exists(`${h.jail}/started`)) break;
+    }
+    h.kill("SIGTERM");
+    await pending;
+    let records: Record<string, unknown>[] = [];
+    for (let i = 0; i < 50; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      records = await h.records();
+      if (records.some((r) => r.event === "server_stop")) break;
+    }
+    const outcome = records.find((r) => r.kind === "outcome");
+    const stop = records.find((r) => r.event === "server_stop");
+    assert.ok(outcome, "the killed command's outcome is on record");
+    assert.equal(outcome.code, "CANCELLED");
+    assert.equal(stop?.reason, "received SIGTERM");
+    assert.ok((outcome.seq as number) < (stop?.seq as number), "outcome before server_stop");
+  } finally {
+    await h.close().catch(() => {});
+  }
+});
