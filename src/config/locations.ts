@@ -81,7 +81,7 @@ export async function resolveAuditLog(
     warnings.push(
       `The folder of audit_log ${quote(real.value)} does not exist, so ${
         failMode === "closed"
-          ? "every call will be refused with AUDIT_UNAVAILABLE"
+          ? 'the server cannot open it and will not start (audit_fail_mode is "closed")'
           : "commands will run without an audit record"
       } until it is created.`,
     );

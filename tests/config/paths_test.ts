@@ -263,7 +263,7 @@ Deno.test("loadPolicy() warns, without failing, when the audit log's folder does
   await withScratch(async (s) => {
     const policy = assertLoaded(await s.load(MINIMAL + 'audit_log = "nowhere/a.jsonl"\n'));
     assert.deepEqual(policy.warnings.filter((w) => w.includes("audit_log")), [
-      `The folder of audit_log "${s.dir}/nowhere/a.jsonl" does not exist, so every call will be refused with AUDIT_UNAVAILABLE until it is created.`,
+      `The folder of audit_log "${s.dir}/nowhere/a.jsonl" does not exist, so the server cannot open it and will not start (audit_fail_mode is "closed") until it is created.`,
     ]);
   });
 });
