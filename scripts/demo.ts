@@ -23,6 +23,9 @@ async function main(): Promise<number> {
   const jail = await Deno.makeTempDir({ prefix: "htmcp-demo-jail-" });
   const state = await Deno.makeTempDir({ prefix: "htmcp-demo-state-" });
   const auditLog = `${state}/audit.jsonl`;
+  // With bubblewrap available, a root server runs commands as uid 65534 in
+  // the sandbox: that user must be able to enter the jail.
+  await Deno.chmod(jail, 0o755);
   await Deno.writeTextFile(`${jail}/notes.txt`, "Remember: the jail is the whole world.\n");
   await Deno.writeTextFile(`${jail}/credentials`, FAKE_AWS);
   await Deno.mkdir(`${jail}/src`);

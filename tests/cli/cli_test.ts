@@ -101,6 +101,7 @@ Deno.test("serve is the default verb and states the permission layer on stderr",
     const run = await htmcp(["--policy", t.policy]);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stderr, /permission layer: flags/);
+    assert.match(run.stderr, /sandbox: .*containment/);
     assert.match(run.stderr, /stopped \(stdin closed\)/);
   } finally {
     await Deno.remove(t.dir, { recursive: true });
