@@ -17,15 +17,52 @@ async function withTemp(fn: (dir: string) => Promise<void>): Promise<void> {
   }
 }
 
+/**
+ * Runs ensureStateDir(stateDir) in a child whose umask is 000, and has it make
+ * `control` with mkdir's default mode too (0777 minus the umask). The suite
+ * runs without --allow-sys, which Deno.umask() needs, so the shell sets the
+ * umask; the control folder proves it was in force.
+ */
+async function ensureStateDirUnderUmask000(dir: string, stateDir: string, control: string) {
+  const stateMod = new URL("../../src/auth/state/mod.ts", import.meta.url).href;
+  const script = `
+    import { ensureStateDir } from ${JSON.stringify(stateMod)};
+    const result = await ensureStateDir(${JSON.stringify(stateDir)});
+    await Deno.mkdir(${JSON.stringify(control)});
+    console.log(JSON.stringify(result));
+  `;
+  const child = new Deno.Command("/bin/sh", {
+    args: [
+      "-c",
+      'umask 000 && exec "$0" "$@"',
+      Deno.execPath(),
+      "run",
+      "--quiet",
+      `--allow-read=${dir}`,
+      `--allow-write=${dir}`,
+      "-",
+    ],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(script));
+  await writer.close();
+  const out = await child.output();
+  const stderr = new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 0, stderr);
+  return JSON.parse(new TextDecoder().decode(out.stdout));
+}
+
 Deno.test("a missing state_dir is created 0700 and the secret 0600 with 32 random bytes", async () => {
   await withTemp(async (dir) => {
     const stateDir = join(dir, "nested", "state");
-    const previous = Deno.umask(0o000); // even with a permissive umask
-    try {
-      assert.deepEqual(await ensureStateDir(stateDir), { ok: true });
-    } finally {
-      Deno.umask(previous);
-    }
+    const control = join(dir, "umask-control");
+    // Even with a permissive umask.
+    const created = await ensureStateDirUnderUmask000(dir, stateDir, control);
+    assert.deepEqual(created, { ok: true });
+    assert.equal((await Deno.stat(control)).mode! & 0o777, 0o777, "the child's umask was 000");
     assert.equal((await Deno.stat(stateDir)).mode! & 0o777, 0o700);
     const first = await loadOrCreateSecret(stateDir);
     assert.ok(first.ok && first.created);

@@ -2,8 +2,9 @@
  * Shared setup for executor, sandbox and process-tree tests: a real temp
  * jail (mode 0777 so the sandbox user 65534 may enter and write it), a policy
  * with real resolved binaries, and helpers that find a run's processes on the
- * host through /proc.
+ * host through /proc (read by `_proc_probe.ts` in an all-access child).
  */
+import { fileURLToPath } from "node:url";
 import type { Limits, Policy, SandboxMode } from "../../src/config/types.ts";
 import { createExecutor, type ExecOutcome, type Executor } from "../../src/exec/mod.ts";
 import { makePolicy, TEST_LIMITS } from "../_helpers/policy.ts";
@@ -97,60 +98,131 @@ export async function setup(options: SetupOptions = {}): Promise<Setup> {
   };
 }
 
-/** Host pids with `marker` as one argv word (live or stopped; zombies have no cmdline). */
-export function pidsWithMarker(marker: string): number[] {
-  const found: number[] = [];
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      // Only processes whose argv[0] is the marked program itself, so the
-      // launcher chain (whose argv repeats the whole command) is not counted.
-      const argv = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`).split("\0");
-      if (argv.includes(marker) && !argv.includes("--")) found.push(Number(entry.name));
-    } catch {
-      // Exited while we looked.
-    }
-  }
-  return found.filter((pid) => pid !== Deno.pid);
+/** A process as the /proc probe reports it (zombies have an empty argv). */
+export interface ProcEntry {
+  readonly pid: number;
+  readonly uid: number | null;
+  readonly argv: readonly string[];
 }
 
-/** Polls until `count` processes carry `marker`, or throws after `timeoutMs`. */
+const PROBE = fileURLToPath(new URL("./_proc_probe.ts", import.meta.url));
+
+/**
+ * The probe command for one query. Deno lets only an all-access process read
+ * /proc, and the suite runs under narrow permissions, so the reading is done
+ * by `_proc_probe.ts` in a child started with `-A` (this needs only run).
+ */
+function probe(query: Record<string, unknown>, stdin: "null" | "piped" = "null"): Deno.Command {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "--quiet", "--no-config", "-A", PROBE],
+    env: { HTMCP_PROC_QUERY: JSON.stringify(query) },
+    stdin,
+    stdout: "piped",
+    stderr: "piped",
+  });
+}
+
+async function askProbe<T>(query: Record<string, unknown>): Promise<T> {
+  const out = await probe(query).output();
+  const text = new TextDecoder().decode(out.stdout);
+  if (!out.success) {
+    throw new Error(`The /proc probe failed: ${new TextDecoder().decode(out.stderr)}`);
+  }
+  return JSON.parse(text) as T;
+}
+
+/** Every host process (but the probe itself), read from /proc. */
+export function listProcesses(): Promise<ProcEntry[]> {
+  return askProbe<ProcEntry[]>({ op: "list" });
+}
+
+/**
+ * Polls until `count` host processes carry `marker` as one argv word, or
+ * throws after `timeoutMs`. Only processes whose argv[0] is the marked program
+ * itself count (no `--` word), so the launcher chain, whose argv repeats the
+ * whole command, is not counted; zombies have no cmdline.
+ */
 export async function waitForMarker(
   marker: string,
   count: number,
   timeoutMs = 3_000,
 ): Promise<number[]> {
-  const deadline = performance.now() + timeoutMs;
-  while (performance.now() < deadline) {
-    const pids = pidsWithMarker(marker);
-    if (pids.length >= count) return pids;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(
-    `Expected ${count} processes with "${marker}", saw ${pidsWithMarker(marker).length}.`,
-  );
+  const pids = await askProbe<number[]>({ op: "wait", marker, count, timeoutMs });
+  if (pids.length >= count) return pids;
+  throw new Error(`Expected ${count} processes with "${marker}", saw ${pids.length}.`);
 }
 
 /**
- * The state letter of `/proc/PID/stat` ("R", "S", "Z"...), or null when the
- * pid does not exist at all: null means dead and reaped, "Z" means dead but
- * not reaped (a zombie, for which `kill -0` still succeeds).
+ * The state letter of `/proc/PID/stat` ("R", "S", "Z"...) of each pid, or
+ * null when the pid does not exist at all: null means dead and reaped, "Z"
+ * means dead but not reaped (a zombie, for which `kill -0` still succeeds).
  */
-export function procState(pid: number): string | null {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-  } catch {
-    return null;
-  }
+export function procStates(pids: readonly number[]): Promise<(string | null)[]> {
+  return askProbe<(string | null)[]>({ op: "state", pids });
+}
+
+/** {@link procStates} for one pid. */
+export async function procState(pid: number): Promise<string | null> {
+  const [state] = await procStates([pid]);
+  return state ?? null;
 }
 
 /** Asserts every pid is gone from /proc: not alive and not a zombie. */
-export function assertAllReaped(pids: readonly number[]): void {
-  const left = pids.map((pid) => [pid, procState(pid)] as const).filter(([, s]) => s !== null);
+export async function assertAllReaped(pids: readonly number[]): Promise<void> {
+  const states = await procStates(pids);
+  const left = pids.map((pid, i) => [pid, states[i] ?? null] as const).filter(([, s]) =>
+    s !== null
+  );
   if (left.length > 0) {
     throw new Error(`Processes still present after return: ${JSON.stringify(left)}.`);
   }
+}
+
+/** A running sampler of a process count; `stop()` returns the largest count seen. */
+export interface PeakSampler {
+  stop(): Promise<number>;
+}
+
+/**
+ * Samples every `intervalMs`, from before this resolves until `stop()`, the
+ * number of host processes of real uid `uid` whose command line contains
+ * `marker`.
+ */
+export async function samplePeak(
+  uid: number,
+  marker: string,
+  intervalMs: number,
+): Promise<PeakSampler> {
+  const child = probe({ op: "peak", uid, marker, intervalMs }, "piped").spawn();
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { value, done } = await lines.read();
+    if (done) break;
+    text += value;
+  }
+  if (text !== "ready\n") {
+    await lines.cancel();
+    await child.stdin.close();
+    const stderr = await new Response(child.stderr).text();
+    await child.status;
+    throw new Error(`The /proc probe failed: ${text}${stderr}`);
+  }
+  return {
+    async stop() {
+      await child.stdin.close();
+      let rest = "";
+      for (;;) {
+        const { value, done } = await lines.read();
+        if (done) break;
+        rest += value;
+      }
+      const stderr = await new Response(child.stderr).text();
+      const status = await child.status;
+      if (!status.success) throw new Error(`The /proc probe failed: ${stderr}`);
+      return JSON.parse(rest) as number;
+    },
+  };
 }
 
 /** A marker unique to this test run, usable as a `sleep` duration (`sleep 300.<n>`). */

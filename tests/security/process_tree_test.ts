@@ -4,7 +4,9 @@
  * command's processes on the host through /proc while it runs (a unique
  * `sleep 300.N` argument marks them), then checks /proc/PID is gone after
  * the return: gone means dead and reaped (a zombie still has /proc/PID, and
- * `kill -0` would still succeed on it).
+ * `kill -0` would still succeed on it). The suite runs without the all-access
+ * Deno demands for /proc, so an all-access child (`exec/_proc_probe.ts`) does
+ * the reading.
  */
 import assert from "node:assert/strict";
 import type { SandboxMode } from "../../src/config/types.ts";
@@ -15,6 +17,7 @@ import {
   assertAllReaped,
   makeJail,
   procState,
+  procStates,
   type Setup,
   setup,
   uniqueSleep,
@@ -50,7 +53,7 @@ for (const mode of MODES) {
       const pids = await waitForMarker(m, 2);
       const outcome = await running;
       assert.equal(outcome.code, "TIMEOUT");
-      assertAllReaped(pids);
+      await assertAllReaped(pids);
     });
   });
 
@@ -60,7 +63,7 @@ for (const mode of MODES) {
       const { outcome, pids } = await runAndCollect(s, `setsid sleep ${m} & ${WAIT_FOR_GO}`, m, 1);
       assert.equal(outcome.code, "OK");
       assert.equal(outcome.exitCode, 0);
-      assertAllReaped(pids);
+      await assertAllReaped(pids);
     });
   });
 
@@ -70,8 +73,8 @@ for (const mode of MODES) {
       const script = `sh -c 'setsid sh -c "sleep ${m} & sleep ${m}" &'; ${WAIT_FOR_GO}`;
       const { outcome, pids } = await runAndCollect(s, script, m, 2);
       assert.equal(outcome.code, "OK");
-      for (const pid of pids) assert.notEqual(procState(pid), "Z");
-      assertAllReaped(pids);
+      for (const pid of pids) assert.notEqual(await procState(pid), "Z");
+      await assertAllReaped(pids);
     });
   });
 
@@ -82,7 +85,7 @@ for (const mode of MODES) {
       const { outcome, pids } = await runAndCollect(s, script, m, 12);
       assert.equal(outcome.code, "OK");
       assert.equal(pids.length, 12);
-      assertAllReaped(pids);
+      await assertAllReaped(pids);
     });
   });
 
@@ -97,7 +100,7 @@ for (const mode of MODES) {
       controller.abort();
       const outcome = await running;
       assert.equal(outcome.code, "CANCELLED");
-      assertAllReaped(pids);
+      await assertAllReaped(pids);
     });
   });
 
@@ -110,7 +113,7 @@ for (const mode of MODES) {
       await s.executor.shutdown();
       const outcomes = await Promise.all([first, second]);
       assert.deepEqual(outcomes.map((o) => o.code), ["CANCELLED", "CANCELLED"]);
-      assertAllReaped(pids);
+      await assertAllReaped(pids);
     });
   });
 }
@@ -130,7 +133,7 @@ Deno.test("[none] pid files written by the children name processes that are gone
       ["a", "b", "c"].map(async (n) => Number(await Deno.readTextFile(`${s.jail}/${n}.pid`))),
     );
     assert.equal(pids.length, 3);
-    assertAllReaped(pids);
+    await assertAllReaped(pids);
   });
 });
 
@@ -158,10 +161,10 @@ Deno.test("a SIGKILLed server takes its commands' trees with it", async () => {
   server.kill("SIGKILL");
   await server.status;
   const deadline = performance.now() + 3_000;
-  while (performance.now() < deadline && pids.some((p) => procState(p) !== null)) {
+  while (performance.now() < deadline && (await procStates(pids)).some((s) => s !== null)) {
     await new Promise((r) => setTimeout(r, 20));
   }
-  assertAllReaped(pids);
+  await assertAllReaped(pids);
 });
 
 for (const mode of MODES) {
@@ -197,10 +200,10 @@ for (const mode of MODES) {
       await launcher.status;
       // PR_SET_PDEATHSIG kills the namespace's init, the kernel the rest: asynchronously.
       const deadline = performance.now() + 3_000;
-      while (performance.now() < deadline && pids.some((p) => procState(p) !== null)) {
+      while (performance.now() < deadline && (await procStates(pids)).some((s) => s !== null)) {
         await new Promise((r) => setTimeout(r, 10));
       }
-      assertAllReaped(pids);
+      await assertAllReaped(pids);
     } finally {
       await Deno.remove(jail, { recursive: true });
     }
