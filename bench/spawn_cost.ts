@@ -5,6 +5,10 @@
  * bubblewrap sandbox (`mode = "bwrap"`). Samples are interleaved (one of
  * each per round) so machine load affects all three alike.
  *
+ * The direct spawn is attached, as the executor's is: `detached: true` would
+ * make Deno fork its whole process per spawn (about 3 ms here), a cost the
+ * executor avoids by letting the chain's `setsid` open the new session.
+ *
  * @module
  */
 import { createExecutor, type Executor } from "../src/exec/mod.ts";
@@ -70,7 +74,6 @@ export async function measureSpawnCosts(n: number): Promise<SpawnCostFigures> {
         stdin: "null",
         stdout: "piped",
         stderr: "piped",
-        detached: true,
       }).output();
     };
     const kinds: Array<[number[], () => Promise<unknown>]> = [

@@ -18,7 +18,7 @@ export type LaunchVerdict =
 // unshare), "execvp" (bwrap): the final exec of the command itself failed.
 const EXEC_FAILURE =
   /^(?:timeout|prlimit|setpriv|bwrap): (?:failed to run command|failed to execute|execvp)\b/;
-const TOOL_PREFIX = /^(?:setpriv|unshare|timeout|bwrap|prlimit): /;
+const TOOL_PREFIX = /^(?:setpriv|unshare|setsid|timeout|bwrap|prlimit): /;
 
 /**
  * Classifies a finished chain.
@@ -37,7 +37,7 @@ export function classifyLaunch(
   if (EXEC_FAILURE.test(firstLine) && firstLine.includes(commandPath)) {
     return { kind: "missing_binary", detail: firstLine };
   }
-  // timeout exits 125 when it fails itself, setpriv/unshare/bwrap exit 1 (or
+  // timeout exits 125 when it fails itself, setpriv/unshare/setsid/bwrap exit 1 (or
   // 126/127 when they cannot exec the next tool) with a prefixed message.
   if (
     (exitCode === 1 || exitCode === 125 || exitCode === 126 || exitCode === 127) &&

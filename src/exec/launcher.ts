@@ -13,19 +13,39 @@
  * unshare --pid                 children of the next process start a new PID
  *   [--setuid=65534 --setgid=65534]   namespace; bwrap mode under a root server
  *                                     also drops to nobody here (one exec less)
- *  setpriv --pdeathsig KILL      dies if the server dies (SIGKILL included);
+ *  setsid --wait                 a new session: no controlling terminal, and no
+ *                                terminal signal (^C, hangup) reaches the chain
+ *   setpriv --pdeathsig KILL     dies if the server dies (SIGKILL included);
  *                                set after the uid change, which would clear it
- *   timeout --foreground -s KILL  parent of that namespace's init. On SIGALRM
- *                                 (our kill request) or its own backstop it
- *                                 SIGKILLs the init and waits for it: when it
- *                                 exits, the namespace is empty and reaped.
- *    [ns init] none:  setpriv --pdeathsig KILL --no-new-privs
- *                      timeout --foreground 0   a plain waiter
- *              bwrap: bwrap --die-with-parent ... --unshare-pid
- *                      (nested namespace; bwrap's own init reaps inside)
- *     prlimit ... --    rlimits (only when a limit is set)
- *      COMMAND ARGS     the allowlisted absolute path, argv verbatim
+ *    timeout --foreground -s KILL  parent of that namespace's init. On SIGALRM
+ *                                  (our kill request) or its own backstop it
+ *                                  SIGKILLs the init and waits for it: when it
+ *                                  exits, the namespace is empty and reaped.
+ *     [ns init] none:  setpriv --pdeathsig KILL --no-new-privs
+ *                       timeout --foreground 0   a plain waiter
+ *               bwrap: bwrap --die-with-parent ... --unshare-pid
+ *                       (nested namespace; bwrap's own init reaps inside)
+ *      prlimit ... --    rlimits (only when a limit is set)
+ *       COMMAND ARGS     the allowlisted absolute path, argv verbatim
  * ```
+ *
+ * Why `setsid` here and not Deno's `detached: true`: `detached` makes Deno
+ * fork its whole (large) process to call setsid before exec, about 3 ms per
+ * call on a small VM; without it Deno uses a vfork-style spawn and the one
+ * small `setsid` exec costs under 1 ms. The session is the same: the
+ * process Deno spawned leads a new session with no controlling terminal.
+ * `setsid` forks only when its caller already leads a process group, which a
+ * child Deno spawns attached never does (Deno does not call setpgid), so the
+ * chain stays one process down to `timeout`. Should it ever fork (someone
+ * spawns this argv detached), `--wait` keeps the spawned process waiting for
+ * the rest of the chain, and the fork lands in the new PID namespace, so the
+ * containment probe, which every mode runs at startup and which expects the
+ * command at pid 2, sees pid 3 and the server refuses to start.
+ *
+ * Each step is there because no tool before or after it can do its job:
+ * only `setpriv` sets a parent-death signal on itself, only `timeout` turns a
+ * signal into "kill the child, then keep waiting", and the namespace's init
+ * must set its own parent-death signal after the fork (`timeout` does not).
  *
  * Deno's run permission sees only the first binary; everything after it is
  * fixed here, and the command is the policy-resolved absolute path.
@@ -46,6 +66,7 @@ import {
 export interface LauncherTools {
   readonly setpriv: string;
   readonly unshare: string;
+  readonly setsid: string;
   readonly timeout: string;
   readonly prlimit: string;
   readonly bwrap: string;
@@ -55,6 +76,7 @@ export interface LauncherTools {
 export const DEFAULT_LAUNCHER_TOOLS: LauncherTools = Object.freeze({
   setpriv: "/usr/bin/setpriv",
   unshare: "/usr/bin/unshare",
+  setsid: "/usr/bin/setsid",
   timeout: "/usr/bin/timeout",
   prlimit: "/usr/bin/prlimit",
   bwrap: "/usr/bin/bwrap",
@@ -101,6 +123,9 @@ export function buildLaunchArgv(plan: LaunchPlan, policy: Policy, target: Launch
   }
   head.push(
     "--",
+    tools.setsid,
+    "--wait",
+    "--",
     tools.setpriv,
     "--pdeathsig",
     "KILL",
@@ -139,7 +164,7 @@ export function buildLaunchArgv(plan: LaunchPlan, policy: Policy, target: Launch
 /** Every tool the chain of `plan` executes, in order (for `describe()`). */
 export function chainTools(plan: LaunchPlan): string[] {
   const { tools } = plan;
-  const out = [tools.unshare, tools.setpriv, tools.timeout];
+  const out = [tools.unshare, tools.setsid, tools.setpriv, tools.timeout];
   if (plan.mode === "none") out.push(tools.setpriv, tools.timeout);
   else out.push(tools.bwrap);
   if (rlimitPrefix(plan.limits, tools.prlimit).length > 0) out.push(tools.prlimit);

@@ -95,9 +95,10 @@ export async function runContained(
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
-      // New session and process group: no controlling terminal, no signals
-      // from the server's terminal reach the command.
-      detached: true,
+      // Not `detached`: the chain's own `setsid` gives the new session (no
+      // controlling terminal, no signal from the server's terminal), and
+      // `detached` would make Deno fork its whole process per call instead
+      // of a vfork-style spawn (launcher.ts says why and what it costs).
     }).spawn();
   } catch (error) {
     return refuse(...spawnFailure(error, name, head, request.cwd));

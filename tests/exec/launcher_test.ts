@@ -2,10 +2,19 @@ import assert from "node:assert/strict";
 import {
   buildLaunchArgv,
   chainTools,
+  createExecutor,
   DEFAULT_LAUNCHER_TOOLS,
   type LaunchPlan,
 } from "../../src/exec/mod.ts";
 import { makePolicy, TEST_LIMITS } from "../_helpers/policy.ts";
+import {
+  identity,
+  listProcesses,
+  makeJail,
+  setup,
+  uniqueSleep,
+  waitForMarker,
+} from "./_fixtures.ts";
 
 const jail = Deno.makeTempDirSync();
 const policy = makePolicy({ jailRoot: jail });
@@ -24,11 +33,14 @@ function plan(over: Partial<LaunchPlan> = {}): LaunchPlan {
   };
 }
 
-Deno.test("buildLaunchArgv() opens a PID namespace, dies with the server, and waits in timeout", () => {
+Deno.test("buildLaunchArgv() opens a PID namespace and a session, dies with the server, and waits in timeout", () => {
   const argv = buildLaunchArgv(plan(), policy, target);
-  assert.deepEqual(argv.slice(0, 14), [
+  assert.deepEqual(argv.slice(0, 17), [
     "/usr/bin/unshare",
     "--pid",
+    "--",
+    "/usr/bin/setsid",
+    "--wait",
     "--",
     "/usr/bin/setpriv",
     "--pdeathsig",
@@ -76,11 +88,14 @@ Deno.test("buildLaunchArgv() uses a user namespace when the server cannot unshar
 
 Deno.test("buildLaunchArgv() in bwrap mode drops a root server to 65534 before pdeathsig is set", () => {
   const argv = buildLaunchArgv(plan({ mode: "bwrap" }), policy, target);
-  assert.deepEqual(argv.slice(0, 8), [
+  assert.deepEqual(argv.slice(0, 11), [
     "/usr/bin/unshare",
     "--pid",
     "--setuid=65534",
     "--setgid=65534",
+    "--",
+    "/usr/bin/setsid",
+    "--wait",
     "--",
     "/usr/bin/setpriv",
     "--pdeathsig",
@@ -127,8 +142,190 @@ Deno.test("buildLaunchArgv() wraps the command in prlimit only when a limit is s
 Deno.test("chainTools() lists every binary of the chain in exec order", () => {
   assert.deepEqual(chainTools(plan({ mode: "bwrap" })), [
     "/usr/bin/unshare",
+    "/usr/bin/setsid",
     "/usr/bin/setpriv",
     "/usr/bin/timeout",
     "/usr/bin/bwrap",
   ]);
+  assert.deepEqual(chainTools(plan({ limits: { ...TEST_LIMITS, openFiles: 64 } })), [
+    "/usr/bin/unshare",
+    "/usr/bin/setsid",
+    "/usr/bin/setpriv",
+    "/usr/bin/timeout",
+    "/usr/bin/setpriv",
+    "/usr/bin/timeout",
+    "/usr/bin/prlimit",
+  ]);
+});
+
+Deno.test("run() starts the chain in a new session that the process Deno spawned leads", async () => {
+  const s = await setup();
+  try {
+    // In none mode /proc is the host's: the shell walks its ancestors up to
+    // the server (a redirection reads each stat file, no fork), printing
+    // "pid ppid pgrp session tty_nr" for each.
+    const walk = [
+      "p=self",
+      "while :; do",
+      "  read -r line < /proc/$p/stat || break; rest=${line##*) }; set -- $rest",
+      '  echo "${line%% *} $2 $3 $4 $5"',
+      '  [ "${line%% *}" = "$0" ] && break; p=$2',
+      "done",
+    ].join("\n");
+    const out = await s.run("sh", ["-c", walk, String(Deno.pid)]);
+    assert.equal(out.code, "OK", out.stderr);
+    const rows = out.stdout.trim().split("\n").map((l) => l.split(" ").map(Number));
+    const server = rows.at(-1)!;
+    assert.equal(server[0], Deno.pid);
+    // sh <- the namespace's init <- timeout, the process Deno spawned <- the server.
+    assert.equal(rows.length, 4, out.stdout);
+    const launcher = rows.find((r) => r[1] === Deno.pid)!;
+    const leader = launcher[0]!;
+    assert.equal(launcher[3], leader, "the spawned launcher leads its session");
+    assert.equal(launcher[2], leader, "and its process group");
+    assert.notEqual(server[3], leader);
+    for (const row of rows.slice(0, -1)) {
+      assert.equal(row[3], leader, `pid ${row[0]} is in the launcher's session`);
+      assert.equal(row[4], 0, `pid ${row[0]} has no controlling terminal`);
+    }
+  } finally {
+    await s.close();
+  }
+});
+
+for (const mode of ["none", "bwrap"] as const) {
+  Deno.test(`[${mode}] terminal signals to the server's process group do not reach the chain`, async () => {
+    const m = uniqueSleep();
+    // A server that survives ^C, ^\, ^Z and hangup (as under nohup) while one command runs.
+    const script = `
+      import { createExecutor } from "${new URL("../../src/exec/mod.ts", import.meta.url)}";
+      import { makePolicy } from "${new URL("../_helpers/policy.ts", import.meta.url)}";
+      for (const s of ["SIGHUP", "SIGINT", "SIGQUIT", "SIGTSTP"]) Deno.addSignalListener(s, () => {});
+      const jail = await Deno.makeTempDir();
+      await Deno.chmod(jail, 0o777);
+      const base = makePolicy({ jailRoot: jail, allow: ["sh"] });
+      const policy = { ...base, sandbox: { mode: "${mode}", network: false },
+        limits: { ...base.limits, timeoutMs: 1500 } };
+      const built = await createExecutor(policy);
+      if (!built.ok) throw new Error(built.message);
+      const out = await built.executor.run({ callId: "1", command: policy.allowlist.get("sh"),
+        args: ["-c", "sleep ${m}"], cwd: jail, redact: (t) => t });
+      console.log(JSON.stringify({ code: out.code, signal: out.signal, exitCode: out.exitCode,
+        prompt: out.durationMs < 2500 }));
+      await built.executor.shutdown();
+      await Deno.remove(jail, { recursive: true });
+      Deno.exit(0);
+    `;
+    // The server runs as a shell job: a process group of its own whose
+    // parent (bash with job control) is in the same session, so the group is
+    // not orphaned and a ^Z would stop its members (the kernel discards it
+    // for an orphaned group).
+    const shell = new Deno.Command("/bin/bash", {
+      args: [
+        "-c",
+        'set -m; "$0" eval --no-prompt -A "$1" & echo $!; wait $!',
+        Deno.execPath(),
+        script,
+      ],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      detached: true,
+    }).spawn();
+    const stdout = new Response(shell.stdout).text();
+    const stderr = new Response(shell.stderr).text();
+    await waitForMarker(m, 1, 10_000);
+    const job = (await listProcesses()).find((p) =>
+      p.argv[0] === Deno.execPath() && p.argv.includes(script)
+    );
+    assert.ok(job !== undefined, "the server job is running");
+    for (const signal of ["SIGHUP", "SIGINT", "SIGQUIT", "SIGTSTP"] as const) {
+      Deno.kill(-job.pid, signal);
+    }
+    const status = await shell.status;
+    const [said, complaint] = await Promise.all([stdout, stderr]);
+    assert.ok(status.success, complaint);
+    const [jobPid, outcome] = said.trim().split("\n");
+    assert.equal(Number(jobPid), job.pid);
+    // The command ran on until our own timer, and the kill then took effect
+    // at once: neither the command nor timeout (which forwards HUP, INT and
+    // QUIT, and which a ^Z would stop, freezing its backstop) saw the signals.
+    assert.deepEqual(JSON.parse(outcome!), {
+      code: "TIMEOUT",
+      signal: "SIGKILL",
+      exitCode: null,
+      prompt: true,
+    });
+  });
+}
+
+Deno.test("createExecutor() refuses to start without setsid", async () => {
+  const jail = await makeJail();
+  try {
+    const policy = makePolicy({ jailRoot: jail });
+    const built = await createExecutor(policy, { tools: { setsid: "/nonexistent/setsid" } });
+    assert.equal(built.ok, false);
+    assert.ok(!built.ok && /\/nonexistent\/setsid/.test(built.message), JSON.stringify(built));
+  } finally {
+    await Deno.remove(jail, { recursive: true });
+  }
+});
+
+Deno.test("run() returns CONTAINMENT_UNAVAILABLE and runs nothing when setsid cannot start the next tool", async () => {
+  const jail = await makeJail();
+  const tools = await Deno.makeTempDir();
+  try {
+    await Deno.copyFile("/usr/bin/setpriv", `${tools}/setpriv`);
+    await Deno.chmod(`${tools}/setpriv`, 0o755);
+    const policy = makePolicy({ jailRoot: jail, allow: ["sh"] });
+    const built = await createExecutor(policy, { tools: { setpriv: `${tools}/setpriv` } });
+    assert.ok(built.ok);
+    await Deno.remove(`${tools}/setpriv`);
+    const out = await built.executor.run({
+      callId: "1",
+      command: policy.allowlist.get("sh")!,
+      args: ["-c", "touch canary"],
+      cwd: jail,
+      redact: identity,
+    });
+    assert.equal(out.code, "CONTAINMENT_UNAVAILABLE");
+    assert.match(out.reason, /setsid: failed to execute/);
+    await assert.rejects(Deno.stat(`${jail}/canary`), Deno.errors.NotFound);
+    await built.executor.shutdown();
+  } finally {
+    await Deno.remove(jail, { recursive: true });
+    await Deno.remove(tools, { recursive: true });
+  }
+});
+
+Deno.test("buildLaunchArgv() spawned detached moves the command off pid 2, so the startup probe would refuse it", async () => {
+  const dir = await makeJail();
+  try {
+    const p = makePolicy({ jailRoot: dir });
+    const argv = buildLaunchArgv(plan(), p, {
+      path: "/bin/sh",
+      args: ["-c", "echo $$"],
+      cwd: p.jailRoot,
+    });
+    const pidOf = async (detached: boolean) => {
+      const child = new Deno.Command(argv[0]!, {
+        args: argv.slice(1),
+        cwd: p.jailRoot,
+        clearEnv: true,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "null",
+        detached,
+      }).spawn();
+      const [out] = await Promise.all([new Response(child.stdout).text(), child.status]);
+      return out;
+    };
+    // Attached (as the executor spawns): setsid needs no fork, sh is pid 2.
+    assert.equal(await pidOf(false), "2\n");
+    // Detached, the launcher already leads a group, so setsid forks, and its
+    // child is the namespace's first process: the probe's pid-2 check fails.
+    assert.equal(await pidOf(true), "3\n");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
