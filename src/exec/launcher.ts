@@ -14,7 +14,8 @@
  *   [--setuid=65534 --setgid=65534]   namespace; bwrap mode under a root server
  *                                     also drops to nobody here (one exec less)
  *  setsid --wait                 a new session: no controlling terminal, and no
- *                                terminal signal (^C, hangup) reaches the chain
+ *                                terminal signal (^C, ^Z, hangup) reaches the
+ *                                chain or freezes timeout's backstop
  *   setpriv --pdeathsig KILL     dies if the server dies (SIGKILL included);
  *                                set after the uid change, which would clear it
  *    timeout --foreground -s KILL  parent of that namespace's init. On SIGALRM
@@ -30,9 +31,9 @@
  * ```
  *
  * Why `setsid` here and not Deno's `detached: true`: `detached` makes Deno
- * fork its whole (large) process to call setsid before exec, about 3 ms per
- * call on a small VM; without it Deno uses a vfork-style spawn and the one
- * small `setsid` exec costs under 1 ms. The session is the same: the
+ * fork its whole (large) process to call setsid before exec, 2-3 ms per call
+ * on a 2-core VM; without it Deno uses a vfork-style spawn and the one small
+ * `setsid` exec costs under 1 ms. The session is the same: the
  * process Deno spawned leads a new session with no controlling terminal.
  * `setsid` forks only when its caller already leads a process group, which a
  * child Deno spawns attached never does (Deno does not call setpgid), so the
@@ -42,10 +43,18 @@
  * containment probe, which every mode runs at startup and which expects the
  * command at pid 2, sees pid 3 and the server refuses to start.
  *
- * Each step is there because no tool before or after it can do its job:
- * only `setpriv` sets a parent-death signal on itself, only `timeout` turns a
- * signal into "kill the child, then keep waiting", and the namespace's init
- * must set its own parent-death signal after the fork (`timeout` does not).
+ * Each step is there because no other step can do its job (each exec costs
+ * about 0.7-1 ms here): `timeout` alone turns a signal into "kill the child,
+ * then keep waiting", `setpriv` alone sets a parent-death signal on the
+ * process it runs in (`unshare --kill-child` sets it on a forked child, and
+ * as an init turns a signalled command into exit 1), and the namespace's
+ * init must set its own after `timeout`'s fork, so none mode needs a second
+ * `setpriv` (which also carries `--no-new-privs`: moving that out would save
+ * nothing). bwrap sets its own (`--die-with-parent`), which is why it can be
+ * the init itself. The outer namespace stays in bwrap mode: bwrap's outer
+ * process exits as soon as the command does, while its init may still be
+ * reaping a daemon, so only an init that is `timeout`'s child makes "the
+ * launcher exited" mean "every process is reaped".
  *
  * Deno's run permission sees only the first binary; everything after it is
  * fixed here, and the command is the policy-resolved absolute path.
