@@ -22,6 +22,7 @@
 export { createExecutor, type ExecutorOptions } from "./executor.ts";
 export {
   buildLaunchArgv,
+  chainEnvironment,
   chainTools,
   DEFAULT_LAUNCHER_TOOLS,
   type LauncherTools,

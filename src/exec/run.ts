@@ -22,7 +22,7 @@
 import type { Policy } from "../config/types.ts";
 import { BoundedCapture, drainInto } from "./capture.ts";
 import { classifyLaunch } from "./classify.ts";
-import { buildLaunchArgv, type LaunchPlan } from "./launcher.ts";
+import { buildLaunchArgv, chainEnvironment, type LaunchPlan } from "./launcher.ts";
 import { OUTPUT_LOOKAHEAD_BYTES, renderOutput, renderWithRedactor } from "./output.ts";
 import type { CommandHardening, ExecOutcome, ExecOutcomeCode, ExecRequest } from "./types.ts";
 
@@ -77,11 +77,13 @@ export async function runContained(
 
   const hardening = settings.hardening?.(request.command) ?? null;
   const args = [...(hardening?.prependArgs ?? []), ...request.args];
-  const env = { ...policy.childEnv, ...(hardening?.env ?? {}) };
+  const commandEnv = { ...policy.childEnv, ...(hardening?.env ?? {}) };
+  const env = chainEnvironment(plan, commandEnv);
   const argv = buildLaunchArgv(plan, policy, {
     path: request.command.path,
     args,
     cwd: request.cwd,
+    env: commandEnv,
   });
   const [head, ...rest] = argv as [string, ...string[]];
 

@@ -28,7 +28,9 @@
  * The environment is not put on this argv (`--setenv`): argv is readable by
  * every local user through `/proc/PID/cmdline`. The launcher hands bwrap the
  * already scrubbed environment (`clearEnv` + the policy's child env), which
- * bwrap passes on unchanged.
+ * bwrap passes on unchanged but for the launcher's own `LC_ALL=C` (its tools'
+ * locale), which it removes by name (`--unsetenv LC_ALL`, added by the
+ * launcher) when the policy passes no `LC_ALL`. bwrap itself adds `PWD`.
  *
  * @module
  */

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import {
   buildLaunchArgv,
+  chainEnvironment,
   chainTools,
   createExecutor,
   DEFAULT_LAUNCHER_TOOLS,
@@ -19,7 +20,8 @@ import {
 const jail = Deno.makeTempDirSync();
 const policy = makePolicy({ jailRoot: jail });
 Deno.removeSync(jail);
-const target = { path: "/usr/bin/ls", args: ["-la", "; rm -rf /"], cwd: policy.jailRoot };
+const argvTail = ["/usr/bin/ls", "-la", "; rm -rf /"];
+const target = { path: "/usr/bin/ls", args: argvTail.slice(1), cwd: policy.jailRoot };
 
 function plan(over: Partial<LaunchPlan> = {}): LaunchPlan {
   return {
@@ -156,6 +158,65 @@ Deno.test("chainTools() lists every binary of the chain in exec order", () => {
     "/usr/bin/timeout",
     "/usr/bin/prlimit",
   ]);
+});
+
+Deno.test("chainEnvironment() gives bwrap's tools LC_ALL=C, which bwrap removes before the command", () => {
+  const env = { PATH: "/usr/bin", LANG: "C.UTF-8" };
+  const bwrap = plan({ mode: "bwrap" });
+  assert.deepEqual(chainEnvironment(bwrap, env), { ...env, LC_ALL: "C" });
+  const argv = buildLaunchArgv(bwrap, policy, { ...target, env });
+  const sep = argv.lastIndexOf("--");
+  assert.deepEqual(argv.slice(sep - 2), ["--unsetenv", "LC_ALL", "--", ...argvTail]);
+  // No value ever goes on argv (readable by every local user).
+  assert.ok(!argv.some((a) => a.includes("C.UTF-8") || a === "/usr/bin"));
+});
+
+Deno.test("chainEnvironment() changes nothing in none mode or when the policy passes LC_ALL", () => {
+  const env = { PATH: "/usr/bin", LANG: "C.UTF-8" };
+  assert.deepEqual(chainEnvironment(plan(), env), env);
+  assert.ok(!buildLaunchArgv(plan(), policy, { ...target, env }).includes("--unsetenv"));
+  const own = { ...env, LC_ALL: "C.UTF-8" };
+  const bwrap = plan({ mode: "bwrap" });
+  assert.deepEqual(chainEnvironment(bwrap, own), own);
+  assert.ok(!buildLaunchArgv(bwrap, policy, { ...target, env: own }).includes("--unsetenv"));
+  // Without the command's environment the argv cannot know: it adds nothing.
+  assert.ok(!buildLaunchArgv(bwrap, policy, target).includes("--unsetenv"));
+});
+
+Deno.test("[bwrap] run() hands the command an LC_ALL the policy passes, unchanged", async () => {
+  const jail = await makeJail();
+  try {
+    const base = makePolicy({ jailRoot: jail, allow: ["env"] });
+    const p = {
+      ...base,
+      childEnv: { ...base.childEnv, LC_ALL: "C.UTF-8" },
+      sandbox: { mode: "bwrap" as const, network: false },
+    };
+    const built = await createExecutor(p);
+    assert.ok(built.ok, built.ok ? "" : built.message);
+    try {
+      const out = await built.executor.run({
+        callId: "1",
+        command: p.allowlist.get("env")!,
+        args: [],
+        cwd: jail,
+        redact: identity,
+      });
+      assert.equal(out.code, "OK", out.stderr);
+      const lines = out.stdout.trim().split("\n").sort();
+      assert.deepEqual(
+        lines,
+        [
+          ...Object.entries(p.childEnv).map(([k, v]) => `${k}=${v}`),
+          `PWD=${jail}`,
+        ].sort(),
+      );
+    } finally {
+      await built.executor.shutdown();
+    }
+  } finally {
+    await Deno.remove(jail, { recursive: true });
+  }
 });
 
 Deno.test("run() starts the chain in a new session that the process Deno spawned leads", async () => {
