@@ -26,6 +26,7 @@
  *                       timeout --foreground 0   a plain waiter
  *               bwrap: bwrap --die-with-parent ... --unshare-pid
  *                       (nested namespace; bwrap's own init reaps inside)
+ *                       [--unsetenv LC_ALL]  see `chainEnvironment`
  *      prlimit ... --    rlimits (only when a limit is set)
  *       COMMAND ARGS     the allowlisted absolute path, argv verbatim
  * ```
