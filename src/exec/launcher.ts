@@ -36,7 +36,11 @@
  * on a 2-core VM; without it Deno uses a vfork-style spawn and the one small
  * `setsid` exec costs under 1 ms. The session is the same: the
  * process Deno spawned leads a new session with no controlling terminal.
- * `setsid` forks only when its caller already leads a process group, which a
+ * One difference: until `setsid` runs (about 1 ms after the spawn) the
+ * launcher is still in the server's process group, so a terminal signal sent
+ * to that group in that instant reaches it before it has started anything:
+ * ^C or a hangup ends it (the call reports that signal; nothing ran), ^Z
+ * pauses it along with the server. `setsid` forks only when its caller already leads a process group, which a
  * child Deno spawns attached never does (Deno does not call setpgid), so the
  * chain stays one process down to `timeout`. Should it ever fork (someone
  * spawns this argv detached), `--wait` keeps the spawned process waiting for
