@@ -19,7 +19,7 @@ import {
   type NamespacePrivilege,
 } from "./launcher.ts";
 import { probePlan, probeServerUid } from "./probe.ts";
-import { runContained, type RunHandle, type RunSettings } from "./run.ts";
+import { emptyOutcome, runContained, type RunHandle, type RunSettings } from "./run.ts";
 import type {
   CommandHardening,
   CreateExecutorResult,
@@ -168,9 +168,10 @@ class ContainedExecutor implements Executor {
 
   run(request: ExecRequest): Promise<ExecOutcome> {
     if (this.#closed) {
-      return Promise.resolve(notStarted(
+      return Promise.resolve(emptyOutcome(
         "CANCELLED",
         `The server is shutting down; "${request.command.name}" was not started.`,
+        0,
       ));
     }
     // The run gate. Deno spawns only the launcher, which then starts the
@@ -184,9 +185,10 @@ class ContainedExecutor implements Executor {
       Deno.permissions.querySync({ name: "run", command: request.command.path }).state !==
         "granted"
     ) {
-      return Promise.resolve(notStarted(
+      return Promise.resolve(emptyOutcome(
         "RUNTIME_DENIED",
         `Deno's permissions refused running "${request.command.name}" (${request.command.path}), which the policy engine had allowed.`,
+        0,
       ));
     }
     const call = runContained(this.#settings, request, (handle) => {
@@ -214,20 +216,4 @@ class ContainedExecutor implements Executor {
   launcherPaths(): string[] {
     return [this.#settings.plan.tools.unshare];
   }
-}
-
-/** The outcome of a call that never started a process. */
-function notStarted(code: "CANCELLED" | "RUNTIME_DENIED", reason: string): ExecOutcome {
-  return {
-    code,
-    stdout: "",
-    stderr: "",
-    exitCode: null,
-    signal: null,
-    stdoutBytes: 0,
-    stderrBytes: 0,
-    truncated: false,
-    reason,
-    durationMs: 0,
-  };
 }

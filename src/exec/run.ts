@@ -254,7 +254,12 @@ function stopSentence(reason: StopReason, name: string, timeoutMs: number): stri
   }
 }
 
-function emptyOutcome(code: ExecOutcomeCode, reason: string, durationMs: number): ExecOutcome {
+/** The outcome of a call that produced no output (it never started, or was refused). */
+export function emptyOutcome(
+  code: ExecOutcomeCode,
+  reason: string,
+  durationMs: number,
+): ExecOutcome {
   return {
     code,
     stdout: "",
