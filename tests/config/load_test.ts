@@ -162,7 +162,10 @@ Deno.test("loadPolicy() returns a deeply frozen policy whose tables refuse chang
 Deno.test("loadPolicy() loads the shipped policy.toml as committed", async () => {
   const policy = assertLoaded(await loadPolicy({ policyFile: SHIPPED_POLICY, env: {} }));
   assert.equal(policy.jailRoot, fileURLToPath(new URL("../../workspace", import.meta.url)));
-  assert.equal(policy.auditLog, fileURLToPath(new URL("../../htmcp-audit.jsonl", import.meta.url)));
+  assert.equal(
+    policy.auditLog,
+    fileURLToPath(new URL("../../audit/htmcp-audit.jsonl", import.meta.url)),
+  );
   assert.deepEqual(policy.warnings, []);
   assert.ok(policy.allowlist.has("ls"));
   assert.ok(policy.denylist.has("rm"));
