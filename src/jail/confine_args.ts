@@ -73,9 +73,11 @@ export async function confineArgs(
         );
       }
     }
-    // As for the cwd: a plainly outside absolute path is refused without a
-    // lookup (lexical `..` can only over-refuse here, never over-allow).
-    if (candidate.startsWith("/") && !isInside(jailRoot, posix.normalize(candidate))) {
+    // As for the cwd: a path whose plain spelling, resolved against the cwd,
+    // is outside the jail is refused without a lookup, with a plain sentence.
+    // Lexical `..` can only over-refuse here (a symlink inside leading back
+    // in), never over-allow: allowing is left to the symlink-following walk.
+    if (!isInside(jailRoot, posix.resolve(cwd, candidate))) {
       return escape(`The argument "${candidate}" names a path outside the jail.`);
     }
     const resolved = await resolveFollowingSymlinks(jailRoot, cwd, candidate);

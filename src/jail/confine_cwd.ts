@@ -54,11 +54,11 @@ export async function confineCwd(
     );
   }
   if (text.includes("\0")) return escape("The working directory contains a NUL character.");
-  // An absolute path whose plain spelling is outside the jail is refused
-  // before any lookup, with a plain sentence. Lexical `..` handling could
+  // A path whose plain spelling (relative ones from the jail root) is
+  // outside the jail is refused before any lookup, with a plain sentence. Lexical `..` handling could
   // only wrongly refuse (a symlink making it lead back inside), never
   // wrongly allow: allowing is left to the symlink-following walk below.
-  if (text.startsWith("/") && !isInside(jailRoot, posix.normalize(text))) {
+  if (!isInside(jailRoot, posix.resolve(jailRoot, text))) {
     return escape(`The working directory "${text}" is outside the jail.`);
   }
   const resolved = await resolveFollowingSymlinks(jailRoot, jailRoot, text);

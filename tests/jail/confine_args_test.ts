@@ -121,3 +121,19 @@ Deno.test("isInside() compares whole segments, so /jail-evil is not inside /jail
   ok(isInside("/", "/anything"));
   throws(() => isInside("jail", "/jail"), TypeError);
 });
+
+Deno.test("confineArgs() refuses a relative path that plainly leaves the jail with a plain sentence", async () => {
+  const jail = await makeJail();
+  try {
+    for (const candidate of ["../x", "sub/../../x", "../../../etc/passwd"]) {
+      const result = await confineArgs(jail.root, jail.root, [candidate]);
+      ok(!result.ok, candidate);
+      if (!result.ok) {
+        equal(result.code, "PATH_ESCAPE");
+        equal(result.reason, `The argument "${candidate}" names a path outside the jail.`);
+      }
+    }
+  } finally {
+    await jail.cleanup();
+  }
+});
