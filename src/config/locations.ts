@@ -49,6 +49,31 @@ export async function resolveJailRoot(setting: PathSetting): Promise<Checked<str
 }
 
 /**
+ * Makes `setting` absolute, resolves its real path (symlinks cannot hide an
+ * overlap), and refuses it when that lies inside the jail.
+ *
+ * @param why The end of the refusal sentence: what the model could then do.
+ */
+async function realPathOutsideJail(
+  setting: PathSetting,
+  jailRoot: string,
+  why: string,
+): Promise<Checked<string>> {
+  const absolute = absolutePath(setting.value, setting.baseDir, setting.label);
+  if (!absolute.ok) return absolute;
+  const real = await realPathForCheck(absolute.value, setting.label);
+  if (!real.ok) return real;
+  if (isInside(jailRoot, real.value)) {
+    return fail(
+      `${setting.label} names ${quote(real.value)}, which is inside the jail root ${
+        quote(jailRoot)
+      }, ${why}.`,
+    );
+  }
+  return real;
+}
+
+/**
  * Resolves the audit log; it must not be inside the jail (the model must never
  * edit or delete its own trail). Adds a warning when its folder is missing.
  *
@@ -60,18 +85,9 @@ export async function resolveAuditLog(
   failMode: AuditFailMode,
   warnings: string[],
 ): Promise<Checked<string>> {
-  const absolute = absolutePath(setting.value, setting.baseDir, setting.label);
-  if (!absolute.ok) return absolute;
-  const real = await realPathForCheck(absolute.value, setting.label);
-  if (!real.ok) return real;
   // The model must never be able to edit or delete its own audit trail.
-  if (isInside(jailRoot, real.value)) {
-    return fail(
-      `${setting.label} names ${quote(real.value)}, which is inside the jail root ${
-        quote(jailRoot)
-      }, where the model could rewrite it.`,
-    );
-  }
+  const real = await realPathOutsideJail(setting, jailRoot, "where the model could rewrite it");
+  if (!real.ok) return real;
   const info = await statIfExists(real.value);
   if (info !== null && !info.isFile) {
     return fail(`${setting.label} names ${quote(real.value)}, which is not a regular file.`);
@@ -103,18 +119,13 @@ export async function resolveStateDir(
   setting: PathSetting,
   jailRoot: string,
 ): Promise<Checked<string>> {
-  const absolute = absolutePath(setting.value, setting.baseDir, setting.label);
-  if (!absolute.ok) return absolute;
-  const real = await realPathForCheck(absolute.value, setting.label);
-  if (!real.ok) return real;
   // It holds the OAuth signing secret: a model that reads it mints its own tokens.
-  if (isInside(jailRoot, real.value)) {
-    return fail(
-      `${setting.label} names ${quote(real.value)}, which is inside the jail root ${
-        quote(jailRoot)
-      }, where the model could read the OAuth secret.`,
-    );
-  }
+  const real = await realPathOutsideJail(
+    setting,
+    jailRoot,
+    "where the model could read the OAuth secret",
+  );
+  if (!real.ok) return real;
   const info = await statIfExists(real.value);
   if (info !== null && !info.isDirectory) {
     return fail(`${setting.label} names ${quote(real.value)}, which is not a directory.`);
