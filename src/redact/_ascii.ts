@@ -6,7 +6,8 @@
  * @module
  */
 
-function table(chars: string): Uint8Array {
+/** A 256-entry membership table: 1 at the code of each character of `chars`. */
+export function table(chars: string): Uint8Array {
   const t = new Uint8Array(256);
   for (const c of chars) t[c.charCodeAt(0)] = 1;
   return t;

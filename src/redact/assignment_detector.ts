@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { BACKSLASH, DQUOTE, IDENT, isBlank, SQUOTE } from "./_ascii.ts";
+import { BACKSLASH, CR, DQUOTE, IDENT, isBlank, LF, SQUOTE, table } from "./_ascii.ts";
 import { isNonSecret, kindFor, type Value } from "./assignment_values.ts";
 import { isSecretKeyName, mayEndSecretKeyName } from "./secret_key_names.ts";
 import type { Detector, Emit, ScanInput } from "./types.ts";
@@ -24,18 +24,14 @@ const MAX_KEY = 64;
 const MAX_PAD = 16;
 
 /** Characters that end a bare value after `=` or a flag: whitespace, quotes, list/query separators. */
-const WORD_STOP = new Uint8Array(256);
-for (const c of " \t\r\n\v\f\"'`&;,") WORD_STOP[c.charCodeAt(0)] = 1;
+const WORD_STOP = table(" \t\r\n\v\f\"'`&;,");
 /**
  * Characters that end a bare value after `:` (YAML, HTTP headers, prompts),
  * where a value runs to the end of the line (`passphrase: open sesame`) unless
  * JSON-like punctuation closes it first (`{token: abc, user: x}`).
  */
-const LINE_STOP = new Uint8Array(256);
-for (const c of "\r\n,}]") LINE_STOP[c.charCodeAt(0)] = 1;
+const LINE_STOP = table("\r\n,}]");
 
-const LF = 10;
-const CR = 13;
 const EQUALS = 61;
 const COLON = 58;
 const DASH = 45;
@@ -46,14 +42,12 @@ const LPAREN = 40;
 const LBRACKET = 91;
 const LBRACE = 123;
 /** What may follow the `[` of a JSON list. */
-const LIST_SECOND = new Uint8Array(256);
-for (const c of "\"'0123456789[]{ \t\r\n-") LIST_SECOND[c.charCodeAt(0)] = 1;
+const LIST_SECOND = table("\"'0123456789[]{ \t\r\n-");
 
 /** An authentication scheme before the credential: `token: Bearer <credential>`. */
 const SCHEME_PREFIX = /^(?:bearer|basic|token|digest|negotiate|ntlm)[ \t]{1,8}/i;
 /** First letters of those schemes, so most values skip the regex. */
-const SCHEME_FIRST = new Uint8Array(256);
-for (const c of "bBtTdDnN") SCHEME_FIRST[c.charCodeAt(0)] = 1;
+const SCHEME_FIRST = table("bBtTdDnN");
 function skipPad(bytes: Uint8Array, i: number): number {
   const limit = i + MAX_PAD;
   while (i < limit && isBlank(bytes[i])) i++;

@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { BACKSLASH, CR, LF, SPACE, TAB, table } from "./_ascii.ts";
 import type { Detector, Emit, ScanInput } from "./types.ts";
 
 const BEGIN = "-----BEGIN ";
@@ -25,17 +26,9 @@ const MAX_LABEL = 64;
 /** Longest `Name: value` header line accepted inside a block. */
 const MAX_HEADER = 120;
 
-const BASE64 = new Uint8Array(128);
-for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") {
-  BASE64[c.charCodeAt(0)] = 1;
-}
+const BASE64 = table("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=");
 
-const CR = 13;
-const LF = 10;
-const BACKSLASH = 92;
 const LOWER_N = 110;
-const SPACE = 32;
-const TAB = 9;
 
 /** Label text such as `RSA PRIVATE KEY`, `OPENSSH PRIVATE KEY`, `PGP PRIVATE KEY BLOCK`. */
 const PRIVATE_LABEL = /^[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?$/;
