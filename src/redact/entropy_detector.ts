@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { BASE64_ANY } from "./_ascii.ts";
+import { BASE64_ANY, table } from "./_ascii.ts";
 import type { Detector, Emit, ScanInput } from "./types.ts";
 
 /** Shortest token judged; shorter base64 (of ordinary words, say) is left alone. */
@@ -36,8 +36,7 @@ for (let c = 65; c <= 90; c++) CLASS[c] = UPPER | (c <= 70 ? HEX : 0);
 for (let c = 48; c <= 57; c++) CLASS[c] = DIGIT | HEX;
 CLASS[45] = HEX; // `-` of a UUID
 
-const LEADING_PUNCT = new Uint8Array(256);
-for (const c of "-_=") LEADING_PUNCT[c.charCodeAt(0)] = 1;
+const LEADING_PUNCT = table("-_=");
 const SLASH = 47;
 const TILDE = 126;
 const MIXED = LOWER | UPPER | DIGIT;

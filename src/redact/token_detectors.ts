@@ -14,15 +14,14 @@
  *
  * @module
  */
-import { BASE64URL } from "./_ascii.ts";
+import { BASE64URL, table } from "./_ascii.ts";
 import type { Detector, Emit, ScanInput } from "./types.ts";
 
 const DASH = 45;
 const UNDERSCORE = 95;
 const BACKSLASH = 92;
 /** `\\n`, `\\r`, `\\t` escapes: the letter after the backslash is not part of a token. */
-const ESCAPE_LETTER = new Uint8Array(256);
-for (const c of "nrt") ESCAPE_LETTER[c.charCodeAt(0)] = 1;
+const ESCAPE_LETTER = table("nrt");
 
 /** Shortest run examined; every supported token is at least this long. */
 const MIN_TOKEN = 16;

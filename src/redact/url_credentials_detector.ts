@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { table } from "./_ascii.ts";
 import type { Detector, Emit, ScanInput } from "./types.ts";
 
 /** Longest `user:password` read back from an `@`. */
@@ -22,8 +23,7 @@ const AT = 64;
  * brackets. `[` is IPv6 host syntax, never userinfo, and a marker starts
  * with it.
  */
-const USERINFO_STOP = new Uint8Array(256);
-for (const c of "/?#[]<>\"'` \t\r\n\v\f\\") USERINFO_STOP[c.charCodeAt(0)] = 1;
+const USERINFO_STOP = table("/?#[]<>\"'` \t\r\n\v\f\\");
 
 function isSchemeChar(c: number | undefined): boolean {
   return c !== undefined &&
