@@ -58,6 +58,40 @@ export async function makeJail(): Promise<string> {
   return Deno.realPath(jail);
 }
 
+/**
+ * Starts a real executor whose launcher tool `tool` is a private copy, removes
+ * that copy after startup (the chain now breaks mid-call), runs
+ * `sh -c 'touch canary'`, and returns the outcome and whether the canary
+ * appeared. Everything is cleaned up.
+ */
+export async function runWithToolRemovedAfterStartup(
+  tool: "timeout" | "setpriv" | "setsid",
+): Promise<{ outcome: ExecOutcome; canaryCreated: boolean }> {
+  const jail = await makeJail();
+  const tools = await Deno.makeTempDir();
+  try {
+    await Deno.copyFile(`/usr/bin/${tool}`, `${tools}/${tool}`);
+    await Deno.chmod(`${tools}/${tool}`, 0o755);
+    const policy = makePolicy({ jailRoot: jail, allow: ["sh"] });
+    const built = await createExecutor(policy, { tools: { [tool]: `${tools}/${tool}` } });
+    if (!built.ok) throw new Error(`startup failed: ${built.message}`);
+    await Deno.remove(`${tools}/${tool}`);
+    const outcome = await built.executor.run({
+      callId: "1",
+      command: policy.allowlist.get("sh")!,
+      args: ["-c", "touch canary"],
+      cwd: jail,
+      redact: identity,
+    });
+    await built.executor.shutdown();
+    const canaryCreated = await Deno.stat(`${jail}/canary`).then(() => true, () => false);
+    return { outcome, canaryCreated };
+  } finally {
+    await Deno.remove(jail, { recursive: true });
+    await Deno.remove(tools, { recursive: true });
+  }
+}
+
 /** Builds a policy and a real executor over a fresh jail; `close()` cleans up. */
 export async function setup(options: SetupOptions = {}): Promise<Setup> {
   const jail = await makeJail();

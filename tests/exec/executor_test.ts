@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createExecutor } from "../../src/exec/mod.ts";
 import { makePolicy, TEST_LIMITS } from "../_helpers/policy.ts";
-import { identity, makeJail, setup } from "./_fixtures.ts";
+import { identity, makeJail, runWithToolRemovedAfterStartup, setup } from "./_fixtures.ts";
 
 Deno.test("run() executes the absolute path with argv verbatim: shell syntax is just text", async () => {
   const s = await setup();
@@ -233,30 +233,10 @@ Deno.test("createExecutor() fails loudly when the waiting launcher cannot run", 
 });
 
 Deno.test("run() returns CONTAINMENT_UNAVAILABLE and runs nothing when the chain breaks after startup", async () => {
-  const jail = await makeJail();
-  const tools = await Deno.makeTempDir();
-  try {
-    await Deno.copyFile("/usr/bin/timeout", `${tools}/timeout`);
-    await Deno.chmod(`${tools}/timeout`, 0o755);
-    const policy = makePolicy({ jailRoot: jail, allow: ["sh"] });
-    const built = await createExecutor(policy, { tools: { timeout: `${tools}/timeout` } });
-    assert.ok(built.ok);
-    await Deno.remove(`${tools}/timeout`);
-    const out = await built.executor.run({
-      callId: "1",
-      command: policy.allowlist.get("sh")!,
-      args: ["-c", "touch canary"],
-      cwd: jail,
-      redact: identity,
-    });
-    assert.equal(out.code, "CONTAINMENT_UNAVAILABLE");
-    assert.equal(out.exitCode, null);
-    await assert.rejects(Deno.stat(`${jail}/canary`), Deno.errors.NotFound);
-    await built.executor.shutdown();
-  } finally {
-    await Deno.remove(jail, { recursive: true });
-    await Deno.remove(tools, { recursive: true });
-  }
+  const { outcome, canaryCreated } = await runWithToolRemovedAfterStartup("timeout");
+  assert.equal(outcome.code, "CONTAINMENT_UNAVAILABLE");
+  assert.equal(outcome.exitCode, null);
+  assert.equal(canaryCreated, false);
 });
 
 Deno.test("describe() and launcherPaths() name the launcher the server must be allowed to run", async () => {

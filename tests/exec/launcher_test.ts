@@ -12,6 +12,7 @@ import {
   identity,
   listProcesses,
   makeJail,
+  runWithToolRemovedAfterStartup,
   setup,
   uniqueSleep,
   waitForMarker,
@@ -333,30 +334,10 @@ Deno.test("createExecutor() refuses to start without setsid", async () => {
 });
 
 Deno.test("run() returns CONTAINMENT_UNAVAILABLE and runs nothing when setsid cannot start the next tool", async () => {
-  const jail = await makeJail();
-  const tools = await Deno.makeTempDir();
-  try {
-    await Deno.copyFile("/usr/bin/setpriv", `${tools}/setpriv`);
-    await Deno.chmod(`${tools}/setpriv`, 0o755);
-    const policy = makePolicy({ jailRoot: jail, allow: ["sh"] });
-    const built = await createExecutor(policy, { tools: { setpriv: `${tools}/setpriv` } });
-    assert.ok(built.ok);
-    await Deno.remove(`${tools}/setpriv`);
-    const out = await built.executor.run({
-      callId: "1",
-      command: policy.allowlist.get("sh")!,
-      args: ["-c", "touch canary"],
-      cwd: jail,
-      redact: identity,
-    });
-    assert.equal(out.code, "CONTAINMENT_UNAVAILABLE");
-    assert.match(out.reason, /setsid: failed to execute/);
-    await assert.rejects(Deno.stat(`${jail}/canary`), Deno.errors.NotFound);
-    await built.executor.shutdown();
-  } finally {
-    await Deno.remove(jail, { recursive: true });
-    await Deno.remove(tools, { recursive: true });
-  }
+  const { outcome, canaryCreated } = await runWithToolRemovedAfterStartup("setpriv");
+  assert.equal(outcome.code, "CONTAINMENT_UNAVAILABLE");
+  assert.match(outcome.reason, /setsid: failed to execute/);
+  assert.equal(canaryCreated, false);
 });
 
 Deno.test("buildLaunchArgv() spawned detached moves the command off pid 2, so the startup probe would refuse it", async () => {
