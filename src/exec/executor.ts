@@ -14,6 +14,7 @@ import { detectHostLayout, jailRootRefusal, SANDBOX_UID } from "../sandbox/mod.t
 import {
   chainTools,
   DEFAULT_LAUNCHER_TOOLS,
+  launcherPaths,
   type LauncherTools,
   type LaunchPlan,
   type NamespacePrivilege,
@@ -214,6 +215,6 @@ class ContainedExecutor implements Executor {
   }
 
   launcherPaths(): string[] {
-    return [this.#settings.plan.tools.unshare];
+    return launcherPaths(this.#settings.plan.tools);
   }
 }

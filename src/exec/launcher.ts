@@ -97,6 +97,15 @@ export const DEFAULT_LAUNCHER_TOOLS: LauncherTools = Object.freeze({
 });
 
 /**
+ * The programs the server itself spawns: only the head of the chain, which
+ * starts everything else. Pure, so the permission set can be built without
+ * starting an executor (and paying for its probes).
+ */
+export function launcherPaths(tools: LauncherTools = DEFAULT_LAUNCHER_TOOLS): string[] {
+  return [tools.unshare];
+}
+
+/**
  * How the server may create the PID namespace: `"root"` (it holds
  * CAP_SYS_ADMIN: `unshare --pid`) or `"user"` (inside a user namespace of its
  * own: `unshare --user --map-current-user --pid`).

@@ -25,6 +25,7 @@ export {
   chainEnvironment,
   chainTools,
   DEFAULT_LAUNCHER_TOOLS,
+  launcherPaths,
   type LauncherTools,
   type LaunchPlan,
   type LaunchTarget,

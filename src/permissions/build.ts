@@ -1,13 +1,13 @@
 /**
- * The effectful side of `permissionSetFor`: asks the executor which helper
- * programs the server itself spawns, then builds the set. Every place that
+ * `permissionSetFor` with the executor's launcher paths filled in: the one
+ * way to get "the set for this policy". Every place that
  * needs "the set for this policy" (the CLI verbs, the task launcher, the
  * compile script, self-confinement) goes through here, so they agree.
  *
  * @module
  */
 import type { Policy } from "../config/types.ts";
-import { createExecutor } from "../exec/mod.ts";
+import { launcherPaths } from "../exec/mod.ts";
 import { permissionSetFor } from "./permission_set.ts";
 import type { PermissionSetResult, Transport } from "./types.ts";
 
@@ -17,40 +17,22 @@ export function transportFor(policy: Policy, listen: string | null | undefined):
 }
 
 /**
- * The executor's launcher paths for `policy`. Building the executor runs its
- * startup probes once; it is shut down before returning.
- *
- * @returns The paths, or the executor's one-sentence startup failure.
- */
-export async function launcherPathsFor(
-  policy: Policy,
-): Promise<{ ok: true; paths: readonly string[] } | { ok: false; message: string }> {
-  const built = await createExecutor(policy);
-  if (!built.ok) return { ok: false, message: built.message };
-  try {
-    return { ok: true, paths: Object.freeze([...built.executor.launcherPaths()]) };
-  } finally {
-    await built.executor.shutdown();
-  }
-}
-
-/**
  * Builds the permission set for `policy` as `serve` would run it.
  *
  * @param policy The loaded policy.
  * @param options The transport (default: what `serve` would pick) and an optional `--http` value.
- * @returns The set, or a refusal / executor failure as one sentence.
+ * @returns The set, or a refusal as one sentence.
  */
-export async function buildPermissionSet(
+export function buildPermissionSet(
   policy: Policy,
   options: { readonly transport?: Transport; readonly listen?: string | null } = {},
-): Promise<PermissionSetResult | { ok: false; code: "EXECUTOR_UNAVAILABLE"; reason: string }> {
-  const launchers = await launcherPathsFor(policy);
-  if (!launchers.ok) return { ok: false, code: "EXECUTOR_UNAVAILABLE", reason: launchers.message };
+): PermissionSetResult {
+  // The launcher path is fixed by the executor's tools, not by probing: the
+  // probes run once, when the server builds its executor under this set.
   const transport = options.transport ?? transportFor(policy, options.listen);
   return permissionSetFor(policy, {
     transport,
-    launcherPaths: launchers.paths,
+    launcherPaths: launcherPaths(),
     ...(options.listen === undefined ? {} : { listen: options.listen }),
   });
 }

@@ -19,7 +19,7 @@ export { DEFAULT_IMPORT_HOSTS, renderDenoFlags, shellLine } from "./render_flags
 export { NEVER_GRANTED, type PermissionSetJson, permissionSetToJson } from "./render_json.ts";
 export { type WorkerPermissions, workerPermissions } from "./render_worker.ts";
 export { renderSystemdUnit, type SystemdOptions, type UnitProgram } from "./render_systemd.ts";
-export { buildPermissionSet, launcherPathsFor, transportFor } from "./build.ts";
+export { buildPermissionSet, transportFor } from "./build.ts";
 export { comparePermissions, type PermissionComparison } from "./effective.ts";
 export {
   CONFINED_WORKER_NAME,
