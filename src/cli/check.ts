@@ -62,7 +62,8 @@ export async function run(argv: readonly string[]): Promise<number> {
       // Built here, inside the confined context: the probes are the executor's own.
       const built = await createExecutor(policy);
       if (!built.ok) {
-        out(`Sandbox: cannot start: ${built.message}`);
+        // The same sentence serve would print: what is wrong and the fix.
+        out(`Sandbox: FAIL: ${built.message}`);
         return 1;
       }
       const executor = built.executor;
@@ -90,8 +91,9 @@ export async function run(argv: readonly string[]): Promise<number> {
         const description = executor.describe();
         out(`Sandbox: ${description.summary}`);
         out(`  chain: ${description.chain.join(" -> ")}`);
+        const gid = description.commandGid === null ? "" : ` gid ${description.commandGid}`;
         out(
-          `  commands run as uid ${description.commandUid} (server uid ${description.serverUid})`,
+          `  commands run as uid ${description.commandUid}${gid}, ${description.commandUidSource} (server uid ${description.serverUid})`,
         );
         for (const probe of description.probes) {
           out(`  ${probe.ok ? "ok  " : "FAIL"} ${probe.name}: ${probe.detail}`);

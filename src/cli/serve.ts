@@ -65,7 +65,8 @@ async function serveCore(policy: Policy, listen: string | null): Promise<number>
     return 1;
   }
   const context = built.context;
-  // `auto` picks its mode at startup: the operator is told which, and why.
+  // The mode in force and who commands run as; in mode none this is the
+  // loud warning that the jail is advisory.
   console.error(`htmcp: sandbox: ${context.executor.describe().summary}`);
   await context.audit.writeEvent("server_start", {
     version: VERSION,

@@ -29,6 +29,7 @@ import { buildCommandLists } from "./lists.ts";
 import { checkDisabledGuards } from "./guard_names.ts";
 import { compileExtraPattern } from "./patterns.ts";
 import { buildRemoteSettings } from "./remote.ts";
+import { buildSandboxSettings } from "./sandbox.ts";
 import { deepFreeze, FrozenMap, FrozenSet } from "./freeze.ts";
 
 /** Settings the CLI supplies on top of the file and the environment. */
@@ -222,6 +223,10 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
   if (!remote.ok) return remote;
   warnings.push(...remote.value.warnings);
 
+  // --- the kernel sandbox --------------------------------------------------
+  const sandbox = buildSandboxSettings(file, warnings);
+  if (!sandbox.ok) return sandbox;
+
   // --- the rest, with defaults ----------------------------------------------
   const guards = checkDisabledGuards(file.guards?.disable ?? []);
   if (!guards.ok) return guards;
@@ -275,7 +280,7 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
     envPass: children.value.envPass,
     childEnv: children.value.childEnv,
     showJailPath: file.describe?.show_jail_path ?? false,
-    sandbox: { mode: file.sandbox?.mode ?? "auto", network: file.sandbox?.network ?? false },
+    sandbox: sandbox.value,
     http: remote.value.http,
     auth: remote.value.auth,
     warnings,

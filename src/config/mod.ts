@@ -12,7 +12,8 @@ export {
   loadPolicy,
   type LoadResult,
 } from "./load.ts";
-export { NUMBER_BOUNDS } from "./schema.ts";
+export { MAX_UID, NUMBER_BOUNDS } from "./schema.ts";
+export { sandboxOptOutRefusal } from "./sandbox.ts";
 export { ACCESS_TOKEN_TTL, HTTP_DEFAULTS } from "./remote.ts";
 export { REFUSED_ENV_NAMES, REFUSED_ENV_PREFIXES } from "./env_names.ts";
 export { EXTRA_PATTERN_FLAGS } from "./patterns.ts";

@@ -12,6 +12,9 @@ import { z } from "zod";
 
 const MIB = 1024 * 1024;
 
+/** The largest uid Linux hands out ((uid_t)-1 means "no change" to setresuid). */
+export const MAX_UID = 2 ** 32 - 2;
+
 /** Inclusive bounds of every numeric key: `[min, max]`. */
 export const NUMBER_BOUNDS = {
   // Above 2^31-1 ms a JS timer fires at once; a day is already far beyond any command.
@@ -101,7 +104,15 @@ export const PolicyFileSchema = table({
   paths: table({ confine_args: flag() }).optional(),
   guards: table({ disable: texts() }).optional(),
   describe: table({ show_jail_path: flag() }).optional(),
-  sandbox: table({ mode: oneOf(["none", "bwrap", "auto"]), network: flag() }).optional(),
+  sandbox: table({
+    mode: oneOf(["none", "bwrap", "auto"]),
+    network: flag(),
+    accept_path_check_only: flag(),
+    user: z.union([
+      text(),
+      z.number().int().min(0).max(MAX_UID),
+    ], { error: `must be a user name or a uid from 1 to ${MAX_UID}` }).optional(),
+  }).optional(),
   http: table({
     listen: text().optional(),
     base_url: text().optional(),

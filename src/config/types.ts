@@ -43,7 +43,24 @@ export interface ExtraPattern {
 }
 
 export type AuditFailMode = "closed" | "open";
+/**
+ * `[sandbox] mode`. `"auto"` is kept so existing policies still load; it
+ * means exactly `"bwrap"` (it used to fall back to no sandbox, silently).
+ */
 export type SandboxMode = "none" | "bwrap" | "auto";
+
+/**
+ * `[sandbox]` as loaded. `user` is a uid (number) or a user name (string),
+ * resolved by the executor at startup; null = the jail's owner (root server)
+ * or the server's own uid (non-root server).
+ */
+export interface SandboxSettings {
+  readonly mode: SandboxMode;
+  readonly network: boolean;
+  /** The explicit opt-in that `mode = "none"` needs: the jail is then advisory. */
+  readonly acceptPathCheckOnly: boolean;
+  readonly user: number | string | null;
+}
 export type AuthMode = "oauth" | "none";
 
 export interface Limits {
@@ -113,7 +130,7 @@ export interface Policy {
   readonly childEnv: Readonly<Record<string, string>>;
   /** `[describe] show_jail_path`: show the jail's real path to the model, or a marker. */
   readonly showJailPath: boolean;
-  readonly sandbox: { readonly mode: SandboxMode; readonly network: boolean };
+  readonly sandbox: SandboxSettings;
   readonly http: HttpSettings;
   readonly auth: AuthSettings;
   /** Startup warnings (e.g. an interpreter on the allowlist), printed once to stderr. */

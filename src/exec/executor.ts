@@ -1,16 +1,28 @@
 /**
- * `createExecutor`: probes the platform once, picks the launcher plan for
- * `[sandbox] mode`, and tracks running commands so shutdown can end them all.
+ * `createExecutor`: probes the platform once, picks the identity commands run
+ * as and the launcher plan for `[sandbox] mode`, and tracks running commands
+ * so shutdown can end them all.
  *
- * Fails closed: if process-tree containment cannot be established, or
- * `mode = "bwrap"` and the sandbox probe fails, no executor is built and the
- * server does not start.
+ * Fails closed, with one sentence that names the fix: no executor is built
+ * (so the server does not start) when process-tree containment cannot be
+ * established, when the kernel sandbox cannot be set up (`"bwrap"`, and
+ * `"auto"`, which means the same and never falls back), when `"none"` lacks
+ * its opt-in, when no identity other than root could run commands, or when
+ * that identity cannot search and write the jail.
  *
  * @module
  */
 import type { Policy, ResolvedCommand } from "../config/types.ts";
+import { sandboxOptOutRefusal } from "../config/mod.ts";
 import { commandHardening } from "../policy/mod.ts";
-import { detectHostLayout, jailRootRefusal, SANDBOX_UID } from "../sandbox/mod.ts";
+import {
+  chooseRunAs,
+  detectHostLayout,
+  jailRootRefusal,
+  PATH_CHECK_ONLY_WARNING,
+  type RunAsIdentity,
+  type UserEntry,
+} from "../sandbox/mod.ts";
 import {
   chainTools,
   DEFAULT_LAUNCHER_TOOLS,
@@ -19,7 +31,7 @@ import {
   type LaunchPlan,
   type NamespacePrivilege,
 } from "./launcher.ts";
-import { probePlan, probeServerUid } from "./probe.ts";
+import { lookupUser, probePlan, probeServerUid } from "./probe.ts";
 import { emptyOutcome, runContained, type RunHandle, type RunSettings } from "./run.ts";
 import type {
   CommandHardening,
@@ -44,105 +56,88 @@ export interface ExecutorOptions {
 /** Extra time `timeout`'s own deadline gets beyond `limits.timeoutMs`. */
 const BACKSTOP_SLACK_MS = 2_000;
 
+const refuse = (message: string): CreateExecutorResult => ({ ok: false, message });
+
 /**
- * Probes containment (and the sandbox, per `policy.sandbox.mode`) and builds
- * the executor.
+ * Probes containment and the sandbox, chooses who commands run as, and
+ * builds the executor.
  *
  * @param policy The loaded policy.
  * @param options Tool paths, hardening, kill grace.
- * @returns The executor, or one sentence saying why commands cannot be run safely.
+ * @returns The executor, or one sentence saying why commands cannot be run safely and the fix.
  */
 export async function createExecutor(
   policy: Policy,
   options: ExecutorOptions = {},
 ): Promise<CreateExecutorResult> {
   const tools: LauncherTools = Object.freeze({ ...DEFAULT_LAUNCHER_TOOLS, ...options.tools });
+  const requested = policy.sandbox.mode;
+  // The loader refuses this already; a policy built any other way is refused
+  // here too, so no caller gets an unsandboxed executor without the opt-in.
+  const optOut = sandboxOptOutRefusal(policy.sandbox);
+  if (optOut !== null) return refuse(`Cannot start: ${optOut}`);
+  const mode: "none" | "bwrap" = requested === "none" ? "none" : "bwrap";
+  const modeLabel = requested === "auto"
+    ? `[sandbox] mode = "auto" (which means "bwrap")`
+    : `[sandbox] mode = "${requested}"`;
+  if (mode === "bwrap") {
+    const refusal = jailRootRefusal(policy.jailRoot);
+    if (refusal !== null) return refuse(`Cannot start with ${modeLabel}: ${refusal}`);
+  }
+
   const probes: ProbeResult[] = [];
-  const uid = await probeServerUid(tools.unshare, tools.setpriv);
-  if (!uid.ok) {
-    return {
-      ok: false,
-      message: `Cannot start: process containment is unavailable because ${uid.detail}.`,
-    };
+  const server = await probeServerUid(tools.unshare, tools.setpriv);
+  if (!server.ok) {
+    return refuse(`Cannot start: process containment is unavailable because ${server.detail}.`);
   }
   probes.push({
     name: "launcher",
     ok: true,
-    detail: `${tools.unshare} runs; server uid ${uid.uid}`,
+    detail: `${tools.unshare} runs; server uid ${server.uid}`,
   });
-  const serverIsRoot = uid.uid === 0;
-  const layout = detectHostLayout();
-  const basePlan = (privilege: NamespacePrivilege, mode: "none" | "bwrap"): LaunchPlan => ({
+  const serverIsRoot = server.uid === 0;
+
+  const identity = await chooseIdentity(policy, tools.unshare, server.uid);
+  if (!identity.ok) return refuse(identity.message);
+  const runAs = identity.runAs;
+  const commandUid = runAs?.uid ?? server.uid;
+  const commandGid = runAs?.gid ?? server.gid;
+
+  // A root server creates the PID namespace with its own CAP_SYS_ADMIN and
+  // then drops to `runAs`. It never uses a user namespace of its own: inside
+  // one that maps only uid 0, the drop is impossible, and every process would
+  // still be root on the host for file permissions.
+  const privilege: NamespacePrivilege = serverIsRoot ? "root" : "user";
+  const plan: LaunchPlan = Object.freeze({
     mode,
     privilege,
     serverIsRoot,
+    runAs,
     tools,
     backstopMs: policy.limits.timeoutMs + BACKSTOP_SLACK_MS,
     limits: policy.limits,
-    layout,
+    layout: detectHostLayout(),
   });
-
-  const requested = policy.sandbox.mode;
-  const refusal = requested === "none" ? null : jailRootRefusal(policy.jailRoot);
-  const probeSandbox = (privilege: NamespacePrivilege): Promise<ProbeResult> =>
-    refusal === null
-      ? probePlan("sandbox (bwrap)", basePlan(privilege, "bwrap"), policy)
-      : Promise.resolve({ name: "sandbox (bwrap)", ok: false, detail: refusal });
-
-  // Containment is required in every mode. The sandbox probe for the likely
-  // privilege runs alongside it: startup pays for one probe, not two.
-  let privilege: NamespacePrivilege | null = null;
-  let sandboxProbe: ProbeResult | null = null;
-  const candidates: NamespacePrivilege[] = serverIsRoot ? ["root", "user"] : ["user"];
-  for (const candidate of candidates) {
-    const [contained, sandboxed] = await Promise.all([
-      probePlan(`containment (${candidate})`, basePlan(candidate, "none"), policy),
-      requested === "none" ? Promise.resolve(null) : probeSandbox(candidate),
-    ]);
-    probes.push(contained);
-    if (contained.ok) {
-      privilege = candidate;
-      sandboxProbe = sandboxed;
-      break;
-    }
-  }
-  if (privilege === null) {
-    const detail = probes[probes.length - 1]?.detail ?? "no probe ran";
-    return {
-      ok: false,
-      message:
-        `Cannot start: process-tree containment (a PID namespace via ${tools.unshare}) could not be set up: ${detail}.`,
-    };
+  const probeName = mode === "bwrap" ? "sandbox (bwrap)" : `containment (${privilege})`;
+  const probe = await probePlan(probeName, plan, policy);
+  probes.push(probe);
+  if (!probe.ok) {
+    return refuse(probeRefusal(probe, { modeLabel, mode, serverIsRoot, commandUid, policy }));
   }
 
-  let plan = basePlan(privilege, "none");
-  let summary = `Commands run with process-tree containment only ([sandbox] mode = "none").`;
-  if (sandboxProbe !== null) {
-    probes.push(sandboxProbe);
-    if (sandboxProbe.ok) {
-      plan = basePlan(privilege, "bwrap");
-      summary = requested === "auto"
-        ? `bwrap works, so commands run in the kernel sandbox ([sandbox] mode = "auto").`
-        : `Commands run in the kernel sandbox ([sandbox] mode = "bwrap").`;
-    } else if (requested === "bwrap") {
-      return {
-        ok: false,
-        message:
-          `Cannot start with [sandbox] mode = "bwrap": the bubblewrap probe failed (${sandboxProbe.detail}).`,
-      };
-    } else {
-      summary =
-        `bwrap is not usable (${sandboxProbe.detail}), so commands run with process-tree containment only ([sandbox] mode = "auto").`;
-    }
-  }
-
+  const who = `uid ${commandUid} (${identity.source})`;
+  const summary = mode === "bwrap"
+    ? `Commands run in the kernel sandbox (${modeLabel}) as ${who}.`
+    : `${PATH_CHECK_ONLY_WARNING} Commands run as ${who}.`;
   const description: ExecutorDescription = Object.freeze({
     requestedMode: requested,
-    mode: plan.mode,
+    mode,
     launcherPath: tools.unshare,
     chain: Object.freeze(chainTools(plan)),
-    serverUid: uid.uid,
-    commandUid: plan.mode === "bwrap" && serverIsRoot ? SANDBOX_UID : uid.uid,
+    serverUid: server.uid,
+    commandUid,
+    commandGid,
+    commandUidSource: identity.source,
     summary,
     probes: Object.freeze(probes.map((p) => Object.freeze(p))),
   });
@@ -153,6 +148,87 @@ export async function createExecutor(
     killGraceMs: options.killGraceMs ?? 3_000,
   });
   return { ok: true, executor: new ContainedExecutor(settings, description) };
+}
+
+type Identity =
+  | { ok: true; runAs: RunAsIdentity | null; source: string }
+  | { ok: false; message: string };
+
+/** Gathers the facts for `chooseRunAs`: the jail's owner and `[sandbox] user`. */
+async function chooseIdentity(
+  policy: Policy,
+  unshare: string,
+  serverUid: number,
+): Promise<Identity> {
+  let owner: UserEntry;
+  try {
+    const info = await Deno.stat(policy.jailRoot);
+    if (info.uid === null || info.gid === null) throw new TypeError("no owner");
+    owner = { uid: info.uid, gid: null };
+  } catch {
+    return {
+      ok: false,
+      message: `Cannot start: the owner of the jail root "${policy.jailRoot}" cannot be read.`,
+    };
+  }
+  const configuredKey = policy.sandbox.user;
+  let configured: UserEntry | null = null;
+  if (configuredKey !== null) {
+    const found = await lookupUser(unshare, configuredKey);
+    if (!found.ok) return { ok: false, message: `Cannot start: ${found.detail}.` };
+    if (found.entry === null) {
+      return {
+        ok: false,
+        message:
+          `Cannot start: [sandbox] user = "${configuredKey}" names no user on this system; create it or give its uid.`,
+      };
+    }
+    configured = found.entry;
+  } else if (serverUid === 0 && owner.uid !== 0) {
+    // The owner's primary group, when the passwd database knows the owner.
+    const found = await lookupUser(unshare, owner.uid);
+    if (!found.ok) return { ok: false, message: `Cannot start: ${found.detail}.` };
+    owner = found.entry ?? owner;
+  }
+  return chooseRunAs({
+    serverUid,
+    jailRoot: policy.jailRoot,
+    jailOwner: owner,
+    configuredLabel: configuredKey === null ? null : JSON.stringify(configuredKey),
+    configured,
+  });
+}
+
+/** The startup refusal for a failed probe: what failed, and the fix. */
+function probeRefusal(
+  probe: ProbeResult,
+  facts: {
+    modeLabel: string;
+    mode: "none" | "bwrap";
+    serverIsRoot: boolean;
+    commandUid: number;
+    policy: Policy;
+  },
+): string {
+  const { modeLabel, commandUid } = facts;
+  const jail = facts.policy.jailRoot;
+  if (probe.jailAccess === true) {
+    return `Cannot start with ${modeLabel}: commands run as uid ${commandUid}, which cannot search and write the jail root "${jail}" (${probe.detail}); make the jail owned by that uid (for example "chown -R ${commandUid}: ${jail}") and every folder above it searchable (chmod o+x), or set [sandbox] user to the jail's owner.`;
+  }
+  if (facts.mode === "none") {
+    return `Cannot start: process-tree containment (a PID namespace via ${DEFAULT_LAUNCHER_TOOLS.unshare}) could not be set up: ${probe.detail}.`;
+  }
+  if (
+    /user namespace|No permissions to creat|unshare failed|Operation not permitted/i.test(
+      probe.detail,
+    )
+  ) {
+    return `Cannot start with ${modeLabel}: this system does not let uid ${commandUid} create user namespaces, which the kernel sandbox needs (${probe.detail}); enable unprivileged user namespaces (sysctl user.max_user_namespaces=15000, kernel.unprivileged_userns_clone=1 where it exists, or an AppArmor profile for bwrap where kernel.apparmor_restrict_unprivileged_userns=1).`;
+  }
+  if (/No such file|not found|missing/i.test(probe.detail)) {
+    return `Cannot start with ${modeLabel}: the bubblewrap probe failed (${probe.detail}); install bubblewrap (apt-get install bubblewrap).`;
+  }
+  return `Cannot start with ${modeLabel}: the bubblewrap probe failed (${probe.detail}); fix the cause, or set mode = "none" with accept_path_check_only = true knowing the jail is then advisory.`;
 }
 
 class ContainedExecutor implements Executor {

@@ -11,8 +11,9 @@
  *
  * ```
  * unshare --pid                 children of the next process start a new PID
- *   [--setuid=65534 --setgid=65534]   namespace; bwrap mode under a root server
- *                                     also drops to nobody here (one exec less)
+ *   [--setuid=U --setgid=G]     namespace; a root server also drops to the
+ *                               run-as identity here, in every mode (one exec
+ *                               less), so nothing after it holds root's uid
  *  setsid --wait                 a new session: no controlling terminal, and no
  *                                terminal signal (^C, ^Z, hangup) reaches the
  *                                chain or freezes timeout's backstop
@@ -71,8 +72,7 @@ import {
   buildBwrapArgs,
   type HostLayout,
   rlimitPrefix,
-  SANDBOX_GID,
-  SANDBOX_UID,
+  type RunAsIdentity,
   UNKNOWN_LAYOUT,
 } from "../sandbox/mod.ts";
 
@@ -116,8 +116,15 @@ export type NamespacePrivilege = "root" | "user";
 export interface LaunchPlan {
   readonly mode: "none" | "bwrap";
   readonly privilege: NamespacePrivilege;
-  /** True when the server runs as uid 0: bwrap mode then drops to 65534 in `unshare`. */
+  /** True when the server runs as uid 0 (then `runAs` is never null). */
   readonly serverIsRoot: boolean;
+  /**
+   * The identity commands run as, chosen at startup by the executor
+   * (`chooseRunAs`): a root server drops to it right after creating the PID
+   * namespace, in every mode, and bwrap maps it to itself. Null keeps the
+   * server's uid (a non-root server, mapped in its user namespace).
+   */
+  readonly runAs: RunAsIdentity | null;
   readonly tools: LauncherTools;
   /** `timeout`'s own deadline, a backstop should the server's timer never fire. */
   readonly backstopMs: number;
@@ -178,10 +185,12 @@ export function buildLaunchArgv(plan: LaunchPlan, policy: Policy, target: Launch
   const head = [tools.unshare];
   if (plan.privilege === "user") head.push("--user", "--map-current-user");
   head.push("--pid");
-  if (plan.mode === "bwrap" && plan.serverIsRoot) {
+  if (plan.runAs !== null) {
     // unshare changes uid after creating the namespace (which needs root) and
-    // clears supplementary groups with the gid change.
-    head.push(`--setuid=${SANDBOX_UID}`, `--setgid=${SANDBOX_GID}`);
+    // clears supplementary groups with the gid change; leaving uid 0 also
+    // clears every capability, and none mode's --no-new-privs keeps
+    // setuid and file-capability binaries from giving any back.
+    head.push(`--setuid=${plan.runAs.uid}`, `--setgid=${plan.runAs.gid}`);
   }
   head.push(
     "--",
@@ -218,7 +227,11 @@ export function buildLaunchArgv(plan: LaunchPlan, policy: Policy, target: Launch
   return [
     ...head,
     tools.bwrap,
-    ...buildBwrapArgs(policy, { cwd: target.cwd }, plan.layout ?? UNKNOWN_LAYOUT),
+    ...buildBwrapArgs(
+      policy,
+      { cwd: target.cwd, runAs: plan.runAs },
+      plan.layout ?? UNKNOWN_LAYOUT,
+    ),
     ...unset,
     "--",
     ...command,

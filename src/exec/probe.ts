@@ -7,7 +7,7 @@
  * @module
  */
 import type { Policy, ResolvedCommand } from "../config/types.ts";
-import { SANDBOX_UID } from "../sandbox/mod.ts";
+import type { UserEntry } from "../sandbox/mod.ts";
 import type { LaunchPlan } from "./launcher.ts";
 import { runContained } from "./run.ts";
 import type { ProbeResult } from "./types.ts";
@@ -26,7 +26,7 @@ const PROBE_TIMEOUT_MS = 5_000;
 export async function probeServerUid(
   unshare: string,
   setpriv: string,
-): Promise<{ ok: true; uid: number } | { ok: false; detail: string }> {
+): Promise<{ ok: true; uid: number; gid: number | null } | { ok: false; detail: string }> {
   try {
     const output = await new Deno.Command(unshare, {
       args: ["--", setpriv, "--dump"],
@@ -41,7 +41,8 @@ export async function probeServerUid(
       const said = new TextDecoder().decode(output.stderr).split("\n", 1)[0]?.trim();
       return { ok: false, detail: said || `"${setpriv} --dump" did not report a uid` };
     }
-    return { ok: true, uid: Number(match[1]) };
+    const gid = /^gid: (\d+)$/m.exec(text);
+    return { ok: true, uid: Number(match[1]), gid: gid === null ? null : Number(gid[1]) };
   } catch (error) {
     if (error instanceof Deno.errors.NotCapable) {
       return { ok: false, detail: `Deno's permissions do not allow running ${unshare}` };
@@ -53,11 +54,58 @@ export async function probeServerUid(
   }
 }
 
+/** The passwd database, read by `getent` (glibc; files, LDAP, sssd alike). */
+export const GETENT = "/usr/bin/getent";
+
 /**
- * Runs `/bin/sh -c 'echo $$'` through `plan` in the jail root and expects pid
- * 2: the command is the first process under the namespace's init, which
- * proves the PID namespace exists. In bwrap mode it also expects
- * `/etc/shadow` to be absent from the sandbox's view.
+ * Looks `key` (a user name or a uid) up in the passwd database. Run through
+ * the launcher head (`unshare -- getent passwd KEY`, no namespace) because
+ * the server's own permissions do not, and need not, include reading
+ * `/etc/passwd`; the head is the one program it may spawn.
+ *
+ * @returns The entry; for a uid without an entry, that uid with gid null;
+ *   for a name without one, null.
+ */
+export async function lookupUser(
+  unshare: string,
+  key: string | number,
+): Promise<{ ok: true; entry: UserEntry | null } | { ok: false; detail: string }> {
+  try {
+    const output = await new Deno.Command(unshare, {
+      args: ["--", GETENT, "passwd", String(key)],
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    // getent exits 2 for "no such entry".
+    if (output.code === 2) {
+      return { ok: true, entry: typeof key === "number" ? { uid: key, gid: null } : null };
+    }
+    const line = new TextDecoder().decode(output.stdout).split("\n", 1)[0] ?? "";
+    const fields = line.split(":");
+    const uid = Number(fields[2]);
+    const gid = Number(fields[3]);
+    if (!output.success || fields.length < 4 || !Number.isInteger(uid) || !Number.isInteger(gid)) {
+      return { ok: false, detail: `"${GETENT} passwd ${key}" gave no usable entry` };
+    }
+    return { ok: true, entry: { uid, gid } };
+  } catch {
+    return { ok: false, detail: `${unshare} could not run ${GETENT}` };
+  }
+}
+
+/** Printed by the probe when the command's uid cannot create a file in the jail root. */
+const NOT_WRITABLE = "jail-not-writable";
+
+/**
+ * Runs `/bin/sh` through `plan` in the jail root, as commands will run, and
+ * expects pid 2: the command is the first process under the namespace's
+ * init, which proves the PID namespace exists. In bwrap mode it also expects
+ * `/etc/shadow` to be absent from the sandbox's view. In every mode it
+ * creates and removes a probe file in the jail root, which proves the
+ * command's uid can search and write the jail (the real test: permission
+ * bits, ACLs, read-only mounts and user-namespace mapping all count).
  */
 export async function probePlan(
   name: string,
@@ -65,9 +113,15 @@ export async function probePlan(
   policy: Policy,
 ): Promise<ProbeResult> {
   const shell: ResolvedCommand = { name: "sh", path: PROBE_SHELL, realPath: PROBE_SHELL };
-  const script = plan.mode === "bwrap"
-    ? "echo $$; if test -e /etc/shadow; then echo shadow-visible; fi"
-    : "echo $$";
+  const shadow = plan.mode === "bwrap"
+    ? "if test -e /etc/shadow; then echo shadow-visible; fi; "
+    : "";
+  // The name comes from the probe, never from the jail: a file of that name
+  // planted in advance is at worst truncated and removed.
+  const script = `echo $$; ${shadow}` +
+    `if (: > "$1") 2>/dev/null; then rm -f -- "$1" || echo probe-not-removed; ` +
+    `else echo ${NOT_WRITABLE}; fi`;
+  const probeFile = `.htmcp-probe-${crypto.randomUUID()}`;
   const probePolicy: Policy = {
     ...policy,
     limits: { ...policy.limits, timeoutMs: PROBE_TIMEOUT_MS, maxOutputBytes: 4096 },
@@ -82,7 +136,7 @@ export async function probePlan(
     {
       callId: `probe-${name}`,
       command: shell,
-      args: ["-c", script],
+      args: ["-c", script, "sh", probeFile],
       cwd: policy.jailRoot,
       redact: (t) => t,
     },
@@ -90,12 +144,21 @@ export async function probePlan(
   );
   if (outcome.code !== "OK" || outcome.exitCode !== 0) {
     const launcher = /could not be set up \((.*)\)\.$/.exec(outcome.reason)?.[1];
-    let detail = launcher ?? (firstLine(outcome.stderr) || outcome.reason);
-    if (plan.mode === "bwrap" && plan.serverIsRoot && /Permission denied/.test(detail)) {
-      detail += `; sandboxed commands run as uid ${SANDBOX_UID}, so the jail root must be ` +
-        `searchable (and, for writes, writable) by that uid`;
-    }
-    return { name, ok: false, detail };
+    const detail = launcher ?? (firstLine(outcome.stderr) || outcome.reason);
+    return {
+      name,
+      ok: false,
+      detail,
+      ...(/Permission denied/.test(detail) ? { jailAccess: true } : {}),
+    };
+  }
+  if (outcome.stdout.includes(`${NOT_WRITABLE}\n`)) {
+    return {
+      name,
+      ok: false,
+      detail: `the command's uid cannot create a file in the jail root`,
+      jailAccess: true,
+    };
   }
   if (outcome.stdout !== "2\n") {
     return {

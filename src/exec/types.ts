@@ -77,13 +77,20 @@ export interface ProbeResult {
   readonly name: string;
   readonly ok: boolean;
   readonly detail: string;
+  /** True when the failure is the command's uid being unable to search or write the jail. */
+  readonly jailAccess?: boolean;
 }
 
 /** The executor's state for `htmcp check` and `describe_policy`. */
 export interface ExecutorDescription {
-  /** `[sandbox] mode` as configured. */
+  /** `[sandbox] mode` as configured (`"auto"` means `"bwrap"`). */
   readonly requestedMode: "none" | "bwrap" | "auto";
-  /** What actually runs commands: `"bwrap"` (kernel sandbox) or `"none"` (containment only). */
+  /**
+   * What actually runs commands: `"bwrap"` (kernel sandbox) or `"none"`
+   * (process-tree containment only, the jail advisory; only ever with
+   * `accept_path_check_only = true`). Never differs from the request but
+   * for `"auto"` -> `"bwrap"`: there is no fallback.
+   */
   readonly mode: "none" | "bwrap";
   /** The binary Deno spawns for every command (the head of the launcher chain). */
   readonly launcherPath: string;
@@ -91,8 +98,12 @@ export interface ExecutorDescription {
   readonly chain: readonly string[];
   /** The server's uid as seen by the probe. */
   readonly serverUid: number;
-  /** The uid commands run as inside the sandbox (bwrap mode), or the server's uid. */
+  /** The host uid commands run as (never 0): the run-as identity, or the server's own uid. */
   readonly commandUid: number;
+  /** The host gid commands run as. */
+  readonly commandGid: number | null;
+  /** Where `commandUid` came from ("the jail's owner", "[sandbox] user", "the server's own uid"). */
+  readonly commandUidSource: string;
   /** One sentence: which mode was chosen and why. */
   readonly summary: string;
   readonly probes: readonly ProbeResult[];

@@ -4,9 +4,10 @@
  * tested by value and reviewed as data.
  *
  * What each flag answers (the threat it closes):
- * - `--unshare-user` + `--uid/--gid 65534`: the command is nobody inside a
- *   user namespace; with `--cap-drop ALL` it holds no capability, so it cannot
- *   remount, mount, or bypass file permissions.
+ * - `--unshare-user` (+ `--uid/--gid` of the run-as identity, when the
+ *   server dropped to one): the command keeps an ordinary uid that maps to the
+ *   same uid on the host, never 0; with `--cap-drop ALL` it holds no
+ *   capability, so it cannot remount, mount, or bypass file permissions.
  * - `--unshare-pid` + `--proc /proc`: it sees only its own processes, and the
  *   whole tree dies with the namespace's init.
  * - `--unshare-net` (unless `[sandbox] network = true`): no sockets beyond
@@ -35,10 +36,6 @@
  * @module
  */
 import type { Policy } from "../config/types.ts";
-
-/** The uid and gid commands run as inside the sandbox (nobody/nogroup). */
-export const SANDBOX_UID = 65534;
-export const SANDBOX_GID = 65534;
 
 /** Hostname inside the UTS namespace (hides the host's name). */
 export const SANDBOX_HOSTNAME = "htmcp-sandbox";
@@ -86,10 +83,22 @@ export interface HostLayout {
 /** A layout that assumes nothing: every system folder is bound if present. */
 export const UNKNOWN_LAYOUT: HostLayout = Object.freeze({ usrSymlinks: new Map() });
 
-/** What differs per call. */
+/** A uid and gid on the host (never 0: see `chooseRunAs`). */
+export interface RunAsIdentity {
+  readonly uid: number;
+  readonly gid: number;
+}
+
+/** What differs per call (and the identity, fixed at startup). */
 export interface SandboxRequest {
   /** The jail-confined real cwd. */
   readonly cwd: string;
+  /**
+   * The identity the launcher already dropped to before bwrap, mapped to
+   * itself inside the sandbox; null or absent keeps the caller's own uid
+   * (bwrap's default), which is what a non-root server runs commands as.
+   */
+  readonly runAs?: RunAsIdentity | null;
 }
 
 /**
@@ -116,17 +125,22 @@ export function buildBwrapArgs(
     "--die-with-parent",
     "--new-session",
     "--unshare-user",
-    "--uid",
-    String(SANDBOX_UID),
-    "--gid",
-    String(SANDBOX_GID),
+  ];
+  const runAs = request.runAs ?? null;
+  if (runAs !== null) {
+    if (runAs.uid === 0 || runAs.gid === 0) {
+      throw new RangeError("Commands never run as uid or gid 0 inside the sandbox.");
+    }
+    args.push("--uid", String(runAs.uid), "--gid", String(runAs.gid));
+  }
+  args.push(
     "--unshare-pid",
     "--unshare-ipc",
     "--unshare-uts",
     "--unshare-cgroup",
     "--hostname",
     SANDBOX_HOSTNAME,
-  ];
+  );
   if (!policy.sandbox.network) args.push("--unshare-net");
   args.push("--ro-bind", "/usr", "/usr");
   for (const dir of SYSTEM_DIRS) {

@@ -17,6 +17,7 @@ import {
   describePolicy,
   POLICY_DESCRIPTION_SHAPE,
 } from "../tools/describe_policy.ts";
+import { pathCheckOnlyNotice } from "../sandbox/mod.ts";
 import type { ServerContext } from "./context.ts";
 
 const COMMAND_INPUT = {
@@ -31,14 +32,16 @@ type CommandArgs = { command: string; cwd?: string | undefined };
  * @param caller Who this server instance serves.
  */
 export function createMcpServer(context: ServerContext, caller: CallerIdentity): McpServer {
+  const sandbox = context.executor.describe();
   const server = new McpServer(
     { name: "htmcp", version: VERSION },
     {
       instructions:
-        "htmcp runs allowlisted commands without a shell in a jailed directory. Call describe_policy first.",
+        "htmcp runs allowlisted commands without a shell in a jailed directory. Call describe_policy first." +
+        (sandbox.mode === "none" ? ` ${pathCheckOnlyNotice(sandbox.commandUid)}` : ""),
     },
   );
-  const description = describePolicy(context.policy);
+  const description = describePolicy(context.policy, sandbox);
 
   server.registerTool(
     "run_command",

@@ -7,7 +7,9 @@
  */
 import { z } from "zod";
 import type { Policy } from "../config/types.ts";
+import type { ExecutorDescription } from "../exec/mod.ts";
 import { activeGuardSummaries } from "../policy/mod.ts";
+import { pathCheckOnlyNotice } from "../sandbox/mod.ts";
 
 export const DESCRIBE_POLICY_DESCRIPTION =
   "Describe what this server lets you run: allowed commands, argument rules, the " +
@@ -37,12 +39,18 @@ export type PolicyDescription = {
   [K in keyof typeof POLICY_DESCRIPTION_SHAPE]: z.infer<(typeof POLICY_DESCRIPTION_SHAPE)[K]>;
 };
 
+/** What `describe_policy` reports about the sandbox: the executor's own state. */
+export type SandboxInForce = Pick<ExecutorDescription, "mode" | "requestedMode" | "commandUid">;
+
 /**
- * Builds the description once per server; it depends only on the frozen policy.
+ * Builds the description once per server, from the frozen policy and the
+ * sandbox actually in force (the executor's probes decided it, never the
+ * configured text alone, so this can never claim a sandbox that is not there).
  *
  * @param policy The loaded policy.
+ * @param sandbox `executor.describe()`.
  */
-export function describePolicy(policy: Policy): PolicyDescription {
+export function describePolicy(policy: Policy, sandbox: SandboxInForce): PolicyDescription {
   const jail = policy.showJailPath ? policy.jailRoot : JAIL_MARKER;
   return {
     allowed_commands: [...policy.allowlist.keys()].filter((name) => !policy.denylist.has(name))
@@ -69,10 +77,14 @@ export function describePolicy(policy: Policy): PolicyDescription {
       max_output_bytes: policy.limits.maxOutputBytes,
       max_concurrent: policy.limits.maxConcurrent,
     },
-    sandbox: policy.sandbox.mode === "none"
-      ? "Commands run as the server's user, confined by the policy and a process-tree jail."
-      : `Commands run in a kernel sandbox (mode ${policy.sandbox.mode}): only the jail is writable, ${
-        policy.sandbox.network ? "the network is reachable" : "there is no network"
-      }.`,
+    sandbox: describeSandbox(policy, sandbox),
   };
+}
+
+/** One sentence for the model; the text of mode none is the shared notice. */
+export function describeSandbox(policy: Policy, sandbox: SandboxInForce): string {
+  if (sandbox.mode === "none") return pathCheckOnlyNotice(sandbox.commandUid);
+  return `Commands run in a kernel sandbox (bubblewrap) as an unprivileged user: only the jail is writable, system folders are read-only, /tmp is private and empty, ${
+    policy.sandbox.network ? "the network is reachable" : "there is no network"
+  }.`;
 }

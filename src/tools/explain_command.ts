@@ -11,6 +11,7 @@ import { type CallerIdentity, hasScope } from "./caller.ts";
 import { checkCommand } from "./check_command.ts";
 import { makeResult } from "./envelope.ts";
 import { internalError } from "./internal_error.ts";
+import { withSandboxNotice } from "./sandbox_notice.ts";
 import { snapshotCommandInput } from "./snapshot.ts";
 
 export const EXPLAIN_COMMAND_DESCRIPTION =
@@ -30,7 +31,7 @@ export function explainCommandTool(
   return context.track(
     explainChecked(context, caller, rawInput, startedAt, callId).catch((error) =>
       internalError(context, { callId, tool: "explain_command", caller, startedAt, error })
-    ),
+    ).then((result) => withSandboxNotice(context, result)),
   );
 }
 

@@ -18,6 +18,7 @@ import { checkCommand } from "./check_command.ts";
 import { makeResult } from "./envelope.ts";
 import { snapshotCommandInput } from "./snapshot.ts";
 import { internalError } from "./internal_error.ts";
+import { withSandboxNotice } from "./sandbox_notice.ts";
 
 export const RUN_COMMAND_DESCRIPTION =
   "Run one allowlisted command, without a shell, inside the jail directory. " +
@@ -45,7 +46,7 @@ export function runCommandTool(
   return context.track(
     runChecked(context, caller, rawInput, signal, startedAt, callId).catch((error) =>
       internalError(context, { callId, tool: "run_command", caller, startedAt, error })
-    ),
+    ).then((result) => withSandboxNotice(context, result)),
   );
 }
 
