@@ -67,7 +67,8 @@ export function makePolicy(options: TestPolicyOptions): Policy {
     envPass: ["PATH", "HOME", "LANG"],
     childEnv: { PATH: DEFAULT_CHILD_PATH, LANG: "C.UTF-8" },
     showJailPath: false,
-    sandbox: { mode: "none", network: false },
+    // Layer-1 unit tests need no sandbox; executor tests override this.
+    sandbox: { mode: "none", network: false, acceptPathCheckOnly: true, user: null },
     http: {
       listen: null,
       baseUrl: null,

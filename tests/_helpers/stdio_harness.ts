@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CommandResult } from "../../src/result/codes.ts";
+import { prepareJail } from "./jail.ts";
 
 export const REPO = fileURLToPath(new URL("../../", import.meta.url));
 export const MAIN = `${REPO}src/main.ts`;
@@ -24,6 +25,11 @@ export interface HarnessOptions {
   files?: Readonly<Record<string, string>>;
   /** Audit log path override (default: `<dir>/audit.jsonl`). */
   auditLog?: string;
+  /**
+   * The sandbox mode (default `"bwrap"`, the users' default). `"none"` writes
+   * `accept_path_check_only = true` with it: only for tests of layer 1 alone.
+   */
+  sandbox?: "bwrap" | "none";
 }
 
 export interface Harness {
@@ -38,6 +44,8 @@ export interface Harness {
   call(tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CommandResult>;
   /** Parsed audit records so far. */
   records(): Promise<Record<string, unknown>[]>;
+  /** `describe_policy`'s structured result, through the real client. */
+  describePolicy(): Promise<{ sandbox: string } & Record<string, unknown>>;
   /** Everything the server wrote to stderr so far. */
   stderr(): string;
   /** Sends `signal` to the server process (the launcher forwards it to the server). */
@@ -61,7 +69,9 @@ export function policyToml(
     "[denylist]",
     `commands = ["rm", "sudo", "dd"]`,
     "[sandbox]",
-    `mode = "none"`,
+    ...(options.sandbox === "none"
+      ? [`mode = "none"`, "accept_path_check_only = true"]
+      : [`mode = "bwrap"`]),
     options.extraToml ?? "",
   ].join("\n") + "\n";
 }
@@ -76,7 +86,11 @@ export function serverEnv(home: string): Record<string, string> {
   return { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: home, DENO_DIR: denoDir };
 }
 
-/** Starts the server with a fresh jail and connects the real SDK client. */
+/**
+ * Starts the server with a fresh jail and connects the real SDK client. The
+ * jail is prepared for the sandbox (`prepareJail`): when the tests run as
+ * root its files belong to uid 65534, which is then who commands run as.
+ */
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-e2e-" }));
   const jail = `${dir}/jail`;
@@ -86,6 +100,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
     await Deno.writeTextFile(path, text);
   }
+  await prepareJail(jail);
   const auditLog = options.auditLog ?? `${dir}/audit.jsonl`;
   const policyPath = `${dir}/policy.toml`;
   await Deno.writeTextFile(policyPath, policyToml(jail, auditLog, options));
@@ -125,6 +140,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     async records() {
       const text = await Deno.readTextFile(auditLog).catch(() => "");
       return text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line));
+    },
+    async describePolicy() {
+      const result = await client.callTool({ name: "describe_policy", arguments: {} });
+      return result.structuredContent as { sandbox: string } & Record<string, unknown>;
     },
     stderr: () => stderrText,
     kill(signal) {

@@ -45,7 +45,7 @@ Deno.test("loadPolicy() fills every field with its documented default", async ()
         envPass: ["PATH", "HOME", "LANG"],
         childEnv: { HOME: "/home/op", PATH: DEFAULT_CHILD_PATH },
         showJailPath: false,
-        sandbox: { mode: "auto", network: false },
+        sandbox: { mode: "bwrap", network: false, acceptPathCheckOnly: false, user: null },
         http: {
           listen: null,
           baseUrl: null,

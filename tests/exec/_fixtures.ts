@@ -1,6 +1,7 @@
 /**
  * Shared setup for executor, sandbox and process-tree tests: a real temp
- * jail (mode 0777 so the sandbox user 65534 may enter and write it), a policy
+ * jail (handed to uid 65534 when the tests run as root, so commands run as
+ * that uid and may write it; searchable by everyone), a policy
  * with real resolved binaries, and helpers that find a run's processes on the
  * host through /proc (read by `_proc_probe.ts` in an all-access child).
  */
@@ -8,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import type { Limits, Policy, SandboxMode } from "../../src/config/types.ts";
 import { createExecutor, type ExecOutcome, type Executor } from "../../src/exec/mod.ts";
 import { makePolicy, TEST_LIMITS } from "../_helpers/policy.ts";
+import { prepareJail } from "../_helpers/jail.ts";
 
 export const identity = (text: string): string => text;
 
@@ -51,11 +53,12 @@ const DEFAULT_ALLOW = [
   "setsid",
 ];
 
-/** A temp jail readable and writable by the sandbox user. */
+/** A temp jail owned by the uid commands will run as (`prepareJail`). */
 export async function makeJail(): Promise<string> {
-  const jail = await Deno.makeTempDir({ prefix: "htmcp-exec-" });
-  await Deno.chmod(jail, 0o777);
-  return Deno.realPath(jail);
+  const jail = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-exec-" }));
+  await Deno.chmod(jail, 0o755);
+  await prepareJail(jail);
+  return jail;
 }
 
 /**
@@ -99,7 +102,14 @@ export async function setup(options: SetupOptions = {}): Promise<Setup> {
     jailRoot: jail,
     allow: options.allow ?? DEFAULT_ALLOW,
     overrides: {
-      sandbox: { mode: options.mode ?? "none", network: options.network ?? false },
+      sandbox: {
+        mode: options.mode ?? "none",
+        network: options.network ?? false,
+        // Mode none is these tests' own choice (the none chain under test),
+        // made explicitly, as an operator would have to.
+        acceptPathCheckOnly: (options.mode ?? "none") === "none",
+        user: null,
+      },
       limits: { ...TEST_LIMITS, ...options.limits },
     },
   });

@@ -307,7 +307,7 @@ Deno.test("createExecutor() refuses mode bwrap when bubblewrap is missing, namin
   try {
     const policy = makePolicy({
       jailRoot: jail,
-      overrides: { sandbox: { mode: "bwrap", network: false } },
+      overrides: { sandbox: { mode: "bwrap", network: false, acceptPathCheckOnly: false, user: null } },
     });
     const built = await createExecutor(policy, { tools: { bwrap: "/nonexistent/bwrap" } });
     assert.equal(built.ok, false);
@@ -325,7 +325,7 @@ Deno.test("createExecutor() in auto mode falls back to containment and says why"
   try {
     const policy = makePolicy({
       jailRoot: jail,
-      overrides: { sandbox: { mode: "auto", network: false } },
+      overrides: { sandbox: { mode: "auto", network: false, acceptPathCheckOnly: false, user: null } },
     });
     const built = await createExecutor(policy, { tools: { bwrap: "/nonexistent/bwrap" } });
     assert.ok(built.ok);
@@ -344,7 +344,7 @@ Deno.test("createExecutor() in auto mode uses bwrap when it works, and runs comm
   try {
     const policy = makePolicy({
       jailRoot: jail,
-      overrides: { sandbox: { mode: "auto", network: false } },
+      overrides: { sandbox: { mode: "auto", network: false, acceptPathCheckOnly: false, user: null } },
     });
     const built = await createExecutor(policy);
     assert.ok(built.ok);
@@ -364,7 +364,7 @@ Deno.test("createExecutor() refuses mode bwrap for a jail the sandbox user canno
   try {
     const policy = makePolicy({
       jailRoot: jail,
-      overrides: { sandbox: { mode: "bwrap", network: false } },
+      overrides: { sandbox: { mode: "bwrap", network: false, acceptPathCheckOnly: false, user: null } },
     });
     const built = await createExecutor(policy);
     if (built.ok) {

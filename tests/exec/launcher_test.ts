@@ -29,6 +29,7 @@ function plan(over: Partial<LaunchPlan> = {}): LaunchPlan {
     mode: "none",
     privilege: "root",
     serverIsRoot: true,
+    runAs: null,
     tools: DEFAULT_LAUNCHER_TOOLS,
     backstopMs: 32_000,
     limits: TEST_LIMITS,
@@ -89,13 +90,15 @@ Deno.test("buildLaunchArgv() uses a user namespace when the server cannot unshar
   ]);
 });
 
-Deno.test("buildLaunchArgv() in bwrap mode drops a root server to 65534 before pdeathsig is set", () => {
-  const argv = buildLaunchArgv(plan({ mode: "bwrap" }), policy, target);
+const RUN_AS = { uid: 4321, gid: 4322 };
+
+Deno.test("buildLaunchArgv() in bwrap mode drops a root server to the run-as uid before pdeathsig is set", () => {
+  const argv = buildLaunchArgv(plan({ mode: "bwrap", runAs: RUN_AS }), policy, target);
   assert.deepEqual(argv.slice(0, 11), [
     "/usr/bin/unshare",
     "--pid",
-    "--setuid=65534",
-    "--setgid=65534",
+    "--setuid=4321",
+    "--setgid=4322",
     "--",
     "/usr/bin/setsid",
     "--wait",
@@ -105,6 +108,9 @@ Deno.test("buildLaunchArgv() in bwrap mode drops a root server to 65534 before p
     "KILL",
   ]);
   assert.ok(argv.indexOf("/usr/bin/bwrap") > argv.indexOf("/usr/bin/timeout"));
+  // bwrap maps the same identity inside (never 0).
+  const uid = argv.indexOf("--uid");
+  assert.deepEqual(argv.slice(uid, uid + 4), ["--uid", "4321", "--gid", "4322"]);
   const sep = argv.lastIndexOf("--");
   assert.deepEqual(argv.slice(sep + 1), ["/usr/bin/ls", "-la", "; rm -rf /"]);
 });
@@ -118,9 +124,19 @@ Deno.test("buildLaunchArgv() in bwrap mode does not drop privileges a non-root s
   assert.ok(!argv.some((a) => a.startsWith("--setuid") || a.startsWith("--reuid")));
 });
 
-Deno.test("buildLaunchArgv() in none mode never changes the uid", () => {
+Deno.test("buildLaunchArgv() without a run-as identity never changes the uid", () => {
   const argv = buildLaunchArgv(plan(), policy, target);
   assert.ok(!argv.some((a) => a.startsWith("--setuid") || a.startsWith("--reuid")));
+});
+
+Deno.test("buildLaunchArgv() in none mode drops a root server to the run-as uid too", () => {
+  const argv = buildLaunchArgv(plan({ runAs: RUN_AS }), policy, target);
+  assert.deepEqual(argv.slice(0, 4), [
+    "/usr/bin/unshare",
+    "--pid",
+    "--setuid=4321",
+    "--setgid=4322",
+  ]);
 });
 
 Deno.test("buildLaunchArgv() wraps the command in prlimit only when a limit is set", () => {
@@ -191,7 +207,7 @@ Deno.test("[bwrap] run() hands the command an LC_ALL the policy passes, unchange
     const p = {
       ...base,
       childEnv: { ...base.childEnv, LC_ALL: "C.UTF-8" },
-      sandbox: { mode: "bwrap" as const, network: false },
+      sandbox: { mode: "bwrap" as const, network: false, acceptPathCheckOnly: false, user: null },
     };
     const built = await createExecutor(p);
     assert.ok(built.ok, built.ok ? "" : built.message);

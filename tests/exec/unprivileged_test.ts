@@ -35,6 +35,7 @@ for (const mode of ["none", "bwrap"] as const) {
         mode,
         privilege: "user",
         serverIsRoot: false,
+        runAs: null,
         tools: DEFAULT_LAUNCHER_TOOLS,
         backstopMs: 10_000,
         limits: { ...TEST_LIMITS, openFiles: 64 },
@@ -49,7 +50,8 @@ for (const mode of ["none", "bwrap"] as const) {
       assert.equal(out.code, 0, out.stderr);
       const [pid, uid, nofile] = out.stdout.trim().split("\n");
       assert.equal(pid, "2");
-      assert.equal(uid, mode === "bwrap" ? "65534" : UNPRIVILEGED);
+      // A non-root server runs commands as itself in both modes (mapped in its user namespace).
+      assert.equal(uid, UNPRIVILEGED);
       assert.equal(nofile, "64");
     } finally {
       await Deno.remove(jail, { recursive: true });

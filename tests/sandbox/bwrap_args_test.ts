@@ -15,7 +15,7 @@ Deno.removeSync(dir);
 const jail = base.jailRoot;
 
 function args(network = false): string[] {
-  const policy = { ...base, sandbox: { mode: "bwrap" as const, network } };
+  const policy = { ...base, sandbox: { mode: "bwrap" as const, network: network, acceptPathCheckOnly: false, user: null } };
   return buildBwrapArgs(policy, { cwd: `${jail}/sub` });
 }
 
@@ -43,8 +43,17 @@ Deno.test("buildBwrapArgs() unshares every namespace and drops all capabilities"
     ]
   ) assert.ok(a.includes(flag), flag);
   assert.deepEqual(operands(a, "--cap-drop", 1), [["ALL"]]);
-  assert.deepEqual(operands(a, "--uid", 1), [["65534"]]);
-  assert.deepEqual(operands(a, "--gid", 1), [["65534"]]);
+  // Without a run-as identity bwrap keeps the caller's uid (a non-root server's own).
+  assert.deepEqual(operands(a, "--uid", 1), []);
+});
+
+Deno.test("buildBwrapArgs() maps the run-as identity to itself and refuses uid or gid 0", () => {
+  const policy = { ...base, sandbox: { ...base.sandbox, mode: "bwrap" as const } };
+  const a = buildBwrapArgs(policy, { cwd: jail, runAs: { uid: 1234, gid: 1235 } });
+  assert.deepEqual(operands(a, "--uid", 1), [["1234"]]);
+  assert.deepEqual(operands(a, "--gid", 1), [["1235"]]);
+  assert.throws(() => buildBwrapArgs(policy, { cwd: jail, runAs: { uid: 0, gid: 1 } }), RangeError);
+  assert.throws(() => buildBwrapArgs(policy, { cwd: jail, runAs: { uid: 1, gid: 0 } }), RangeError);
 });
 
 Deno.test("buildBwrapArgs() keeps the network namespace only when [sandbox] network = true", () => {

@@ -177,6 +177,7 @@ for (const mode of MODES) {
         mode,
         privilege: "root",
         serverIsRoot: true,
+        runAs: { uid: 65534, gid: 65534 },
         tools: DEFAULT_LAUNCHER_TOOLS,
         backstopMs: 60_000,
         limits: policy.limits,
