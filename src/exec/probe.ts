@@ -145,12 +145,10 @@ export async function probePlan(
   if (outcome.code !== "OK" || outcome.exitCode !== 0) {
     const launcher = /could not be set up \((.*)\)\.$/.exec(outcome.reason)?.[1];
     const detail = launcher ?? (firstLine(outcome.stderr) || outcome.reason);
-    return {
-      name,
-      ok: false,
-      detail,
-      ...(/Permission denied/.test(detail) ? { jailAccess: true } : {}),
-    };
+    // "Permission denied" on the jail's path (bwrap binding it or entering
+    // it) is the command's uid not reaching the jail; on a tool's, it is not.
+    const jailAccess = /Permission denied/.test(detail) && mentionsJail(detail, policy.jailRoot);
+    return { name, ok: false, detail, ...(jailAccess ? { jailAccess } : {}) };
   }
   if (outcome.stdout.includes(`${NOT_WRITABLE}\n`)) {
     return {
@@ -170,6 +168,16 @@ export async function probePlan(
     };
   }
   return { name, ok: true, detail: `ran in a new PID namespace in ${outcome.durationMs} ms` };
+}
+
+/** True when `detail` names the jail root or a folder above it. */
+function mentionsJail(detail: string, jailRoot: string): boolean {
+  for (let path = jailRoot; path.length > 1; path = path.slice(0, path.lastIndexOf("/"))) {
+    if (detail.includes(`${path}:`) || detail.includes(`${path} `) || detail.endsWith(path)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 function firstLine(text: string): string {

@@ -97,7 +97,12 @@ Deno.test("loadPolicy() reads every scalar key when it is set", async () => {
     assert.equal(policy.confineArgs, false);
     assert.deepEqual([...policy.disabledGuards], ["find-exec"]);
     assert.equal(policy.showJailPath, true);
-    assert.deepEqual(policy.sandbox, { mode: "bwrap", network: true });
+    assert.deepEqual(policy.sandbox, {
+      mode: "bwrap",
+      network: true,
+      acceptPathCheckOnly: false,
+      user: null,
+    });
     for (
       const key of [
         'Policy key "paths.confine_args" is false',

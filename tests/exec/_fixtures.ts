@@ -72,6 +72,8 @@ export async function runWithToolRemovedAfterStartup(
 ): Promise<{ outcome: ExecOutcome; canaryCreated: boolean }> {
   const jail = await makeJail();
   const tools = await Deno.makeTempDir();
+  // The chain runs as the jail's uid after the drop: it must reach the copy.
+  await Deno.chmod(tools, 0o755);
   try {
     await Deno.copyFile(`/usr/bin/${tool}`, `${tools}/${tool}`);
     await Deno.chmod(`${tools}/${tool}`, 0o755);

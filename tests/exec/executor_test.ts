@@ -247,7 +247,7 @@ Deno.test("describe() and launcherPaths() name the launcher the server must be a
     assert.equal(d.launcherPath, "/usr/bin/unshare");
     assert.deepEqual(s.executor.launcherPaths(), ["/usr/bin/unshare"]);
     assert.ok(d.probes.every((p) => p.ok));
-    assert.match(d.summary, /containment only/);
+    assert.match(d.summary, /THE KERNEL SANDBOX IS OFF/);
   } finally {
     await s.close();
   }
@@ -302,17 +302,19 @@ Deno.test("createExecutor() ignores limits that are unset (no prlimit in the cha
   }
 });
 
-Deno.test("createExecutor() refuses mode bwrap when bubblewrap is missing, naming it", async () => {
+Deno.test("createExecutor() refuses mode bwrap when bubblewrap is missing, naming it and the fix", async () => {
   const jail = await makeJail();
   try {
     const policy = makePolicy({
       jailRoot: jail,
-      overrides: { sandbox: { mode: "bwrap", network: false, acceptPathCheckOnly: false, user: null } },
+      overrides: {
+        sandbox: { mode: "bwrap", network: false, acceptPathCheckOnly: false, user: null },
+      },
     });
     const built = await createExecutor(policy, { tools: { bwrap: "/nonexistent/bwrap" } });
     assert.equal(built.ok, false);
     assert.ok(
-      !built.ok && /mode = "bwrap".*probe failed/.test(built.message),
+      !built.ok && /mode = "bwrap".*probe failed.*install bubblewrap/.test(built.message),
       JSON.stringify(built),
     );
   } finally {
@@ -320,60 +322,76 @@ Deno.test("createExecutor() refuses mode bwrap when bubblewrap is missing, namin
   }
 });
 
-Deno.test("createExecutor() in auto mode falls back to containment and says why", async () => {
+Deno.test("createExecutor() in auto mode refuses to start when bwrap cannot be set up: no fallback", async () => {
   const jail = await makeJail();
   try {
     const policy = makePolicy({
       jailRoot: jail,
-      overrides: { sandbox: { mode: "auto", network: false, acceptPathCheckOnly: false, user: null } },
+      overrides: {
+        sandbox: { mode: "auto", network: false, acceptPathCheckOnly: false, user: null },
+      },
     });
     const built = await createExecutor(policy, { tools: { bwrap: "/nonexistent/bwrap" } });
-    assert.ok(built.ok);
-    const d = built.executor.describe();
-    assert.equal(d.requestedMode, "auto");
-    assert.equal(d.mode, "none");
-    assert.match(d.summary, /bwrap is not usable .*containment only/);
-    await built.executor.shutdown();
+    assert.equal(built.ok, false);
+    assert.ok(
+      !built.ok &&
+        /^Cannot start with \[sandbox\] mode = "auto" \(which means "bwrap"\): the bubblewrap probe failed/
+          .test(built.message),
+      JSON.stringify(built),
+    );
   } finally {
     await Deno.remove(jail, { recursive: true });
   }
 });
 
-Deno.test("createExecutor() in auto mode uses bwrap when it works, and runs commands as 65534", async () => {
+Deno.test("createExecutor() in auto mode is bwrap: commands run in the sandbox as the jail's owner", async () => {
   const jail = await makeJail();
   try {
     const policy = makePolicy({
       jailRoot: jail,
-      overrides: { sandbox: { mode: "auto", network: false, acceptPathCheckOnly: false, user: null } },
+      allow: ["id"],
+      overrides: {
+        sandbox: { mode: "auto", network: false, acceptPathCheckOnly: false, user: null },
+      },
     });
     const built = await createExecutor(policy);
-    assert.ok(built.ok);
+    assert.ok(built.ok, built.ok ? "" : built.message);
     const d = built.executor.describe();
+    assert.equal(d.requestedMode, "auto");
     assert.equal(d.mode, "bwrap");
-    assert.match(d.summary, /bwrap works/);
-    assert.equal(d.commandUid, 65534);
+    assert.match(d.summary, /kernel sandbox \(\[sandbox\] mode = "auto" \(which means "bwrap"\)\)/);
+    const owner = (await Deno.stat(jail)).uid;
+    assert.equal(d.commandUid, owner);
     assert.ok(d.chain.includes("/usr/bin/bwrap"));
+    const id = await built.executor.run({
+      callId: "1",
+      command: policy.allowlist.get("id")!,
+      args: ["-u"],
+      cwd: jail,
+      redact: identity,
+    });
+    assert.equal(id.stdout, `${owner}\n`);
     await built.executor.shutdown();
   } finally {
     await Deno.remove(jail, { recursive: true });
   }
 });
 
-Deno.test("createExecutor() refuses mode bwrap for a jail the sandbox user cannot enter", async () => {
-  const jail = await Deno.makeTempDir(); // 0700, owned by the server's user
+Deno.test("createExecutor() refuses mode none without accept_path_check_only, naming both keys", async () => {
+  const jail = await makeJail();
   try {
     const policy = makePolicy({
       jailRoot: jail,
-      overrides: { sandbox: { mode: "bwrap", network: false, acceptPathCheckOnly: false, user: null } },
+      overrides: {
+        sandbox: { mode: "none", network: false, acceptPathCheckOnly: false, user: null },
+      },
     });
     const built = await createExecutor(policy);
-    if (built.ok) {
-      // A non-root server keeps its own uid in the sandbox and can enter its own 0700 jail.
-      assert.notEqual(built.executor.describe().serverUid, 0);
-      await built.executor.shutdown();
-      return;
-    }
-    assert.match(built.message, /mode = "bwrap"/);
+    assert.deepEqual(built, {
+      ok: false,
+      message:
+        'Cannot start: Policy key "sandbox.mode" is "none", which runs commands without the kernel sandbox so the jail is only advisory; set [sandbox] accept_path_check_only = true to accept that, or use mode = "bwrap".',
+    });
   } finally {
     await Deno.remove(jail, { recursive: true });
   }

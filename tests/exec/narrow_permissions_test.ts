@@ -17,7 +17,8 @@ for (const mode of ["none", "bwrap"] as const) {
         import { createExecutor } from "${new URL("../../src/exec/mod.ts", import.meta.url)}";
         import { makePolicy } from "${new URL("../_helpers/policy.ts", import.meta.url)}";
         const policy = makePolicy({ jailRoot: ${JSON.stringify(jail)}, allow: ["sh"],
-          overrides: { sandbox: { mode: "${mode}", network: false } } });
+          overrides: { sandbox: { mode: "${mode}", network: false,
+            acceptPathCheckOnly: ${mode === "none"}, user: null } } });
         const built = await createExecutor(policy);
         if (!built.ok) { console.log(JSON.stringify({ startup: built.message })); Deno.exit(0); }
         const out = await built.executor.run({ callId: "1", command: policy.allowlist.get("sh"),

@@ -65,7 +65,9 @@ const one = (unit: Map<string, Map<string, string[]>>, key: string) => {
 };
 
 Deno.test("renderSystemdUnit() carries the generated flags and every hardening setting of the issue", () => {
-  const policy = policyFor({ sandbox: { mode: "none", network: false, acceptPathCheckOnly: true, user: null } });
+  const policy = policyFor({
+    sandbox: { mode: "none", network: false, acceptPathCheckOnly: true, user: null },
+  });
   const text = unitFor(policy, "stdio");
   const unit = parseUnit(text);
   const result = permissionSetFor(policy, {
@@ -109,7 +111,12 @@ Deno.test("renderSystemdUnit() adds IP families only for HTTP", () => {
 
 Deno.test("renderSystemdUnit() lets the bwrap sandbox create namespaces and mount, and nothing else changes", () => {
   const unit = parseUnit(
-    unitFor(policyFor({ sandbox: { mode: "bwrap", network: false, acceptPathCheckOnly: false, user: null } }), "stdio"),
+    unitFor(
+      policyFor({
+        sandbox: { mode: "bwrap", network: false, acceptPathCheckOnly: false, user: null },
+      }),
+      "stdio",
+    ),
   );
   equal(unit.get("Service")?.has("RestrictNamespaces"), false);
   equal(one(unit, "SystemCallFilter"), "@system-service @mount");

@@ -15,7 +15,10 @@ Deno.removeSync(dir);
 const jail = base.jailRoot;
 
 function args(network = false): string[] {
-  const policy = { ...base, sandbox: { mode: "bwrap" as const, network: network, acceptPathCheckOnly: false, user: null } };
+  const policy = {
+    ...base,
+    sandbox: { mode: "bwrap" as const, network: network, acceptPathCheckOnly: false, user: null },
+  };
   return buildBwrapArgs(policy, { cwd: `${jail}/sub` });
 }
 
