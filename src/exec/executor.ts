@@ -165,10 +165,14 @@ async function chooseIdentity(
     const info = await Deno.stat(policy.jailRoot);
     if (info.uid === null || info.gid === null) throw new TypeError("no owner");
     owner = { uid: info.uid, gid: null };
-  } catch {
+  } catch (error) {
+    const why = error instanceof Deno.errors.NotCapable
+      ? "Deno's permissions do not allow reading it"
+      : "it cannot be read";
     return {
       ok: false,
-      message: `Cannot start: the owner of the jail root "${policy.jailRoot}" cannot be read.`,
+      message:
+        `Cannot start: the owner of the jail root "${policy.jailRoot}" decides who commands run as, and ${why}.`,
     };
   }
   const configuredKey = policy.sandbox.user;

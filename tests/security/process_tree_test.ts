@@ -144,7 +144,10 @@ Deno.test("a SIGKILLed server takes its commands' trees with it", async () => {
   const script = `
     import { createExecutor } from "${new URL("../../src/exec/mod.ts", import.meta.url)}";
     import { makePolicy } from "${new URL("../_helpers/policy.ts", import.meta.url)}";
+    import { prepareJail } from "${new URL("../_helpers/jail.ts", import.meta.url)}";
     const jail = await Deno.makeTempDir();
+    await Deno.chmod(jail, 0o755);
+    await prepareJail(jail);
     const policy = makePolicy({ jailRoot: jail, allow: ["sh"] });
     const built = await createExecutor(policy);
     if (!built.ok) throw new Error(built.message);

@@ -5,11 +5,13 @@
  */
 import assert from "node:assert/strict";
 import { makePolicy } from "../_helpers/policy.ts";
+import { prepareJail } from "../_helpers/jail.ts";
 import { createServerContext, type ServerContext } from "../../src/server/mod.ts";
 import { runCommandTool } from "../../src/tools/run_command.ts";
 import { explainCommandTool } from "../../src/tools/explain_command.ts";
 import { STDIO_CALLER } from "../../src/tools/caller.ts";
 import { INTERNAL_ERROR_REASON } from "../../src/tools/internal_error.ts";
+import { PATH_CHECK_ONLY_TAIL } from "../../src/sandbox/mod.ts";
 import type { Policy } from "../../src/config/types.ts";
 
 interface Fixture {
@@ -25,6 +27,7 @@ async function fixture(overrides: Partial<Policy> = {}): Promise<Fixture> {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-tools-" }));
   const jail = `${dir}/jail`;
   await Deno.mkdir(jail);
+  await prepareJail(jail);
   const auditLog = `${dir}/audit.jsonl`;
   const policy = makePolicy({ jailRoot: jail, auditLog, overrides });
   const built = await createServerContext(policy);
@@ -72,7 +75,8 @@ Deno.test("runCommandTool() turns an unexpected throw into INTERNAL_ERROR with a
   const result = await runCommandTool(f.context, STDIO_CALLER, hostile);
   assert.equal(result.code, "INTERNAL_ERROR");
   assert.equal(result.ok, false);
-  assert.equal(result.policy_reason, INTERNAL_ERROR_REASON);
+  // The fixture runs without the kernel sandbox (its explicit opt-in), so every reply says so.
+  assert.equal(result.policy_reason, `${INTERNAL_ERROR_REASON} ${PATH_CHECK_ONLY_TAIL}`);
   assert.equal(JSON.stringify(result).includes("secret detail"), false);
   assert.equal(JSON.stringify(result).includes("at "), false, "no stack trace");
   const event = (await f.records()).find((r) => r.event === "internal_error");
@@ -112,6 +116,8 @@ Deno.test("explainCommandTool() refuses a caller without shell:read", async () =
 Deno.test("runCommandTool() writes the attempt to disk before the command starts", async () => {
   // The command reads the audit log itself: its own attempt must already be there.
   await using f = await fixture({ confineArgs: false });
+  // Commands run as the jail's unprivileged owner, never root: let it read the log.
+  await Deno.chmod(f.auditLog, 0o644);
   const result = await runCommandTool(f.context, STDIO_CALLER, { command: `cat ${f.auditLog}` });
   assert.equal(result.code, "OK");
   const lines = result.stdout.split("\n").filter(Boolean).map((line) => JSON.parse(line));
