@@ -16,6 +16,7 @@
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { prepareJail } from "./_jail.ts";
 
 /** The suite version the issue pins. */
 export const CONFORMANCE_PACKAGE = "npm:@modelcontextprotocol/conformance@0.1.16";
@@ -47,6 +48,7 @@ export interface ScenarioResult {
 /** Writes a throwaway policy into `dir`: loopback only, auth off, an empty jail. */
 export async function writeLoopbackPolicy(dir: string): Promise<string> {
   await Deno.mkdir(join(dir, "jail"));
+  await prepareJail(join(dir, "jail"));
   const path = join(dir, "policy.toml");
   await Deno.writeTextFile(
     path,
@@ -56,9 +58,6 @@ state_dir = "state"
 
 [allowlist]
 commands = ["echo", "true", "sleep"]
-
-[sandbox]
-mode = "none"
 
 [auth]
 mode = "none"

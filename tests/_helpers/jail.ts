@@ -10,51 +10,12 @@
  * quietly switched the sandbox off.
  */
 import assert from "node:assert/strict";
-import { dirname } from "node:path";
+import { prepareJail } from "../../scripts/_jail.ts";
 
-/** The uid (and gid) test jails are handed to when the tests run as root: nobody/nogroup. */
-export const TEST_JAIL_UID = 65534;
+export { chownTree, JAIL_SERVICE_UID as TEST_JAIL_UID, prepareJail } from "../../scripts/_jail.ts";
 
 /** The `[sandbox]` table of a test that exercises layer 1 alone (no kernel sandbox). */
 export const PATH_CHECK_ONLY_TOML = '[sandbox]\nmode = "none"\naccept_path_check_only = true\n';
-
-/**
- * Makes `jail` usable as a jail: when the tests run as root, everything in it
- * is chowned to `TEST_JAIL_UID` (so commands run as that uid and may write
- * it); the folders above it up to `/` get search permission for others
- * (`o+x`, not read), so bwrap can bind it. As a non-root user the jail is the
- * user's own already and commands run as that user, so only the search bits
- * are added.
- *
- * @param jail An existing folder.
- * @param searchableFrom The topmost folder whose mode may change (default:
- *   the jail's parent only; `/tmp` and above are searchable already).
- */
-export async function prepareJail(jail: string, searchableFrom = dirname(jail)): Promise<void> {
-  await chownTree(jail);
-  let dir = dirname(jail);
-  for (;;) {
-    const info = await Deno.stat(dir);
-    if (((info.mode ?? 0) & 0o001) === 0) await Deno.chmod(dir, (info.mode ?? 0) & 0o7777 | 0o711);
-    if (dir === searchableFrom || dir === "/" || !dir.startsWith(searchableFrom)) break;
-    dir = dirname(dir);
-  }
-}
-
-/** Hands `path` (and, for a folder, all it holds) to `TEST_JAIL_UID`; a no-op when not root. */
-export async function chownTree(path: string): Promise<void> {
-  try {
-    await Deno.chown(path, TEST_JAIL_UID, TEST_JAIL_UID);
-  } catch (error) {
-    // Only root may give a file away: as anyone else the tests' own files
-    // are already the run-as uid's (the server's own).
-    if (error instanceof Deno.errors.PermissionDenied) return;
-    throw error;
-  }
-  const info = await Deno.lstat(path);
-  if (!info.isDirectory) return;
-  for await (const entry of Deno.readDir(path)) await chownTree(`${path}/${entry.name}`);
-}
 
 /** A fresh temp jail (a folder `jail` in a new temp folder), prepared for the sandbox. */
 export async function makeSandboxJail(prefix = "htmcp-jail-"): Promise<string> {

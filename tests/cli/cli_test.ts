@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { LAUNCH, policyToml, serverEnv } from "../_helpers/stdio_harness.ts";
 import { VERSION } from "../../src/version.ts";
+import { prepareJail } from "../_helpers/jail.ts";
 
 interface Run {
   code: number;
@@ -27,6 +28,7 @@ async function tempPolicy(extra = ""): Promise<{ dir: string; policy: string; ja
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-cli-" }));
   const jail = `${dir}/jail`;
   await Deno.mkdir(jail);
+  await prepareJail(jail);
   const policy = `${dir}/policy.toml`;
   await Deno.writeTextFile(
     policy,
@@ -101,7 +103,10 @@ Deno.test("serve is the default verb and states the permission layer on stderr",
     const run = await htmcp(["--policy", t.policy]);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stderr, /permission layer: flags/);
-    assert.match(run.stderr, /sandbox: .*containment/);
+    assert.match(
+      run.stderr,
+      /sandbox: Commands run in the kernel sandbox \(\[sandbox\] mode = "bwrap"\)/,
+    );
     assert.match(run.stderr, /stopped \(stdin closed\)/);
   } finally {
     await Deno.remove(t.dir, { recursive: true });

@@ -1,4 +1,5 @@
 import assert, { equal } from "node:assert/strict";
+import { prepareJail } from "../_helpers/jail.ts";
 
 const LAUNCH = new URL("../../scripts/launch.ts", import.meta.url).pathname;
 const MAIN = new URL("../../src/main.ts", import.meta.url).pathname;
@@ -8,10 +9,11 @@ async function withPolicy(fn: (policyFile: string, dir: string) => Promise<void>
   const dir = Deno.realPathSync(await Deno.makeTempDir({ prefix: "htmcp-check-" }));
   try {
     await Deno.mkdir(`${dir}/jail`);
+    await prepareJail(`${dir}/jail`);
     await Deno.mkdir(`${dir}/log`);
     await Deno.writeTextFile(
       `${dir}/policy.toml`,
-      `jail_root = "jail"\naudit_log = "log/audit.jsonl"\n[allowlist]\ncommands = ["ls", "true"]\n[sandbox]\nmode = "none"\n`,
+      `jail_root = "jail"\naudit_log = "log/audit.jsonl"\n[allowlist]\ncommands = ["ls", "true"]\n`,
     );
     await fn(`${dir}/policy.toml`, dir);
   } finally {
@@ -46,7 +48,11 @@ Deno.test("htmcp check through the task launcher proves the layer: every probe r
       /PASS read a file outside the read set: \/etc\/passwd -> NotCapable/,
     );
     assert.doesNotMatch(result.stdout, /^ *FAIL /m);
-    assert.match(result.stdout, /Sandbox: Commands run with process-tree containment only/);
+    assert.match(
+      result.stdout,
+      /Sandbox: Commands run in the kernel sandbox \(\[sandbox\] mode = "bwrap"\)/,
+    );
+    assert.match(result.stdout, /ok {3}sandbox \(bwrap\): ran in a new PID namespace/);
     assert.match(result.stdout, /Result: the Deno permission layer is in force\./);
     await assert.rejects(Deno.stat(`${dir}/jail/.htmcp-check-canary`), Deno.errors.NotFound);
   });

@@ -6,6 +6,7 @@ import { loadPolicy } from "../../src/config/mod.ts";
 import { buildPermissionSet, renderDenoFlags } from "../../src/permissions/mod.ts";
 import { explainCompileFailure, planCompile } from "../../scripts/compile.ts";
 import { bundle } from "../../scripts/bundle.ts";
+import { prepareJail } from "../_helpers/jail.ts";
 
 const COMPILE = new URL("../../scripts/compile.ts", import.meta.url).pathname;
 
@@ -13,11 +14,12 @@ async function withPolicy(fn: (policyFile: string, dir: string) => Promise<void>
   const dir = Deno.realPathSync(await Deno.makeTempDir({ prefix: "htmcp-dist-" }));
   try {
     await Deno.mkdir(`${dir}/jail`);
+    await prepareJail(`${dir}/jail`);
     await Deno.mkdir(`${dir}/log`);
     await Deno.writeTextFile(`${dir}/jail/notes.txt`, "hello from the jail\n");
     await Deno.writeTextFile(
       `${dir}/policy.toml`,
-      `jail_root = "jail"\naudit_log = "log/audit.jsonl"\n[allowlist]\ncommands = ["cat", "echo"]\n[sandbox]\nmode = "none"\n`,
+      `jail_root = "jail"\naudit_log = "log/audit.jsonl"\n[allowlist]\ncommands = ["cat", "echo"]\n`,
     );
     await fn(`${dir}/policy.toml`, dir);
   } finally {

@@ -1,6 +1,7 @@
 import assert, { equal } from "node:assert/strict";
 import { buildPermissionSet, renderDenoFlags } from "../../src/permissions/mod.ts";
 import { loadPolicy } from "../../src/config/mod.ts";
+import { prepareJail } from "../_helpers/jail.ts";
 
 const FIXTURE = new URL("./fixtures/confined_echo.ts", import.meta.url).pathname;
 const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
@@ -9,6 +10,7 @@ async function withPolicy(fn: (policyFile: string, dir: string) => Promise<void>
   const dir = Deno.realPathSync(await Deno.makeTempDir({ prefix: "htmcp-confine-" }));
   try {
     await Deno.mkdir(`${dir}/jail`);
+    await prepareJail(`${dir}/jail`);
     await Deno.mkdir(`${dir}/log`);
     await Deno.writeTextFile(
       `${dir}/policy.toml`,

@@ -5,6 +5,7 @@ import { processEnv } from "../../src/cli/env.ts";
 import { loadPolicy } from "../../src/config/mod.ts";
 import { buildPermissionSet, renderDenoFlags } from "../../src/permissions/mod.ts";
 import { planLaunch } from "../../scripts/launch.ts";
+import { prepareJail } from "../_helpers/jail.ts";
 
 const LAUNCH = new URL("../../scripts/launch.ts", import.meta.url).pathname;
 
@@ -12,11 +13,12 @@ async function withPolicy(fn: (policyFile: string, dir: string) => Promise<void>
   const dir = Deno.realPathSync(await Deno.makeTempDir({ prefix: "htmcp-launch-" }));
   try {
     await Deno.mkdir(`${dir}/jail`);
+    await prepareJail(`${dir}/jail`);
     await Deno.mkdir(`${dir}/log`);
     await Deno.writeTextFile(`${dir}/jail/notes.txt`, "jailed\n");
     await Deno.writeTextFile(
       `${dir}/policy.toml`,
-      `jail_root = "jail"\naudit_log = "log/audit.jsonl"\n[allowlist]\ncommands = ["cat", "sleep"]\n[sandbox]\nmode = "none"\n`,
+      `jail_root = "jail"\naudit_log = "log/audit.jsonl"\n[allowlist]\ncommands = ["cat", "sleep"]\n`,
     );
     await fn(`${dir}/policy.toml`, dir);
   } finally {

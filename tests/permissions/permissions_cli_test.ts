@@ -2,6 +2,7 @@ import assert, { equal } from "node:assert/strict";
 import { processEnv } from "../../src/cli/env.ts";
 import { loadPolicy } from "../../src/config/mod.ts";
 import { buildPermissionSet, renderDenoFlags, shellLine } from "../../src/permissions/mod.ts";
+import { prepareJail } from "../_helpers/jail.ts";
 
 const LAUNCH = new URL("../../scripts/launch.ts", import.meta.url).pathname;
 
@@ -9,10 +10,11 @@ async function withPolicy(fn: (policyFile: string) => Promise<void>): Promise<vo
   const dir = Deno.realPathSync(await Deno.makeTempDir({ prefix: "htmcp-perm-cli-" }));
   try {
     await Deno.mkdir(`${dir}/jail`);
+    await prepareJail(`${dir}/jail`);
     await Deno.mkdir(`${dir}/log`);
     await Deno.writeTextFile(
       `${dir}/policy.toml`,
-      `jail_root = "jail"\naudit_log = "log/audit.jsonl"\n[allowlist]\ncommands = ["ls"]\n[sandbox]\nmode = "none"\n[http]\nlisten = "127.0.0.1:8080"\n`,
+      `jail_root = "jail"\naudit_log = "log/audit.jsonl"\n[allowlist]\ncommands = ["ls"]\n[http]\nlisten = "127.0.0.1:8080"\n`,
     );
     await fn(`${dir}/policy.toml`);
   } finally {

@@ -13,6 +13,7 @@ import {
   type SessionLimits,
 } from "../../../src/transport/http/mod.ts";
 import { makePolicy } from "../../_helpers/policy.ts";
+import { prepareJail } from "../../_helpers/jail.ts";
 
 export const PIN = "plum-7-harbor";
 
@@ -70,6 +71,7 @@ export async function startHttp(options: HarnessOptions = {}): Promise<HttpHarne
   const dir = await Deno.makeTempDir({ prefix: "htmcp-http-" });
   const jail = join(dir, "jail");
   await Deno.mkdir(jail);
+  await prepareJail(jail);
   const policy = harnessPolicy(dir, options);
   const built = await createServerContext(policy);
   if (!built.ok) throw new Error(built.message);

@@ -10,6 +10,7 @@ import { createServerContext } from "../../../src/server/mod.ts";
 import { serveHttp, type ServeHttpOptions } from "../../../src/transport/http/mod.ts";
 import { parseListen } from "../../../src/transport/http/address.ts";
 import { type HarnessOptions, harnessPolicy, withHttp } from "./_harness.ts";
+import { prepareJail } from "../../_helpers/jail.ts";
 
 /** Tries to start a server; returns the refusal message, or null if it started (then stops it). */
 async function startupVerdict(
@@ -18,6 +19,7 @@ async function startupVerdict(
 ): Promise<string | null> {
   const dir = await Deno.makeTempDir({ prefix: "htmcp-http-start-" });
   await Deno.mkdir(`${dir}/jail`);
+  await prepareJail(`${dir}/jail`);
   const policy = harnessPolicy(dir, options);
   const built = await createServerContext(policy);
   if (!built.ok) throw new Error(built.message);
@@ -112,6 +114,7 @@ Deno.test("OAuth on every interface without a base URL is refused (no issuer cli
 Deno.test("OAuth without a state directory is refused", async () => {
   const dir = await Deno.makeTempDir();
   await Deno.mkdir(`${dir}/jail`);
+  await prepareJail(`${dir}/jail`);
   const policy = { ...harnessPolicy(dir), stateDir: null };
   const built = await createServerContext(policy);
   if (!built.ok) throw new Error(built.message);
