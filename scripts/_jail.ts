@@ -45,3 +45,25 @@ export async function chownTree(path: string): Promise<void> {
   if (!info.isDirectory) return;
   for await (const entry of Deno.readDir(path)) await chownTree(`${path}/${entry.name}`);
 }
+
+/** A fake AWS key pair from AWS's own documentation: never a real secret. */
+export const FAKE_AWS = "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\n" +
+  "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n";
+
+/**
+ * The quick start's jail (`deno task demo`): a temp folder with a few files,
+ * prepared (`prepareJail`) so that under the shipped policy's kernel
+ * sandbox commands run as its owner and may write it.
+ *
+ * @returns The jail's real path.
+ */
+export async function makeDemoJail(): Promise<string> {
+  const jail = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-demo-jail-" }));
+  await Deno.chmod(jail, 0o755);
+  await Deno.writeTextFile(`${jail}/notes.txt`, "Remember: the jail is the whole world.\n");
+  await Deno.writeTextFile(`${jail}/credentials`, FAKE_AWS);
+  await Deno.mkdir(`${jail}/src`);
+  await Deno.writeTextFile(`${jail}/src/hello.txt`, "hello from inside the jail\n");
+  await prepareJail(jail);
+  return jail;
+}

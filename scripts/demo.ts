@@ -11,25 +11,17 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { runAuditVerify } from "../src/audit/mod.ts";
+import { makeDemoJail } from "./_jail.ts";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const POLICY = `${REPO}policy.toml`;
 
-/** A fake AWS key pair from AWS's own documentation: never a real secret. */
-const FAKE_AWS = "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\n" +
-  "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n";
-
 async function main(): Promise<number> {
-  const jail = await Deno.makeTempDir({ prefix: "htmcp-demo-jail-" });
+  // The shipped policy runs commands in the kernel sandbox as the jail's
+  // owner, never root: run as root, the demo hands its jail to nobody.
+  const jail = await makeDemoJail();
   const state = await Deno.makeTempDir({ prefix: "htmcp-demo-state-" });
   const auditLog = `${state}/audit.jsonl`;
-  // With bubblewrap available, a root server runs commands as uid 65534 in
-  // the sandbox: that user must be able to enter the jail.
-  await Deno.chmod(jail, 0o755);
-  await Deno.writeTextFile(`${jail}/notes.txt`, "Remember: the jail is the whole world.\n");
-  await Deno.writeTextFile(`${jail}/credentials`, FAKE_AWS);
-  await Deno.mkdir(`${jail}/src`);
-  await Deno.writeTextFile(`${jail}/src/hello.txt`, "hello from inside the jail\n");
 
   // Started exactly as an MCP client configuration would start it: through
   // `deno task htmcp`, which runs the server under the permission set
