@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import type { Limits, Policy, SandboxMode } from "../../src/config/types.ts";
 import { createExecutor, type ExecOutcome, type Executor } from "../../src/exec/mod.ts";
 import { makePolicy, TEST_LIMITS } from "../_helpers/policy.ts";
-import { prepareJail } from "../_helpers/jail.ts";
+import { assertSandboxMode, prepareJail } from "../_helpers/jail.ts";
 
 export const identity = (text: string): string => text;
 
@@ -121,6 +121,11 @@ export async function setup(options: SetupOptions = {}): Promise<Setup> {
     throw new Error(built.message);
   }
   const executor = built.executor;
+  // No test may pass because its sandbox was silently not the one it asked for.
+  await assertSandboxMode(
+    executor,
+    options.mode === "none" || options.mode === undefined ? "none" : "bwrap",
+  );
   return {
     jail,
     policy,

@@ -6,12 +6,14 @@
 import assert from "node:assert/strict";
 import { OUTPUT_LOOKAHEAD_BYTES } from "../../src/exec/mod.ts";
 import { setup } from "../exec/_fixtures.ts";
+import { assertSandboxMode } from "../_helpers/jail.ts";
 
 for (const mode of ["none", "bwrap"] as const) {
   Deno.test(`[${mode}] an endless 'yes' is cut at the cap, counted, and ended by the timeout`, async () => {
     const cap = 64 * 1024;
     const s = await setup({ mode, limits: { maxOutputBytes: cap, timeoutMs: 700 } });
     try {
+      await assertSandboxMode(s.executor, mode);
       const before = Deno.memoryUsage().rss;
       const out = await s.run("yes", ["flood"]);
       const grown = Deno.memoryUsage().rss - before;
@@ -36,6 +38,7 @@ for (const mode of ["none", "bwrap"] as const) {
     const cap = 4096;
     const s = await setup({ mode, limits: { maxOutputBytes: cap, timeoutMs: 5_000 } });
     try {
+      await assertSandboxMode(s.executor, mode);
       const out = await s.run("sh", ["-c", "echo ok; head -c 3000000 /dev/zero >&2"]);
       assert.equal(out.code, "OUTPUT_TRUNCATED");
       assert.equal(out.exitCode, 0);

@@ -23,6 +23,7 @@ import {
   uniqueSleep,
   waitForMarker,
 } from "../exec/_fixtures.ts";
+import { assertSandboxMode } from "../_helpers/jail.ts";
 
 const MODES = ["none", "bwrap"] as const;
 /** Waits (inside the command) until the test has seen every process. */
@@ -31,6 +32,7 @@ const WAIT_FOR_GO = "while [ ! -e go ]; do sleep 0.01; done";
 async function withSetup(mode: SandboxMode, timeoutMs: number, fn: (s: Setup) => Promise<void>) {
   const s = await setup({ mode, limits: { timeoutMs } });
   try {
+    await assertSandboxMode(s.executor, mode === "none" ? "none" : "bwrap");
     await fn(s);
   } finally {
     await s.close();

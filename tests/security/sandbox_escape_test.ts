@@ -9,11 +9,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type Setup, setup } from "../exec/_fixtures.ts";
+import { assertSandboxMode } from "../_helpers/jail.ts";
 
 async function sandboxed(fn: (s: Setup) => Promise<void>, network = false): Promise<void> {
   const s = await setup({ mode: "bwrap", network });
   try {
-    assert.equal(s.executor.describe().mode, "bwrap");
+    await assertSandboxMode(s.executor, "bwrap");
     await fn(s);
   } finally {
     await s.close();
@@ -29,10 +30,12 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-Deno.test("sandbox: commands run as nobody (65534), with no capabilities", async () => {
+Deno.test("sandbox: commands run as the jail's owner, never root, with no capabilities", async () => {
   await sandboxed(async (s) => {
+    const owner = (await Deno.stat(s.jail)).uid;
+    assert.notEqual(owner, 0, "precondition: the fixture's jail is not root's");
     const id = await s.run("id", ["-u"]);
-    assert.equal(id.stdout, "65534\n");
+    assert.equal(id.stdout, `${owner}\n`);
     const caps = await s.run("sh", ["-c", "grep -E '^Cap(Eff|Prm|Bnd)' /proc/self/status"]);
     assert.match(caps.stdout, /CapEff:\t0000000000000000/);
     assert.match(caps.stdout, /CapBnd:\t0000000000000000/);
@@ -207,4 +210,25 @@ Deno.test("sandbox: no controlling terminal (TIOCSTI cannot reach the operator's
     const out = await s.run("sh", ["-c", "exec 3</dev/tty"]);
     assert.notEqual(out.exitCode, 0);
   });
+});
+
+Deno.test("mode none: a root server's commands still drop to the jail's owner, with no capabilities", async () => {
+  const plain = await setup({ mode: "none" });
+  try {
+    await assertSandboxMode(plain.executor, "none");
+    const owner = (await Deno.stat(plain.jail)).uid;
+    const id = await plain.run("id", ["-u"]);
+    assert.equal(id.stdout, `${owner}\n`);
+    assert.notEqual(id.stdout, "0\n");
+    const caps = await plain.run("sh", ["-c", "grep -E '^Cap(Eff|Prm|Amb)' /proc/self/status"]);
+    assert.match(caps.stdout, /CapEff:\t0000000000000000/);
+    assert.match(caps.stdout, /CapPrm:\t0000000000000000/);
+    assert.match(caps.stdout, /CapAmb:\t0000000000000000/);
+    // Root's own 0600 files are out of reach by ownership, too.
+    const shadow = await plain.run("cat", ["/etc/shadow"]);
+    assert.notEqual(shadow.exitCode, 0);
+    assert.equal(shadow.stdout, "");
+  } finally {
+    await plain.close();
+  }
 });
