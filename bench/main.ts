@@ -13,6 +13,7 @@ import { measureAuditAppend } from "./audit_append.ts";
 import { measureSpawnCosts } from "./spawn_cost.ts";
 import { measureSelfConfinement } from "./self_confine.ts";
 import { measureHttpBench } from "./http_bench.ts";
+import { prepareJail } from "../scripts/_jail.ts";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const CALLS = Number(Deno.env.get("HTMCP_BENCH_CALLS") ?? 300);
@@ -24,12 +25,14 @@ function denoDir(): string {
 
 async function writePolicy(dir: string, sandbox: "none" | "bwrap"): Promise<string> {
   await Deno.mkdir(`${dir}/jail`, { recursive: true });
-  await Deno.chmod(`${dir}/jail`, 0o777); // the sandbox user (65534) must enter it
+  // Commands run as the jail's owner, never root; bwrap must reach it.
+  await prepareJail(`${dir}/jail`);
   const path = `${dir}/policy-${sandbox}.toml`;
   await Deno.writeTextFile(
     path,
     `jail_root = "jail"\naudit_log = "audit-${sandbox}.jsonl"\n[allowlist]\ncommands = ["true"]\n` +
-      `[sandbox]\nmode = "${sandbox}"\n`,
+      `[sandbox]\nmode = "${sandbox}"\n` +
+      (sandbox === "none" ? "accept_path_check_only = true\n" : ""),
   );
   return path;
 }

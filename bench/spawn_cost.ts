@@ -14,6 +14,7 @@
 import { createExecutor, type Executor } from "../src/exec/mod.ts";
 import type { Policy } from "../src/config/types.ts";
 import { makePolicy, resolveOnPath } from "../tests/_helpers/policy.ts";
+import { prepareJail } from "../scripts/_jail.ts";
 
 /** Figures from one run, in milliseconds. */
 export interface SpawnCostFigures {
@@ -53,11 +54,19 @@ async function build(policy: Policy): Promise<{ executor: Executor; ms: number }
  */
 export async function measureSpawnCosts(n: number): Promise<SpawnCostFigures> {
   const jail = await Deno.makeTempDir({ prefix: "htmcp-bench-" });
-  await Deno.chmod(jail, 0o777); // the sandbox user (65534) must enter it
+  await Deno.chmod(jail, 0o755);
+  // Commands run as the jail's owner, never root.
+  await prepareJail(jail);
   try {
     const base = makePolicy({ jailRoot: jail, allow: ["true"] });
-    const contained = await build({ ...base, sandbox: { mode: "none", network: false } });
-    const sandboxed = await build({ ...base, sandbox: { mode: "bwrap", network: false } });
+    const contained = await build({
+      ...base,
+      sandbox: { mode: "none", network: false, acceptPathCheckOnly: true, user: null },
+    });
+    const sandboxed = await build({
+      ...base,
+      sandbox: { mode: "bwrap", network: false, acceptPathCheckOnly: false, user: null },
+    });
     const command = resolveOnPath("true");
     const request = {
       callId: "bench",

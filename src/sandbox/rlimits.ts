@@ -23,9 +23,9 @@ export const CPU_HARD_GRACE_SECONDS = 1;
  * - `cpuSeconds` -> RLIMIT_CPU: CPU time of each process.
  * - `addressSpaceBytes` -> RLIMIT_AS: virtual memory of each process.
  * - `maxProcesses` -> RLIMIT_NPROC: processes (threads) of the command's real
- *   uid, counted across the whole machine. Meaningful in bwrap mode, where
- *   commands run as a uid of their own; root in the initial namespace is
- *   exempt, so in `none` mode under root it does not bind.
+ *   uid, counted across the whole machine. Commands never run as root (who
+ *   would be exempt), so it binds in every mode; every command of the same
+ *   run-as uid, and that uid's other processes, share it.
  * - `fileSizeBytes` -> RLIMIT_FSIZE: largest file a process may write (SIGXFSZ).
  * - `openFiles` -> RLIMIT_NOFILE: open descriptors per process.
  *
