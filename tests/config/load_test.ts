@@ -176,7 +176,7 @@ Deno.test("loadPolicy() loads the shipped policy.toml as committed", async () =>
   assert.ok(policy.denylist.has("rm"));
   assert.equal(policy.allowlist.has("rm"), false);
   assert.equal(policy.auditFailMode, "closed");
-  assert.equal(policy.sandbox.mode, "auto");
+  assert.equal(policy.sandbox.mode, "bwrap");
   for (const command of policy.allowlist.values()) {
     assert.ok(
       DEFAULT_CHILD_PATH.split(":").some((dir) => command.path === `${dir}/${command.name}`),
