@@ -16,9 +16,13 @@ export type LaunchVerdict =
 
 // "failed to run command" (timeout), "failed to execute" (setpriv, prlimit,
 // unshare), "execvp" (bwrap): the final exec of the command itself failed.
+// coreutils' timeout names itself by its argv[0], which the chain gives as
+// an absolute path ("/usr/bin/timeout: failed to run command ..."): without
+// the optional folder, a bwrap gone after startup read as the command's own
+// exit 127 instead of CONTAINMENT_UNAVAILABLE.
 const EXEC_FAILURE =
-  /^(?:timeout|prlimit|setpriv|bwrap): (?:failed to run command|failed to execute|execvp)\b/;
-const TOOL_PREFIX = /^(?:setpriv|unshare|setsid|timeout|bwrap|prlimit): /;
+  /^(?:\/[^\s:]*\/)?(?:timeout|prlimit|setpriv|bwrap): (?:failed to run command|failed to execute|execvp)\b/;
+const TOOL_PREFIX = /^(?:\/[^\s:]*\/)?(?:setpriv|unshare|setsid|timeout|bwrap|prlimit): /;
 
 /**
  * Classifies a finished chain.

@@ -68,7 +68,7 @@ export async function makeJail(): Promise<string> {
  * appeared. Everything is cleaned up.
  */
 export async function runWithToolRemovedAfterStartup(
-  tool: "timeout" | "setpriv" | "setsid",
+  tool: "timeout" | "setpriv" | "setsid" | "bwrap",
 ): Promise<{ outcome: ExecOutcome; canaryCreated: boolean }> {
   const jail = await makeJail();
   const tools = await Deno.makeTempDir();
@@ -77,9 +77,17 @@ export async function runWithToolRemovedAfterStartup(
   try {
     await Deno.copyFile(`/usr/bin/${tool}`, `${tools}/${tool}`);
     await Deno.chmod(`${tools}/${tool}`, 0o755);
-    const policy = makePolicy({ jailRoot: jail, allow: ["sh"] });
+    const mode = tool === "bwrap" ? "bwrap" : "none";
+    const policy = makePolicy({
+      jailRoot: jail,
+      allow: ["sh"],
+      overrides: {
+        sandbox: { mode, network: false, acceptPathCheckOnly: mode === "none", user: null },
+      },
+    });
     const built = await createExecutor(policy, { tools: { [tool]: `${tools}/${tool}` } });
     if (!built.ok) throw new Error(`startup failed: ${built.message}`);
+    await assertSandboxMode(built.executor, mode);
     await Deno.remove(`${tools}/${tool}`);
     const outcome = await built.executor.run({
       callId: "1",

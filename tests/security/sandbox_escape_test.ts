@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type Setup, setup } from "../exec/_fixtures.ts";
+import { runWithToolRemovedAfterStartup, type Setup, setup } from "../exec/_fixtures.ts";
 import { assertSandboxMode } from "../_helpers/jail.ts";
 
 async function sandboxed(fn: (s: Setup) => Promise<void>, network = false): Promise<void> {
@@ -231,4 +231,11 @@ Deno.test("mode none: a root server's commands still drop to the jail's owner, w
   } finally {
     await plain.close();
   }
+});
+
+Deno.test("sandbox: bwrap gone after startup makes the call CONTAINMENT_UNAVAILABLE, never an unsandboxed run", async () => {
+  const { outcome, canaryCreated } = await runWithToolRemovedAfterStartup("bwrap");
+  assert.equal(outcome.code, "CONTAINMENT_UNAVAILABLE", JSON.stringify(outcome));
+  assert.equal(outcome.exitCode, null);
+  assert.equal(canaryCreated, false);
 });
