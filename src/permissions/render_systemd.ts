@@ -210,7 +210,7 @@ export function renderSystemdUnit(
     // so containment fails and the server refuses to start. Run it as a
     // dedicated user instead (see docs/permissions.md).
     "# CapabilityBoundingSet is not emptied: process containment as root needs CAP_SYS_ADMIN",
-    "# (PID namespace) and CAP_SETUID (sandbox uid 65534). Prefer User=htmcp (a dedicated user).",
+    "# (PID namespace) and CAP_SETUID (the drop to the jail's owner). Prefer User=htmcp (a dedicated user).",
     "AmbientCapabilities=",
     "SystemCallArchitectures=native",
     "SystemCallErrorNumber=EPERM",
