@@ -20,6 +20,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { LAUNCH, startCliServer } from "../scripts/conformance.ts";
 import { connectWithOAuth, type OAuthConnection } from "../tests/transport/http/_oauth.ts";
+import { prepareJail } from "../scripts/_jail.ts";
 
 const PIN = "bench-pin-4821";
 
@@ -90,6 +91,8 @@ async function measure(
 
 async function writePolicy(dir: string, sandbox: string): Promise<string> {
   await Deno.mkdir(join(dir, "jail"));
+  // Commands run as the jail's owner, never root; bwrap must reach it.
+  await prepareJail(join(dir, "jail"));
   const path = join(dir, "policy.toml");
   await Deno.writeTextFile(
     path,
@@ -105,6 +108,7 @@ max_concurrent = 64
 
 [sandbox]
 mode = "${sandbox}"
+${sandbox === "none" ? "accept_path_check_only = true" : ""}
 
 [http]
 max_concurrent_per_client = 2
