@@ -219,15 +219,19 @@ function probeRefusal(
   if (probe.jailAccess === true) {
     return `Cannot start with ${modeLabel}: commands run as uid ${commandUid}, which cannot search and write the jail root "${jail}" (${probe.detail}); make the jail owned by that uid (for example "chown -R ${commandUid}: ${jail}") and every folder above it searchable (chmod o+x), or set [sandbox] user to the jail's owner.`;
   }
+  const namespaceRefused =
+    /user namespace|No permissions to creat|unshare failed|Operation not permitted|No space left/i
+      .test(probe.detail);
+  if (facts.serverIsRoot && /^unshare: /.test(probe.detail)) {
+    return `Cannot start: the server runs as root but cannot create a PID namespace (${probe.detail}); give it CAP_SYS_ADMIN (a container needs --cap-add SYS_ADMIN or its equivalent) or run it as a non-root user, which uses unprivileged user namespaces instead.`;
+  }
+  if (namespaceRefused) {
+    return `Cannot start with ${modeLabel}: this system does not let uid ${commandUid} create user namespaces, which ${
+      facts.mode === "bwrap" ? "the kernel sandbox needs" : "process containment needs without root"
+    } (${probe.detail}); enable unprivileged user namespaces (sysctl user.max_user_namespaces=15000, kernel.unprivileged_userns_clone=1 where it exists, or an AppArmor profile for bwrap where kernel.apparmor_restrict_unprivileged_userns=1).`;
+  }
   if (facts.mode === "none") {
     return `Cannot start: process-tree containment (a PID namespace via ${DEFAULT_LAUNCHER_TOOLS.unshare}) could not be set up: ${probe.detail}.`;
-  }
-  if (
-    /user namespace|No permissions to creat|unshare failed|Operation not permitted/i.test(
-      probe.detail,
-    )
-  ) {
-    return `Cannot start with ${modeLabel}: this system does not let uid ${commandUid} create user namespaces, which the kernel sandbox needs (${probe.detail}); enable unprivileged user namespaces (sysctl user.max_user_namespaces=15000, kernel.unprivileged_userns_clone=1 where it exists, or an AppArmor profile for bwrap where kernel.apparmor_restrict_unprivileged_userns=1).`;
   }
   if (/No such file|not found|missing/i.test(probe.detail)) {
     return `Cannot start with ${modeLabel}: the bubblewrap probe failed (${probe.detail}); install bubblewrap (apt-get install bubblewrap).`;

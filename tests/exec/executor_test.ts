@@ -396,3 +396,36 @@ Deno.test("createExecutor() refuses mode none without accept_path_check_only, na
     await Deno.remove(jail, { recursive: true });
   }
 });
+
+Deno.test("createExecutor() refuses to start where user namespaces are refused, saying so and the fix", async () => {
+  const jail = await makeJail();
+  // A stand-in bwrap that fails the way bubblewrap does when the kernel
+  // refuses unprivileged user namespaces (it runs through the real chain).
+  const tools = await Deno.makeTempDir();
+  await Deno.chmod(tools, 0o755);
+  const fake = `${tools}/bwrap`;
+  await Deno.writeTextFile(
+    fake,
+    "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces.' >&2\nexit 1\n",
+  );
+  await Deno.chmod(fake, 0o755);
+  try {
+    const policy = makePolicy({
+      jailRoot: jail,
+      overrides: {
+        sandbox: { mode: "bwrap", network: false, acceptPathCheckOnly: false, user: null },
+      },
+    });
+    const built = await createExecutor(policy, { tools: { bwrap: fake } });
+    assert.equal(built.ok, false);
+    assert.ok(
+      !built.ok &&
+        /^Cannot start with \[sandbox\] mode = "bwrap": this system does not let uid \d+ create user namespaces, which the kernel sandbox needs \(bwrap: No permissions .*\); enable unprivileged user namespaces/
+          .test(built.message),
+      JSON.stringify(built),
+    );
+  } finally {
+    await Deno.remove(jail, { recursive: true });
+    await Deno.remove(tools, { recursive: true });
+  }
+});
