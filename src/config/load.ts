@@ -255,6 +255,13 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
     allowlist: new FrozenMap(lists.value.allowlist),
     denylist: new FrozenSet(lists.value.denylist),
     rules: lists.value.rules,
+    tests: (file.tests ?? []).map((entry) => ({
+      name: entry.name ?? entry.command,
+      command: entry.command,
+      cwd: entry.cwd ?? null,
+      expect: entry.expect,
+      reasonContains: entry.reason_contains ?? null,
+    })),
     disabledGuards,
     confineArgs,
     limits: {

@@ -71,6 +71,25 @@ const ruleEntry = table({
 
 const extraPatternEntry = table({ name: text(), regex: text() });
 
+/** Every code a `[[tests]]` entry may expect (the result codes a check can give). */
+export const POLICY_TEST_CODES = [
+  "OK",
+  "POLICY_DENIED",
+  "PARSE_ERROR",
+  "CWD_ESCAPE",
+  "PATH_ESCAPE",
+] as const;
+
+const testEntry = table({
+  name: text().optional(),
+  command: text(),
+  cwd: text().optional(),
+  expect: z.enum(POLICY_TEST_CODES, {
+    error: `must be ${POLICY_TEST_CODES.map((code) => `"${code}"`).join(", ")}`,
+  }),
+  reason_contains: text().optional(),
+});
+
 /** The whole file. */
 export const PolicyFileSchema = table({
   jail_root: text().optional(),
@@ -80,6 +99,7 @@ export const PolicyFileSchema = table({
   allowlist: table({ commands: texts() }).optional(),
   denylist: table({ commands: texts() }).optional(),
   rules: z.array(ruleEntry, { error: "must be an array of [[rules]] tables" }).optional(),
+  tests: z.array(testEntry, { error: "must be an array of [[tests]] tables" }).optional(),
   limits: table({
     timeout_ms: integer("timeout_ms"),
     max_output_bytes: integer("max_output_bytes"),

@@ -79,6 +79,24 @@ export interface AuthSettings {
   readonly accessTokenTtlSeconds: number;
 }
 
+/** What a `[[tests]]` entry may expect: the verdict codes of a check that runs nothing. */
+export type PolicyTestCode = "OK" | "POLICY_DENIED" | "PARSE_ERROR" | "CWD_ESCAPE" | "PATH_ESCAPE";
+
+/**
+ * One `[[tests]]` entry: an example the operator wrote into the policy, with
+ * the verdict it must get. Checked at every startup and by `htmcp policy test`.
+ */
+export interface PolicyTest {
+  /** `name`, or the command text when unnamed; used in every message about the test. */
+  readonly name: string;
+  readonly command: string;
+  /** The cwd to judge it in (relative to the jail), or null for the jail root. */
+  readonly cwd: string | null;
+  readonly expect: PolicyTestCode;
+  /** A piece of text the verdict's reason must contain, or null. */
+  readonly reasonContains: string | null;
+}
+
 export interface Policy {
   /** Absolute path of the policy file, or null when built from env alone. */
   readonly policyFile: string | null;
@@ -93,6 +111,8 @@ export interface Policy {
   readonly allowlist: ReadonlyMap<string, ResolvedCommand>;
   readonly denylist: ReadonlySet<string>;
   readonly rules: readonly ArgRule[];
+  /** `[[tests]]`: examples and their expected verdicts, in file order. */
+  readonly tests: readonly PolicyTest[];
   /** Names of built-in escape-hatch guards the operator switched off. */
   readonly disabledGuards: ReadonlySet<string>;
   /** `[paths] confine_args`. */

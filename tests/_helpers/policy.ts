@@ -60,6 +60,7 @@ export function makePolicy(options: TestPolicyOptions): Policy {
     allowlist,
     denylist: new Set(options.deny ?? ["rm", "sudo", "dd", "mkfs", "shutdown", "reboot"]),
     rules: [],
+    tests: [],
     disabledGuards: new Set(),
     confineArgs: true,
     limits: TEST_LIMITS,

@@ -1,0 +1,13 @@
+/**
+ * Policy-as-code tooling for operators: the policy's own `[[tests]]` and
+ * lint findings. Never reachable from MCP.
+ *
+ * @module
+ */
+export { type LintFinding, lintPolicy, type LintSeverity } from "./lint.ts";
+export {
+  firstFailingPolicyTest,
+  type PolicyTestOutcome,
+  runPolicyTest,
+  runPolicyTests,
+} from "./run_tests.ts";
