@@ -78,6 +78,11 @@ export async function planLaunch(args: readonly string[], cwd: string): Promise<
     }
     return { ok: true, argv: ["run", ...NOTHING, ...tail] };
   }
+  // `policy diff` compares two policies (each with its own jail) and may
+  // replay an audit log: it reads, and nothing else (no write, run or net).
+  if (verb === "policy" && args[1] === "diff") {
+    return { ok: true, argv: ["run", ...NOTHING, "--allow-read", "--allow-env=HTMCP_*", ...tail] };
+  }
   // `htmcp policy test FILE` names its policy as a positional argument.
   const positionalPolicy = verb === "policy" && args[2] !== undefined && !args[2].startsWith("-")
     ? args[2]

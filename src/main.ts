@@ -17,6 +17,7 @@ Usage:
   htmcp audit verify FILE                          verify the audit log's hash chain
   htmcp policy test FILE [--json]                  run the policy's own [[tests]]
   htmcp policy lint FILE [--json]                  findings to read before trusting a policy
+  htmcp policy diff OLD NEW [--replay LOG] [--commands FILE]  verdicts that change
   htmcp auth clients --policy FILE                 list approved OAuth clients
   htmcp auth revoke CLIENT_ID --policy FILE        revoke a client and its tokens
   htmcp version                                    print the version

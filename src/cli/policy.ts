@@ -11,14 +11,23 @@
 import { parseArgs } from "./args.ts";
 import { processEnv } from "./env.ts";
 import { loadPolicyForCli } from "./policy_arg.ts";
-import { lintPolicy } from "../policy_tools/lint.ts";
-import { runPolicyTests } from "../policy_tools/mod.ts";
+import {
+  type DiffExample,
+  diffPolicies,
+  examplesFromAuditLog,
+  examplesFromLines,
+  examplesFromTests,
+  lintPolicy,
+  runPolicyTests,
+} from "../policy_tools/mod.ts";
 
-const USAGE = "usage: htmcp policy test FILE [--json] | htmcp policy lint FILE [--json]";
+const USAGE = "usage: htmcp policy test FILE [--json] | htmcp policy lint FILE [--json] | " +
+  "htmcp policy diff OLD NEW [--replay AUDIT.jsonl] [--commands FILE] [--json]";
 
 /** @returns The exit code. */
 export async function run(argv: readonly string[]): Promise<number> {
   const [verb, ...rest] = argv;
+  if (verb === "diff") return await runDiff(rest);
   if (verb !== "test" && verb !== "lint") {
     console.error(`htmcp: ${USAGE}`);
     return 2;
@@ -80,4 +89,56 @@ export async function run(argv: readonly string[]): Promise<number> {
     console.log(`${outcomes.length - failed} passed, ${failed} failed`);
   }
   return failed === 0 ? 0 : 1;
+}
+
+/**
+ * `policy diff OLD NEW`: exit 0 when no verdict changes, 1 when some do
+ * (so CI can require a reviewed change), 2 on usage.
+ */
+async function runDiff(argv: readonly string[]): Promise<number> {
+  const parsed = parseArgs(argv, { values: ["--replay", "--commands"], switches: ["--json"] });
+  if (!parsed.ok) {
+    console.error(`htmcp: ${parsed.message}`);
+    return 2;
+  }
+  const [oldFile, newFile, ...extra] = parsed.args.positionals;
+  if (oldFile === undefined || newFile === undefined || extra.length > 0) {
+    console.error(`htmcp: ${USAGE}`);
+    return 2;
+  }
+  const oldPolicy = await loadPolicyForCli(oldFile);
+  const newPolicy = oldPolicy === null ? null : await loadPolicyForCli(newFile);
+  if (oldPolicy === null || newPolicy === null) return 2;
+  const examples: DiffExample[] = [];
+  const replay = parsed.args.values.get("--replay");
+  const commands = parsed.args.values.get("--commands");
+  try {
+    if (replay !== undefined) {
+      examples.push(...examplesFromAuditLog(await Deno.readTextFile(replay), oldPolicy.jailRoot));
+    }
+    if (commands !== undefined) {
+      examples.push(...examplesFromLines(await Deno.readTextFile(commands)));
+    }
+  } catch (error) {
+    console.error(`htmcp: cannot read ${replay ?? commands}: ${(error as Error).message}`);
+    return 2;
+  }
+  examples.push(...examplesFromTests(oldPolicy, newPolicy));
+  const { judged, changes } = await diffPolicies(oldPolicy, newPolicy, examples);
+  if (parsed.args.switches.has("--json")) {
+    console.log(JSON.stringify({ judged, changes }, null, 2));
+  } else {
+    for (const change of changes) {
+      const where = change.example.cwd === null ? "" : ` (cwd ${change.example.cwd})`;
+      console.log(
+        `${
+          JSON.stringify(change.example.command)
+        }${where}: ${change.old.code} -> ${change.new.code}`,
+      );
+      console.log(`  old: ${change.old.reason}`);
+      console.log(`  new: ${change.new.reason}`);
+    }
+    console.log(`${changes.length} of ${judged} commands change verdict.`);
+  }
+  return changes.length === 0 ? 0 : 1;
 }

@@ -67,6 +67,7 @@ const ruleEntry = table({
     error: "must list at least one argument sequence",
   }),
   reason: text(),
+  enforce: oneOf(["deny", "warn"]),
 });
 
 const extraPatternEntry = table({ name: text(), regex: text() });

@@ -33,6 +33,12 @@ export interface ArgRule {
    * present (including `--force=x` and attached short forms) to deny.
    */
   readonly denyArgs: readonly string[];
+  /**
+   * `"deny"` (default) refuses; `"warn"` lets the command run and reports in
+   * the reply and the audit record that this rule would have refused it, so
+   * a new rule can be rolled out before it is enforced.
+   */
+  readonly enforce: "deny" | "warn";
   readonly reason: string;
 }
 

@@ -77,6 +77,14 @@ export function evaluateCommand(
   const guardHit = findGuardHit(names, args, policy.disabledGuards);
   if (guardHit !== null) return deny(describeGuardHit(first.text, guardHit), argv);
 
+  // Rollout rules are judged last, on a command every refusing check allowed,
+  // so a warning always means "this rule alone would have refused it".
+  const warnHit = findRuleHit(command.name, args, policy.rules, "warn");
+  const ruleWarnings = warnHit === null ? [] : [
+    `The policy rule "${warnHit.entry}" (enforce = "warn") would have refused this command ` +
+    `(${warnHit.rule.reason}).`,
+  ];
+
   const runArgs = isGit(command) && !policy.disabledGuards.has("git-diff-drivers")
     ? gitDiffSafetyArgs(args)
     : args;
@@ -84,6 +92,7 @@ export function evaluateCommand(
     ok: true,
     argv: Object.freeze([first.text, ...runArgs]),
     command,
+    ruleWarnings: Object.freeze(ruleWarnings),
     reason:
       `Allowed: "${command.name}" is on the allowlist and no guard or rule refuses its arguments.`,
   };

@@ -11,3 +11,12 @@ export {
   runPolicyTest,
   runPolicyTests,
 } from "./run_tests.ts";
+export {
+  DIFF_LIMITS,
+  type DiffExample,
+  diffPolicies,
+  examplesFromAuditLog,
+  examplesFromLines,
+  examplesFromTests,
+  type VerdictChange,
+} from "./diff.ts";

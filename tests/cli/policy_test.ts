@@ -174,3 +174,50 @@ Deno.test("htmcp policy lint passes the shipped policy with no high finding", as
   assert.deepEqual(findings.filter((f) => f.severity === "high").map((f) => f.id), []);
   assert.equal(run.code, 0);
 });
+
+Deno.test("htmcp policy diff lists the commands whose verdict changes, from a replayed log and a file", async () => {
+  await using temp = await tempPolicy(PASSING_TESTS, ["ls", "cat", "touch"]);
+  const stricter = `${temp.dir}/new.toml`;
+  await Deno.writeTextFile(
+    stricter,
+    policyToml(temp.jail, `${temp.dir}/audit/audit.jsonl`, {
+      allow: ["ls", "cat"],
+      extraToml: `
+[[rules]]
+command = "ls"
+deny_args = ["-R"]
+reason = "recursive listings flood the output"
+`,
+    }),
+  );
+  // A log recorded by the real server under the old policy.
+  const log = `${temp.dir}/recorded.jsonl`;
+  const attempt = (command: string) =>
+    JSON.stringify({ seq: 1, kind: "attempt", command_raw: command, cwd: temp.jail });
+  await Deno.writeTextFile(
+    log,
+    [attempt("touch new.txt"), attempt("ls -la"), "not json", attempt("ls -R")].join("\n") + "\n",
+  );
+  const commands = `${temp.dir}/commands.txt`;
+  await Deno.writeTextFile(commands, "# examples\ncat notes.txt\nls -R src\n");
+  const run = await htmcp([
+    "policy",
+    "diff",
+    temp.policy,
+    stricter,
+    "--replay",
+    log,
+    "--commands",
+    commands,
+  ]);
+  assert.equal(run.code, 1, run.stderr);
+  assert.match(run.stdout, /^"touch new.txt": OK -> POLICY_DENIED$/m);
+  assert.match(run.stdout, /^"ls -R": OK -> POLICY_DENIED$/m);
+  assert.match(run.stdout, /^"ls -R src": OK -> POLICY_DENIED$/m);
+  assert.match(run.stdout, /new: .*recursive listings flood the output/);
+  assert.doesNotMatch(run.stdout, /"ls -la"/);
+  assert.match(run.stdout, /^3 of 8 commands change verdict\.$/m);
+  const same = await htmcp(["policy", "diff", temp.policy, temp.policy]);
+  assert.equal(same.code, 0, same.stderr);
+  assert.match(same.stdout, /^0 of 4 commands change verdict\.$/m);
+});
