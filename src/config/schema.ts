@@ -81,6 +81,20 @@ export const POLICY_TEST_CODES = [
   "PATH_ESCAPE",
 ] as const;
 
+const flagWord = z.string({ error: 'must be a flag such as "-m" or "--message="' }).regex(
+  /^--?[A-Za-z0-9][A-Za-z0-9-]*(=|=\.\.\.)?$/,
+  { error: 'must be a flag such as "-m" or "--message=" (a trailing = takes a value)' },
+);
+const flagWords = z.array(flagWord, { error: "must be an array of flags" });
+
+const commandSchemaEntry = table({
+  subcommands: texts(),
+  flags: z.union([flagWords, z.record(z.string(), flagWords)], {
+    error: "must be an array of flags, or a table of such arrays by subcommand",
+  }).optional(),
+  global_flags: flagWords.optional(),
+});
+
 const testEntry = table({
   name: text().optional(),
   command: text(),
@@ -101,6 +115,7 @@ export const PolicyFileSchema = table({
   denylist: table({ commands: texts() }).optional(),
   rules: z.array(ruleEntry, { error: "must be an array of [[rules]] tables" }).optional(),
   tests: z.array(testEntry, { error: "must be an array of [[tests]] tables" }).optional(),
+  commands: z.record(z.string(), commandSchemaEntry, { error: "must be a table" }).optional(),
   limits: table({
     timeout_ms: integer("timeout_ms"),
     max_output_bytes: integer("max_output_bytes"),

@@ -85,6 +85,32 @@ export interface AuthSettings {
   readonly accessTokenTtlSeconds: number;
 }
 
+/** Flags a command or subcommand accepts, spelled exactly; `takesValue` ⊆ `names`. */
+export interface FlagList {
+  readonly names: ReadonlySet<string>;
+  readonly takesValue: ReadonlySet<string>;
+  /**
+   * Value flags after which every word belongs to the program named by the
+   * value (`python3 -m pytest -q`): spelled `"-m=..."` in the policy.
+   */
+  readonly endsOptions: ReadonlySet<string>;
+}
+
+/**
+ * `[commands.NAME]`: the subcommands and flags a command may be given. Any
+ * other subcommand or flag (an abbreviation included) is refused.
+ */
+export interface ArgSchema {
+  /** Allowed subcommands, or null for a command without subcommands. */
+  readonly subcommands: ReadonlySet<string> | null;
+  /** Flags of a command without subcommands. */
+  readonly flags: FlagList;
+  /** `flags.SUB` per subcommand; a subcommand missing here accepts no flag. */
+  readonly subcommandFlags: ReadonlyMap<string, FlagList>;
+  /** `global_flags`: flags allowed before the subcommand (none by default). */
+  readonly globalFlags: FlagList;
+}
+
 /** What a `[[tests]]` entry may expect: the verdict codes of a check that runs nothing. */
 export type PolicyTestCode = "OK" | "POLICY_DENIED" | "PARSE_ERROR" | "CWD_ESCAPE" | "PATH_ESCAPE";
 
@@ -117,6 +143,8 @@ export interface Policy {
   readonly allowlist: ReadonlyMap<string, ResolvedCommand>;
   readonly denylist: ReadonlySet<string>;
   readonly rules: readonly ArgRule[];
+  /** `[commands.NAME]` argument schemas, by allowlisted name. */
+  readonly argSchemas: ReadonlyMap<string, ArgSchema>;
   /** `[[tests]]`: examples and their expected verdicts, in file order. */
   readonly tests: readonly PolicyTest[];
   /** Names of built-in escape-hatch guards the operator switched off. */

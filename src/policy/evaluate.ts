@@ -22,6 +22,7 @@ import { describeGuardHit, findGuardHit } from "./guard_check.ts";
 import { gitDiffSafetyArgs, isGit } from "./git_safety.ts";
 import { SYSTEM_POLICY_IO } from "./real_path_io.ts";
 import { findRuleHit } from "./rules.ts";
+import { checkArgSchema } from "./arg_schema.ts";
 import { splitWords } from "./tokenize.ts";
 import type { Decision, PolicyIo } from "./types.ts";
 
@@ -72,6 +73,14 @@ export function evaluateCommand(
       `Cannot run "${first.text}": its arguments match the policy rule "${ruleHit.entry}" (${ruleHit.rule.reason}).`,
       argv,
     );
+  }
+
+  // The operator's argument schema, next: it names what may be passed, so an
+  // unlisted flag or subcommand is refused before any guard is consulted.
+  const schema = policy.argSchemas.get(command.name);
+  if (schema !== undefined) {
+    const refusal = checkArgSchema(first.text, schema, args);
+    if (refusal !== null) return deny(refusal, argv);
   }
 
   const guardHit = findGuardHit(names, args, policy.disabledGuards);

@@ -61,6 +61,7 @@ export function makePolicy(options: TestPolicyOptions): Policy {
     denylist: new Set(options.deny ?? ["rm", "sudo", "dd", "mkfs", "shutdown", "reboot"]),
     rules: [],
     tests: [],
+    argSchemas: new Map(),
     disabledGuards: new Set(),
     confineArgs: true,
     limits: TEST_LIMITS,
