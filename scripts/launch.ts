@@ -79,8 +79,9 @@ export async function planLaunch(args: readonly string[], cwd: string): Promise<
     return { ok: true, argv: ["run", ...NOTHING, ...tail] };
   }
   // `policy diff` compares two policies (each with its own jail) and may
-  // replay an audit log: it reads, and nothing else (no write, run or net).
-  if (verb === "policy" && args[1] === "diff") {
+  // replay an audit log, `policy suggest` reads a log: they read, and
+  // nothing else (no write, run or net).
+  if (verb === "policy" && (args[1] === "diff" || args[1] === "suggest")) {
     return { ok: true, argv: ["run", ...NOTHING, "--allow-read", "--allow-env=HTMCP_*", ...tail] };
   }
   // `htmcp policy test FILE` names its policy as a positional argument.

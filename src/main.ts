@@ -18,6 +18,7 @@ Usage:
   htmcp policy test FILE [--json]                  run the policy's own [[tests]]
   htmcp policy lint FILE [--json]                  findings to read before trusting a policy
   htmcp policy diff OLD NEW [--replay LOG] [--commands FILE]  verdicts that change
+  htmcp policy suggest --from LOG [--policy FILE]  refusals grouped, for review (edits nothing)
   htmcp auth clients --policy FILE                 list approved OAuth clients
   htmcp auth revoke CLIENT_ID --policy FILE        revoke a client and its tokens
   htmcp version                                    print the version

@@ -18,16 +18,20 @@ import {
   examplesFromLines,
   examplesFromTests,
   lintPolicy,
+  policyHash,
   runPolicyTests,
+  suggestFromAuditLog,
 } from "../policy_tools/mod.ts";
 
 const USAGE = "usage: htmcp policy test FILE [--json] | htmcp policy lint FILE [--json] | " +
-  "htmcp policy diff OLD NEW [--replay AUDIT.jsonl] [--commands FILE] [--json]";
+  "htmcp policy diff OLD NEW [--replay AUDIT.jsonl] [--commands FILE] [--json] | " +
+  "htmcp policy suggest --from AUDIT.jsonl [--policy FILE] [--json]";
 
 /** @returns The exit code. */
 export async function run(argv: readonly string[]): Promise<number> {
   const [verb, ...rest] = argv;
   if (verb === "diff") return await runDiff(rest);
+  if (verb === "suggest") return await runSuggest(rest);
   if (verb !== "test" && verb !== "lint") {
     console.error(`htmcp: ${USAGE}`);
     return 2;
@@ -61,9 +65,11 @@ export async function run(argv: readonly string[]): Promise<number> {
 
   const outcomes = await runPolicyTests(policy);
   const failed = outcomes.filter((outcome) => !outcome.passed).length;
+  const hash = await policyHash(policy);
   if (json) {
     console.log(JSON.stringify(
       {
+        policy_hash: hash,
         passed: outcomes.length - failed,
         failed,
         tests: outcomes.map((outcome) => ({
@@ -86,6 +92,7 @@ export async function run(argv: readonly string[]): Promise<number> {
           : `FAIL ${outcome.failure ?? outcome.test.name}`,
       );
     }
+    console.log(`policy ${hash}`);
     console.log(`${outcomes.length - failed} passed, ${failed} failed`);
   }
   return failed === 0 ? 0 : 1;
@@ -141,4 +148,38 @@ async function runDiff(argv: readonly string[]): Promise<number> {
     console.log(`${changes.length} of ${judged} commands change verdict.`);
   }
   return changes.length === 0 ? 0 : 1;
+}
+
+/** `policy suggest --from LOG`: prints grouped suggestions; exit 0, 2 on usage. */
+async function runSuggest(argv: readonly string[]): Promise<number> {
+  const parsed = parseArgs(argv, { values: ["--from", "--policy"], switches: ["--json"] });
+  const from = parsed.ok ? parsed.args.values.get("--from") : undefined;
+  if (!parsed.ok || from === undefined || parsed.args.positionals.length > 0) {
+    console.error(`htmcp: ${parsed.ok ? USAGE : parsed.message}`);
+    return 2;
+  }
+  const policyFile = parsed.args.values.get("--policy");
+  const policy = policyFile === undefined ? null : await loadPolicyForCli(policyFile);
+  if (policyFile !== undefined && policy === null) return 2;
+  let text: string;
+  try {
+    text = await Deno.readTextFile(from);
+  } catch (error) {
+    console.error(`htmcp: cannot read ${from}: ${(error as Error).message}`);
+    return 2;
+  }
+  const denylist = new Set([...(policy?.denylist ?? [])].map((name) => name.toLowerCase()));
+  const suggestions = suggestFromAuditLog(text, denylist);
+  if (parsed.args.switches.has("--json")) {
+    console.log(JSON.stringify({ suggestions }, null, 2));
+    return 0;
+  }
+  if (suggestions.length === 0) console.log("No refused attempts in the log.");
+  for (const suggestion of suggestions) {
+    console.log(`${suggestion.kind} ${suggestion.subject}: ${suggestion.count} refused`);
+    for (const sample of suggestion.samples) console.log(`  e.g. ${JSON.stringify(sample)}`);
+    console.log(`  ${suggestion.advice}`);
+  }
+  console.log("Nothing was changed: review these and edit the policy yourself.");
+  return 0;
 }

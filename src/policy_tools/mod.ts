@@ -20,3 +20,5 @@ export {
   examplesFromTests,
   type VerdictChange,
 } from "./diff.ts";
+export { canonicalPolicyJson, policyHash } from "./identity.ts";
+export { suggestFromAuditLog, type Suggestion } from "./suggest.ts";

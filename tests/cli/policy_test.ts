@@ -3,7 +3,7 @@
  * `[[tests]]`, through the launcher an operator (or CI) runs, on real files.
  */
 import assert from "node:assert/strict";
-import { LAUNCH, policyToml, serverEnv } from "../_helpers/stdio_harness.ts";
+import { LAUNCH, policyToml, serverEnv, startHarness } from "../_helpers/stdio_harness.ts";
 
 interface Run {
   code: number;
@@ -220,4 +220,50 @@ reason = "recursive listings flood the output"
   const same = await htmcp(["policy", "diff", temp.policy, temp.policy]);
   assert.equal(same.code, 0, same.stderr);
   assert.match(same.stdout, /^0 of 4 commands change verdict\.$/m);
+});
+
+Deno.test("htmcp policy suggest groups the refusals a real server logged, and edits nothing", async () => {
+  const harness = await startHarness({ allow: ["ls", "cat"] });
+  try {
+    for (
+      const command of ["git status", "git log", "python3 -c 1", "rm -rf x", "cat /etc/passwd"]
+    ) {
+      const result = await harness.call("run_command", { command });
+      assert.equal(result.ok, false, command);
+    }
+    const before = await Deno.readTextFile(harness.policyPath);
+    const run = await htmcp([
+      "policy",
+      "suggest",
+      "--from",
+      harness.auditLog,
+      "--policy",
+      harness.policyPath,
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^allowlist git: 2 refused$/m);
+    assert.match(run.stdout, /e\.g\. "git status"/);
+    assert.match(run.stdout, /Consider adding "git" to \[allowlist\] commands/);
+    assert.match(run.stdout, /"python3" runs any code it is given/);
+    assert.match(run.stdout, /^count PATH_ESCAPE: 1 refused$/m);
+    assert.doesNotMatch(run.stdout, /Consider adding "rm"/);
+    assert.match(run.stdout, /Nothing was changed/);
+    assert.equal(await Deno.readTextFile(harness.policyPath), before);
+  } finally {
+    await harness.close();
+  }
+});
+
+Deno.test("htmcp policy test prints the policy hash, the same for the same policy spelled differently", async () => {
+  await using temp = await tempPolicy(PASSING_TESTS);
+  const first = await htmcp(["policy", "test", temp.policy, "--json"]);
+  const text = await Deno.readTextFile(temp.policy);
+  await Deno.writeTextFile(temp.policy, `# a comment\n\n${text.replaceAll("\n", "\n\n")}`);
+  const second = await htmcp(["policy", "test", temp.policy, "--json"]);
+  const hash = JSON.parse(first.stdout).policy_hash;
+  assert.match(hash, /^sha256:[0-9a-f]{64}$/);
+  assert.equal(JSON.parse(second.stdout).policy_hash, hash);
+  await Deno.writeTextFile(temp.policy, text.replace('"touch"', '"touch", "wc"'));
+  const third = await htmcp(["policy", "test", temp.policy, "--json"]);
+  assert.notEqual(JSON.parse(third.stdout).policy_hash, hash);
 });
