@@ -26,7 +26,15 @@ import {
 
 const MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url));
 const CONFIG = fileURLToPath(new URL("../deno.json", import.meta.url));
-const POLICY_VERBS = new Set(["serve", "explain", "check", "permissions", "systemd", "auth"]);
+const POLICY_VERBS = new Set([
+  "serve",
+  "explain",
+  "check",
+  "permissions",
+  "systemd",
+  "auth",
+  "policy",
+]);
 
 /** Flags for a verb that touches nothing: deny the implicit remote imports too. */
 const NOTHING = Object.freeze([
@@ -70,7 +78,17 @@ export async function planLaunch(args: readonly string[], cwd: string): Promise<
     }
     return { ok: true, argv: ["run", ...NOTHING, ...tail] };
   }
-  const policyFlag = flagValue(args, "--policy");
+  // `policy diff` compares two policies (each with its own jail) and may
+  // replay an audit log, `policy suggest` reads a log: they read, and
+  // nothing else (no write, run or net).
+  if (verb === "policy" && (args[1] === "diff" || args[1] === "suggest")) {
+    return { ok: true, argv: ["run", ...NOTHING, "--allow-read", "--allow-env=HTMCP_*", ...tail] };
+  }
+  // `htmcp policy test FILE` names its policy as a positional argument.
+  const positionalPolicy = verb === "policy" && args[2] !== undefined && !args[2].startsWith("-")
+    ? args[2]
+    : undefined;
+  const policyFlag = positionalPolicy ?? flagValue(args, "--policy");
   const loaded = await loadPolicy({
     policyFile: policyFlag === undefined ? null : resolve(cwd, policyFlag),
     env: processEnv(),

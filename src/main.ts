@@ -15,6 +15,10 @@ Usage:
   htmcp permissions --policy FILE [--transport stdio|http] [--format flags|json|systemd]
   htmcp systemd --policy FILE [--user]             print a hardened systemd unit
   htmcp audit verify FILE                          verify the audit log's hash chain
+  htmcp policy test FILE [--json]                  run the policy's own [[tests]]
+  htmcp policy lint FILE [--json]                  findings to read before trusting a policy
+  htmcp policy diff OLD NEW [--replay LOG] [--commands FILE]  verdicts that change
+  htmcp policy suggest --from LOG [--policy FILE]  refusals grouped, for review (edits nothing)
   htmcp auth clients --policy FILE                 list approved OAuth clients
   htmcp auth revoke CLIENT_ID --policy FILE        revoke a client and its tokens
   htmcp version                                    print the version
@@ -37,6 +41,7 @@ const VERBS: ReadonlyMap<string, () => Promise<VerbRunner>> = new Map([
   ["permissions", async () => (await import("./cli/permissions.ts")).run],
   ["systemd", async () => (await import("./cli/systemd.ts")).run],
   ["auth", async () => (await import("./cli/auth.ts")).run],
+  ["policy", async () => (await import("./cli/policy.ts")).run],
 ]);
 
 /**

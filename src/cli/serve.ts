@@ -14,6 +14,7 @@
 import { parseArgs } from "./args.ts";
 import { loadPolicyForCli } from "./policy_arg.ts";
 import { createServerContext } from "../server/context.ts";
+import { firstFailingPolicyTest } from "../policy_tools/mod.ts";
 import { serveStdio } from "../transport/stdio.ts";
 import { serveConfined } from "../permissions/mod.ts";
 import type { Policy } from "../config/types.ts";
@@ -59,6 +60,15 @@ export async function run(argv: readonly string[]): Promise<number> {
  */
 async function serveCore(policy: Policy, listen: string | null): Promise<number> {
   for (const warning of policy.warnings) console.error(`htmcp: warning: ${warning}`);
+  // The policy's own [[tests]] gate the start: a policy that no longer gives
+  // the verdicts its author wrote down must not serve anyone.
+  const failing = await firstFailingPolicyTest(policy);
+  if (failing !== null) {
+    console.error(
+      `htmcp: ${failing}; the server does not start until the policy passes its tests.`,
+    );
+    return 1;
+  }
   const built = await createServerContext(policy);
   if (!built.ok) {
     console.error(`htmcp: ${built.message}`);

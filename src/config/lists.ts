@@ -101,7 +101,12 @@ export async function buildCommandLists(
     if (blank >= 0) {
       return fail(`Policy key "${key}.deny_args[${blank + 1}]" holds only whitespace.`);
     }
-    rules.push({ command: rule.command, denyArgs, reason: rule.reason });
+    rules.push({
+      command: rule.command,
+      denyArgs,
+      reason: rule.reason,
+      enforce: rule.enforce ?? "deny",
+    });
   }
 
   if (allowlist.size === 0) {

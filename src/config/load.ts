@@ -26,6 +26,7 @@ import {
   resolveStateDir,
 } from "./locations.ts";
 import { buildCommandLists } from "./lists.ts";
+import { buildArgSchemas } from "./arg_schemas.ts";
 import { checkDisabledGuards } from "./guard_names.ts";
 import { compileExtraPattern } from "./patterns.ts";
 import { buildRemoteSettings } from "./remote.ts";
@@ -202,6 +203,8 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
   const lists = await buildCommandLists(file, children.value.pathDirs, jailRoot);
   if (!lists.ok) return lists;
   warnings.push(...lists.value.warnings);
+  const argSchemas = buildArgSchemas(file, lists.value.allowlist);
+  if (!argSchemas.ok) return argSchemas;
 
   // --- redaction ------------------------------------------------------------
   const redaction = file.redaction ?? {};
@@ -260,6 +263,14 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
     allowlist: new FrozenMap(lists.value.allowlist),
     denylist: new FrozenSet(lists.value.denylist),
     rules: lists.value.rules,
+    argSchemas: argSchemas.value,
+    tests: (file.tests ?? []).map((entry) => ({
+      name: entry.name ?? entry.command,
+      command: entry.command,
+      cwd: entry.cwd ?? null,
+      expect: entry.expect,
+      reasonContains: entry.reason_contains ?? null,
+    })),
     disabledGuards,
     confineArgs,
     limits: {

@@ -70,9 +70,43 @@ const ruleEntry = table({
     error: "must list at least one argument sequence",
   }),
   reason: text(),
+  enforce: oneOf(["deny", "warn"]),
 });
 
 const extraPatternEntry = table({ name: text(), regex: text() });
+
+/** Every code a `[[tests]]` entry may expect (the result codes a check can give). */
+export const POLICY_TEST_CODES = [
+  "OK",
+  "POLICY_DENIED",
+  "PARSE_ERROR",
+  "CWD_ESCAPE",
+  "PATH_ESCAPE",
+] as const;
+
+const flagWord = z.string({ error: 'must be a flag such as "-m" or "--message="' }).regex(
+  /^--?[A-Za-z0-9][A-Za-z0-9-]*(=|=\.\.\.)?$/,
+  { error: 'must be a flag such as "-m" or "--message=" (a trailing = takes a value)' },
+);
+const flagWords = z.array(flagWord, { error: "must be an array of flags" });
+
+const commandSchemaEntry = table({
+  subcommands: texts(),
+  flags: z.union([flagWords, z.record(z.string(), flagWords)], {
+    error: "must be an array of flags, or a table of such arrays by subcommand",
+  }).optional(),
+  global_flags: flagWords.optional(),
+});
+
+const testEntry = table({
+  name: text().optional(),
+  command: text(),
+  cwd: text().optional(),
+  expect: z.enum(POLICY_TEST_CODES, {
+    error: `must be ${POLICY_TEST_CODES.map((code) => `"${code}"`).join(", ")}`,
+  }),
+  reason_contains: text().optional(),
+});
 
 /** The whole file. */
 export const PolicyFileSchema = table({
@@ -83,6 +117,8 @@ export const PolicyFileSchema = table({
   allowlist: table({ commands: texts() }).optional(),
   denylist: table({ commands: texts() }).optional(),
   rules: z.array(ruleEntry, { error: "must be an array of [[rules]] tables" }).optional(),
+  tests: z.array(testEntry, { error: "must be an array of [[tests]] tables" }).optional(),
+  commands: z.record(z.string(), commandSchemaEntry, { error: "must be a table" }).optional(),
   limits: table({
     timeout_ms: integer("timeout_ms"),
     max_output_bytes: integer("max_output_bytes"),

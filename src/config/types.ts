@@ -33,6 +33,12 @@ export interface ArgRule {
    * present (including `--force=x` and attached short forms) to deny.
    */
   readonly denyArgs: readonly string[];
+  /**
+   * `"deny"` (default) refuses; `"warn"` lets the command run and reports in
+   * the reply and the audit record that this rule would have refused it, so
+   * a new rule can be rolled out before it is enforced.
+   */
+  readonly enforce: "deny" | "warn";
   readonly reason: string;
 }
 
@@ -96,6 +102,50 @@ export interface AuthSettings {
   readonly accessTokenTtlSeconds: number;
 }
 
+/** Flags a command or subcommand accepts, spelled exactly; `takesValue` ⊆ `names`. */
+export interface FlagList {
+  readonly names: ReadonlySet<string>;
+  readonly takesValue: ReadonlySet<string>;
+  /**
+   * Value flags after which every word belongs to the program named by the
+   * value (`python3 -m pytest -q`): spelled `"-m=..."` in the policy.
+   */
+  readonly endsOptions: ReadonlySet<string>;
+}
+
+/**
+ * `[commands.NAME]`: the subcommands and flags a command may be given. Any
+ * other subcommand or flag (an abbreviation included) is refused.
+ */
+export interface ArgSchema {
+  /** Allowed subcommands, or null for a command without subcommands. */
+  readonly subcommands: ReadonlySet<string> | null;
+  /** Flags of a command without subcommands. */
+  readonly flags: FlagList;
+  /** `flags.SUB` per subcommand; a subcommand missing here accepts no flag. */
+  readonly subcommandFlags: ReadonlyMap<string, FlagList>;
+  /** `global_flags`: flags allowed before the subcommand (none by default). */
+  readonly globalFlags: FlagList;
+}
+
+/** What a `[[tests]]` entry may expect: the verdict codes of a check that runs nothing. */
+export type PolicyTestCode = "OK" | "POLICY_DENIED" | "PARSE_ERROR" | "CWD_ESCAPE" | "PATH_ESCAPE";
+
+/**
+ * One `[[tests]]` entry: an example the operator wrote into the policy, with
+ * the verdict it must get. Checked at every startup and by `htmcp policy test`.
+ */
+export interface PolicyTest {
+  /** `name`, or the command text when unnamed; used in every message about the test. */
+  readonly name: string;
+  readonly command: string;
+  /** The cwd to judge it in (relative to the jail), or null for the jail root. */
+  readonly cwd: string | null;
+  readonly expect: PolicyTestCode;
+  /** A piece of text the verdict's reason must contain, or null. */
+  readonly reasonContains: string | null;
+}
+
 export interface Policy {
   /** Absolute path of the policy file, or null when built from env alone. */
   readonly policyFile: string | null;
@@ -110,6 +160,10 @@ export interface Policy {
   readonly allowlist: ReadonlyMap<string, ResolvedCommand>;
   readonly denylist: ReadonlySet<string>;
   readonly rules: readonly ArgRule[];
+  /** `[commands.NAME]` argument schemas, by allowlisted name. */
+  readonly argSchemas: ReadonlyMap<string, ArgSchema>;
+  /** `[[tests]]`: examples and their expected verdicts, in file order. */
+  readonly tests: readonly PolicyTest[];
   /** Names of built-in escape-hatch guards the operator switched off. */
   readonly disabledGuards: ReadonlySet<string>;
   /** `[paths] confine_args`. */

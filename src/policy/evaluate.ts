@@ -22,6 +22,7 @@ import { describeGuardHit, findGuardHit } from "./guard_check.ts";
 import { gitDiffSafetyArgs, isGit } from "./git_safety.ts";
 import { SYSTEM_POLICY_IO } from "./real_path_io.ts";
 import { findRuleHit } from "./rules.ts";
+import { checkArgSchema } from "./arg_schema.ts";
 import { splitWords } from "./tokenize.ts";
 import type { Decision, PolicyIo } from "./types.ts";
 
@@ -74,8 +75,24 @@ export function evaluateCommand(
     );
   }
 
+  // The operator's argument schema, next: it names what may be passed, so an
+  // unlisted flag or subcommand is refused before any guard is consulted.
+  const schema = policy.argSchemas.get(command.name);
+  if (schema !== undefined) {
+    const refusal = checkArgSchema(first.text, schema, args);
+    if (refusal !== null) return deny(refusal, argv);
+  }
+
   const guardHit = findGuardHit(names, args, policy.disabledGuards);
   if (guardHit !== null) return deny(describeGuardHit(first.text, guardHit), argv);
+
+  // Rollout rules are judged last, on a command every refusing check allowed,
+  // so a warning always means "this rule alone would have refused it".
+  const warnHit = findRuleHit(command.name, args, policy.rules, "warn");
+  const ruleWarnings = warnHit === null ? [] : [
+    `The policy rule "${warnHit.entry}" (enforce = "warn") would have refused this command ` +
+    `(${warnHit.rule.reason}).`,
+  ];
 
   const runArgs = isGit(command) && !policy.disabledGuards.has("git-diff-drivers")
     ? gitDiffSafetyArgs(args)
@@ -84,6 +101,7 @@ export function evaluateCommand(
     ok: true,
     argv: Object.freeze([first.text, ...runArgs]),
     command,
+    ruleWarnings: Object.freeze(ruleWarnings),
     reason:
       `Allowed: "${command.name}" is on the allowlist and no guard or rule refuses its arguments.`,
   };

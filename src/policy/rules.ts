@@ -44,19 +44,22 @@ export interface RuleHit {
 }
 
 /**
- * Returns the first rule entry whose words all appear in `args`, or null.
+ * Returns the first rule entry of the given enforcement whose words all
+ * appear in `args`, or null.
  *
  * @param commandName The allowlisted name of the command.
  * @param args The arguments after the command word.
  * @param rules The policy's rules.
+ * @param enforce Which rules to consult: `"deny"` (refusing) or `"warn"` (rollout).
  */
 export function findRuleHit(
   commandName: string,
   args: readonly string[],
   rules: readonly ArgRule[],
+  enforce: ArgRule["enforce"] = "deny",
 ): RuleHit | null {
   for (const rule of rules) {
-    if (rule.command !== commandName) continue;
+    if (rule.command !== commandName || rule.enforce !== enforce) continue;
     for (const entry of rule.denyArgs) {
       const words = entry.split(/\s+/).filter((word) => word.length > 0);
       // An entry with no words would refuse everything; the loader rejects it, and

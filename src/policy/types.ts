@@ -25,6 +25,11 @@ export type Decision =
     readonly argv: readonly string[];
     readonly command: ResolvedCommand;
     readonly reason: string;
+    /**
+     * Rules with `enforce = "warn"` that would have refused this command:
+     * one sentence each, for the reply's reason and the audit record.
+     */
+    readonly ruleWarnings: readonly string[];
   }
   | {
     readonly ok: false;

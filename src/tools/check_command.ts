@@ -18,6 +18,8 @@ export type CheckResult =
     readonly command: ResolvedCommand;
     readonly cwd: string;
     readonly reason: string;
+    /** `enforce = "warn"` rules that would have refused it (reply and audit say so). */
+    readonly ruleWarnings: readonly string[];
   }
   | {
     readonly ok: false;
@@ -74,6 +76,9 @@ export async function checkCommand(
     argv: decision.argv,
     command: decision.command,
     cwd: cwd.value,
-    reason: decision.reason,
+    reason: decision.ruleWarnings.length === 0
+      ? decision.reason
+      : `${decision.reason} ${decision.ruleWarnings.join(" ")}`,
+    ruleWarnings: decision.ruleWarnings,
   };
 }

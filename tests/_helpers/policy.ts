@@ -60,6 +60,8 @@ export function makePolicy(options: TestPolicyOptions): Policy {
     allowlist,
     denylist: new Set(options.deny ?? ["rm", "sudo", "dd", "mkfs", "shutdown", "reboot"]),
     rules: [],
+    tests: [],
+    argSchemas: new Map(),
     disabledGuards: new Set(),
     confineArgs: true,
     limits: TEST_LIMITS,

@@ -248,7 +248,12 @@ Deno.test("loadPolicy() keeps rules with whitespace-normalised deny_args", async
       ),
     );
     assert.deepEqual(policy.rules, [
-      { command: "ls", denyArgs: ["-R", "--color always"], reason: "No recursion." },
+      {
+        command: "ls",
+        denyArgs: ["-R", "--color always"],
+        reason: "No recursion.",
+        enforce: "deny",
+      },
     ]);
   });
 });

@@ -19,6 +19,7 @@ Deno.test("loadPolicy() fills every field with its documented default", async ()
         denylist: [...policy.denylist],
         disabledGuards: [...policy.disabledGuards],
         childEnv: { ...policy.childEnv },
+        argSchemas: [...policy.argSchemas],
       },
       {
         policyFile: `${s.dir}/policy.toml`,
@@ -29,6 +30,8 @@ Deno.test("loadPolicy() fills every field with its documented default", async ()
         allowlist: [],
         denylist: [],
         rules: [],
+        tests: [],
+        argSchemas: [],
         disabledGuards: [],
         confineArgs: true,
         limits: {

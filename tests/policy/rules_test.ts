@@ -4,12 +4,58 @@ import { policyAllowing } from "./_fixtures.ts";
 
 const policy = policyAllowing(["git", "ls", "cat"], {
   rules: [
-    { command: "git", denyArgs: ["push --force", "push -f"], reason: "no force pushes" },
-    { command: "git", denyArgs: ["commit --amend"], reason: "history is append-only" },
-    { command: "git", denyArgs: ["clean"], reason: "clean deletes untracked files" },
-    { command: "ls", denyArgs: ["-R"], reason: "recursive listings flood the output" },
-    { command: "cat", denyArgs: ["--format=x"], reason: "exact word" },
+    {
+      command: "git",
+      denyArgs: ["push --force", "push -f"],
+      reason: "no force pushes",
+      enforce: "deny",
+    },
+    {
+      command: "git",
+      denyArgs: ["commit --amend"],
+      reason: "history is append-only",
+      enforce: "deny",
+    },
+    {
+      command: "git",
+      denyArgs: ["clean"],
+      reason: "clean deletes untracked files",
+      enforce: "deny",
+    },
+    {
+      command: "ls",
+      denyArgs: ["-R"],
+      reason: "recursive listings flood the output",
+      enforce: "deny",
+    },
+    { command: "cat", denyArgs: ["--format=x"], reason: "exact word", enforce: "deny" },
+    {
+      command: "ls",
+      denyArgs: ["-l"],
+      reason: "long listings are being phased out",
+      enforce: "warn",
+    },
   ],
+});
+
+Deno.test('evaluateCommand() runs a command only an enforce = "warn" rule matches, and says so', () => {
+  const decision = evaluateCommand("ls -l", policy);
+  ok(decision.ok, JSON.stringify(decision));
+  equal(decision.ruleWarnings.length, 1);
+  match(decision.ruleWarnings[0] ?? "", /"-l" \(enforce = "warn"\) would have refused/);
+  match(decision.ruleWarnings[0] ?? "", /long listings are being phased out/);
+});
+
+Deno.test("evaluateCommand() still refuses with a deny rule when a warn rule also matches", () => {
+  const decision = evaluateCommand("ls -l -R", policy);
+  ok(!decision.ok);
+  match(decision.reason, /"-R"/);
+});
+
+Deno.test("evaluateCommand() gives no rule warning when no warn rule matches", () => {
+  const decision = evaluateCommand("ls -a", policy);
+  ok(decision.ok);
+  equal(decision.ruleWarnings.length, 0);
 });
 
 const DENIED: readonly (readonly [string, string])[] = [
@@ -85,7 +131,7 @@ Deno.test("ruleWordMatches() documents its semantics: long prefixes, short clust
 
 Deno.test("evaluateCommand() ignores a rule entry with no words instead of refusing everything", () => {
   const blank = policyAllowing(["ls"], {
-    rules: [{ command: "ls", denyArgs: ["   "], reason: "blank" }],
+    rules: [{ command: "ls", denyArgs: ["   "], reason: "blank", enforce: "deny" }],
   });
   ok(evaluateCommand("ls -la", blank).ok);
 });
