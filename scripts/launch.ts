@@ -18,6 +18,7 @@ import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadPolicy } from "../src/config/mod.ts";
 import { processEnv } from "../src/cli/env.ts";
+import { missingPolicyMessage, parseCommandLine, POLICY_VERBS } from "../src/cli/args.ts";
 import {
   buildPermissionSet,
   DEFAULT_IMPORT_HOSTS,
@@ -26,7 +27,6 @@ import {
 
 const MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url));
 const CONFIG = fileURLToPath(new URL("../deno.json", import.meta.url));
-const POLICY_VERBS = new Set(["serve", "explain", "check", "permissions", "systemd", "auth"]);
 
 /** Flags for a verb that touches nothing: deny the implicit remote imports too. */
 const NOTHING = Object.freeze([
@@ -39,46 +39,43 @@ const NOTHING = Object.freeze([
 
 export type LaunchPlan =
   | { readonly ok: true; readonly argv: readonly string[] }
-  | { readonly ok: false; readonly message: string };
-
-/** The value of `--name VALUE` or `--name=VALUE` before any bare `--`. */
-function flagValue(args: readonly string[], name: string): string | undefined {
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string;
-    if (arg === "--") return undefined;
-    if (arg === name) return args[i + 1];
-    if (arg.startsWith(`${name}=`)) return arg.slice(name.length + 1);
-  }
-  return undefined;
-}
+  | { readonly ok: false; readonly message: string; readonly usage: boolean };
 
 /**
  * Decides the exact `deno` argv for `args` (without spawning anything).
+ * The command line is checked first with the same parser as `src/main.ts`,
+ * so `--polcy` or a missing `--policy` gets the CLI's own sentence, not the
+ * loader's complaint about whatever key it happened to read first.
  *
  * @param args The htmcp arguments, as given to `deno task htmcp`.
  * @param cwd The folder relative paths resolve against.
- * @returns The argv (after the deno executable), or why it cannot run.
+ * @returns The argv (after the deno executable), or why it cannot run
+ *   (`usage` for a command-line mistake: exit 2, like the CLI).
  */
 export async function planLaunch(args: readonly string[], cwd: string): Promise<LaunchPlan> {
-  const first = args[0];
-  const verb = first === undefined || first.startsWith("-") ? "serve" : first;
   const tail = ["--config", CONFIG, MAIN, ...args];
-  if (first === "--help" || first === "-h" || first === "help" || !POLICY_VERBS.has(verb)) {
-    if (verb === "audit" && args[1] === "verify" && args[2] !== undefined) {
-      const file = resolve(cwd, args[2]);
-      return { ok: true, argv: ["run", ...NOTHING, `--allow-read=${file}`, ...tail] };
+  const line = parseCommandLine(args);
+  if (!line.ok) return { ok: false, message: line.message, usage: true };
+  if (line.action !== "run") return { ok: true, argv: ["run", ...NOTHING, ...tail] };
+  if (!POLICY_VERBS.has(line.verb)) {
+    const file = line.verb === "audit" && args[1] === "verify" ? args[2] : undefined;
+    if (file !== undefined) {
+      return { ok: true, argv: ["run", ...NOTHING, `--allow-read=${resolve(cwd, file)}`, ...tail] };
     }
     return { ok: true, argv: ["run", ...NOTHING, ...tail] };
   }
-  const policyFlag = flagValue(args, "--policy");
+  const env = processEnv();
+  const policyFlag = line.parsed.values.get("--policy");
+  const missing = missingPolicyMessage(policyFlag, env);
+  if (missing !== null) return { ok: false, message: missing, usage: true };
   const loaded = await loadPolicy({
     policyFile: policyFlag === undefined ? null : resolve(cwd, policyFlag),
-    env: processEnv(),
+    env,
   });
-  if (!loaded.ok) return { ok: false, message: loaded.message };
-  const listen = flagValue(args, "--http");
+  if (!loaded.ok) return { ok: false, message: loaded.message, usage: false };
+  const listen = line.parsed.values.get("--http");
   const built = await buildPermissionSet(loaded.policy, listen === undefined ? {} : { listen });
-  if (!built.ok) return { ok: false, message: built.reason };
+  if (!built.ok) return { ok: false, message: built.reason, usage: false };
   return { ok: true, argv: ["run", ...renderDenoFlags(built.set), ...tail] };
 }
 
@@ -97,7 +94,7 @@ if (import.meta.main) {
   const plan = await planLaunch(Deno.args, cwd);
   if (!plan.ok) {
     console.error(`htmcp: ${plan.message}`);
-    Deno.exit(1);
+    Deno.exit(plan.usage ? 2 : 1);
   }
   const child = new Deno.Command(Deno.execPath(), {
     args: [...plan.argv],

@@ -4,6 +4,8 @@
  *
  * @module
  */
+import { missingPolicyMessage, parseCommandLine, POLICY_VERBS } from "./cli/args.ts";
+import { processEnv } from "./cli/env.ts";
 import { VERSION } from "./version.ts";
 
 export const USAGE = `htmcp ${VERSION}: a security-hardened MCP terminal server
@@ -46,25 +48,32 @@ const VERBS: ReadonlyMap<string, () => Promise<VerbRunner>> = new Map([
  * @returns The process exit code.
  */
 export async function main(argv: readonly string[]): Promise<number> {
-  const first = argv[0];
-  if (first === "--help" || first === "-h" || first === "help") {
+  const line = parseCommandLine(argv);
+  if (!line.ok) {
+    console.error(`htmcp: ${line.message}`);
+    return 2;
+  }
+  if (line.action === "help") {
     console.log(USAGE);
     return 0;
   }
-  if (first === "version" || first === "--version" || first === "-V") {
+  if (line.action === "version") {
     console.log(`htmcp ${VERSION}`);
     return 0;
   }
-  // `serve` is the default verb: `htmcp --policy FILE` serves.
-  const isVerb = first !== undefined && !first.startsWith("-");
-  const verb = isVerb ? first : "serve";
-  const loader = VERBS.get(verb);
-  if (loader === undefined) {
-    console.error(`Unknown command "${verb}"; see htmcp --help.`);
-    return 2;
+  // A policy verb with no policy at all is a usage mistake, said before the
+  // loader would name whichever key it read first.
+  if (POLICY_VERBS.has(line.verb)) {
+    const missing = missingPolicyMessage(line.parsed.values.get("--policy"), processEnv());
+    if (missing !== null) {
+      console.error(`htmcp: ${missing}`);
+      return 2;
+    }
   }
+  const loader = VERBS.get(line.verb);
+  if (loader === undefined) throw new TypeError(`No runner for the verb "${line.verb}".`);
   const run = await loader();
-  return await run(isVerb ? argv.slice(1) : argv);
+  return await run(line.verbArgs);
 }
 
 if (import.meta.main) {
