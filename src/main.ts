@@ -12,7 +12,8 @@ export const USAGE = `htmcp ${VERSION}: a security-hardened MCP terminal server
 
 Usage:
   htmcp [serve] --policy FILE [--http HOST:PORT]   serve MCP over stdio (default) or HTTP
-  htmcp explain --policy FILE -- COMMAND...        print the verdict for COMMAND; runs nothing
+  htmcp explain --policy FILE -- COMMAND...        print the verdict for COMMAND (argv as given); runs nothing
+  htmcp explain --policy FILE --text TEXT          the same for command text, split as run_command does
   htmcp check --policy FILE [--allow-unconfined]   validate the policy and prove the layers
   htmcp permissions --policy FILE [--transport stdio|http] [--format flags|json|systemd]
   htmcp systemd --policy FILE [--user]             print a hardened systemd unit

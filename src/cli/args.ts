@@ -75,7 +75,7 @@ export function parseArgs(argv: readonly string[], spec: FlagSpec): ParseArgsRes
  */
 export const VERB_FLAGS: ReadonlyMap<string, FlagSpec> = new Map<string, FlagSpec>([
   ["serve", { values: ["--policy", "--http"], switches: ["--allow-unconfined"] }],
-  ["explain", { values: ["--policy", "--cwd"] }],
+  ["explain", { values: ["--policy", "--cwd", "--text"] }],
   ["check", { values: ["--policy", "--http"], switches: ["--allow-unconfined"] }],
   ["permissions", { values: ["--policy", "--transport", "--format", "--http"] }],
   ["systemd", {
