@@ -76,7 +76,21 @@ export async function planLaunch(args: readonly string[], cwd: string): Promise<
   const listen = line.parsed.values.get("--http");
   const built = await buildPermissionSet(loaded.policy, listen === undefined ? {} : { listen });
   if (!built.ok) return { ok: false, message: built.reason, usage: false };
-  return { ok: true, argv: ["run", ...renderDenoFlags(built.set), ...tail] };
+  const flags = renderDenoFlags(built.set);
+  // A printed unit names the npm cache its `deno run` needs; only the verbs
+  // that print one may read where that cache is (the server never needs to).
+  const printsUnit = line.verb === "systemd" || line.verb === "permissions";
+  return {
+    ok: true,
+    argv: ["run", ...(printsUnit ? withEnvName(flags, "DENO_DIR") : flags), ...tail],
+  };
+}
+
+/** `flags` with `name` added to the `--allow-env` grant (or a grant of its own). */
+function withEnvName(flags: readonly string[], name: string): string[] {
+  const index = flags.findIndex((flag) => flag.startsWith("--allow-env="));
+  if (index === -1) return [...flags, `--allow-env=${name}`];
+  return flags.map((flag, i) => i === index ? `${flag},${name}` : flag);
 }
 
 const FORWARDED: readonly Deno.Signal[] = ["SIGTERM", "SIGINT", "SIGHUP"];

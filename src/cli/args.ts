@@ -79,8 +79,8 @@ export const VERB_FLAGS: ReadonlyMap<string, FlagSpec> = new Map<string, FlagSpe
   ["check", { values: ["--policy", "--http"], switches: ["--allow-unconfined"] }],
   ["permissions", { values: ["--policy", "--transport", "--format", "--http"] }],
   ["systemd", {
-    values: ["--policy", "--http", "--transport", "--user-name", "--pin-credential"],
-    switches: ["--user", "--dynamic-user"],
+    values: ["--policy", "--http", "--transport", "--user-name", "--env-file"],
+    switches: ["--user"],
   }],
   ["auth", { values: ["--policy"], switches: ["--json"] }],
   ["audit", {}],
