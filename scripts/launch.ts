@@ -110,8 +110,12 @@ if (import.meta.main) {
     console.error(`htmcp: ${plan.message}`);
     Deno.exit(plan.usage ? 2 : 1);
   }
+  // The installed command (`deno task install`) runs offline: its server must
+  // not fetch either.
+  const offline = Deno.env.get("HTMCP_CACHED_ONLY") === "1";
+  const argv = offline ? ["run", "--cached-only", ...plan.argv.slice(1)] : [...plan.argv];
   const child = new Deno.Command(Deno.execPath(), {
-    args: [...plan.argv],
+    args: argv,
     cwd,
     stdin: "inherit",
     stdout: "inherit",
