@@ -206,7 +206,6 @@ Deno.test("approval: the transaction is one-time and only its server-side parame
     const { challenge } = pkce();
     const page = await authorizeGet(f.auth, authorizeParams(clientId, challenge));
     const form = formOf(await page.text());
-    const txn = form.txn;
     // Re-posted parameters are ignored: the redirect goes where the request said.
     const approved = await approvalPost(f.auth, {
       ...form,

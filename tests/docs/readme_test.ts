@@ -101,7 +101,7 @@ Deno.test("the README's release line is true: CI compiles per platform on versio
     /Release binaries are built by CI on version tags \(`\.github\/workflows\/release\.yml`/,
   );
   const workflow = await Deno.readTextFile(`${REPO}.github/workflows/release.yml`);
-  assert.match(workflow, /on:\n  push:\n    tags: \["v\*"\]/);
+  assert.ok(workflow.includes(`on:\n  push:\n    tags: ["v*"]`), "built on version tags");
   assert.match(workflow, /scripts\/compile\.ts --broad --target \$\{\{ matrix\.target \}\}/);
   assert.ok((workflow.match(/target: [a-z0-9_-]+/g) ?? []).length >= 4, "one build per platform");
   assert.match(workflow, /cat \*\.sha256 > SHA256SUMS && sha256sum -c SHA256SUMS/);
