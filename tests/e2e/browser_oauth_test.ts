@@ -25,6 +25,7 @@ import { type CliServer, startCliServer } from "../../scripts/conformance.ts";
 const PIN = "larch-4-meadow-91";
 const BROWSER = fileURLToPath(new URL("./_browser_approve.ts", import.meta.url));
 const CHROMIUM = "/usr/bin/chromium";
+const CONFIG = fileURLToPath(new URL("../../deno.json", import.meta.url));
 
 /** A client provider whose "browser" is whatever `open` does with the URL. */
 class BrowserProvider implements OAuthClientProvider {
@@ -156,6 +157,8 @@ Deno.test("headless Chromium approves with the PIN, and the SDK client gets a to
           "run",
           "--quiet",
           "-A",
+          "--config",
+          CONFIG,
           BROWSER,
           provider.authorizationUrl.href,
           PIN,
