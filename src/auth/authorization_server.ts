@@ -27,6 +27,7 @@ import {
   type RequestInfo,
   type ServerDeps,
 } from "./server/mod.ts";
+import { rateLimitedLog } from "./server/operator_log.ts";
 import { type AuthSettingsResolved, resolveAuthSettings } from "./settings.ts";
 import { openAuthState } from "./state/mod.ts";
 
@@ -125,7 +126,7 @@ export async function createAuthorizationServer(
     transactions: new ExpiringMap(MAX_TRANSACTIONS, "refuse", now),
     codes: new CodeStore(now),
     pinLimiter: new FailureLimiter(options.pinLimits ?? DEFAULT_FAILURE_LIMITS, now),
-    operatorLog: options.operatorLog ?? ((line) => console.error(line)),
+    operatorLog: rateLimitedLog(options.operatorLog ?? ((line) => console.error(line)), now),
   };
   const route = createRouter(deps);
   const metadataUrl = settings.protectedResourceMetadataUrl;

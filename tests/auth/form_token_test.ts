@@ -127,3 +127,27 @@ Deno.test("approval: a token belongs to its own transaction, not to another page
     assert.equal((await approvalPost(f.auth, { ...mine, pin: PIN })).status, 303);
   });
 });
+
+Deno.test("approval: refused posts beyond 20 a minute are still audited but printed once as a summary", async () => {
+  await withAuth({}, async (f) => {
+    const form = await openForm(f.auth);
+    for (let i = 0; i < 25; i++) {
+      const response = await nullOriginPost(f.auth, { txn: form.txn, csrf: "forged", pin: PIN });
+      assert.equal(response.status, 403);
+      await response.body?.cancel();
+    }
+    assert.equal(
+      (await f.events()).filter((e) => e.event === "approval_refused").length,
+      25,
+      "every refusal is audited",
+    );
+    assert.equal(f.operatorLines.length, 21);
+    assert.match(f.operatorLines[20] ?? "", /more than 20 refused approvals this minute/);
+    f.advance(60_000);
+    const later = await nullOriginPost(f.auth, { txn: form.txn, csrf: "forged", pin: PIN });
+    await later.body?.cancel();
+    assert.equal(f.operatorLines.length, 22, "a new minute prints again");
+    // The real page still works after the flood.
+    assert.equal((await approvalPost(f.auth, { ...form, pin: PIN })).status, 303);
+  });
+});
