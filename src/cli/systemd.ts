@@ -100,14 +100,19 @@ export async function run(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const needsPin = policy.auth.mode === "oauth";
+  const envFile = parsed.args.values.get("--env-file");
+  if (envFile !== undefined && (!envFile.startsWith("/") || /[\s"'\\]/.test(envFile))) {
+    console.error(
+      `htmcp: --env-file "${envFile}" must be an absolute path without blanks, quotes or backslashes.`,
+    );
+    return 2;
+  }
   console.log(renderSystemdUnit(built.set, policy, {
     program: currentUnitProgram(),
     user,
     listen,
     ...(serviceUser === undefined ? {} : { serviceUser }),
-    environmentFile: needsPin
-      ? parsed.args.values.get("--env-file") ?? defaultEnvironmentFile(user)
-      : null,
+    environmentFile: needsPin ? envFile ?? defaultEnvironmentFile(user) : null,
   }));
   return 0;
 }

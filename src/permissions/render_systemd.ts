@@ -79,6 +79,25 @@ function quoteArg(arg: string): string {
   return `"${escaped}"`;
 }
 
+/**
+ * The `EnvironmentFile=` value. systemd takes it as a plain path (no quote
+ * removal) with `%` specifiers expanded: the user default keeps its `%h`
+ * (the home folder); any other path has its `%` escaped, and a path with a
+ * blank, quote or backslash is refused rather than written so systemd would
+ * read another file.
+ *
+ * @throws {RangeError} For a path systemd cannot take as written.
+ */
+function environmentFileSetting(path: string, user: boolean): string {
+  if (path === defaultEnvironmentFile(user)) return path;
+  if (!path.startsWith("/") || /[\s"'\\]/.test(path)) {
+    throw new RangeError(
+      `The environment file "${path}" must be an absolute path without blanks, quotes or backslashes.`,
+    );
+  }
+  return path.replaceAll("%", "%%");
+}
+
 /** A path for a space-separated list setting; "-" prefix would mean "ignore if missing". */
 function pathList(paths: readonly string[]): string {
   return paths.map(quoteArg).join(" ");
@@ -168,7 +187,7 @@ export function renderSystemdUnit(
       "# The admin PIN: a file with the one line HTMCP_OAUTH_ADMIN_PIN=<pin>. systemd reads it",
       "# before dropping privileges, so keep it root-owned, mode 0600. A missing file stops the",
       "# start: approvals need the PIN. Never put the PIN on ExecStart or in Environment=.",
-      `EnvironmentFile=${quoteArg(options.environmentFile)}`,
+      `EnvironmentFile=${environmentFileSetting(options.environmentFile, options.user)}`,
     );
   }
   if (program.kind === "binary") {

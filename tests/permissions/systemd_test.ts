@@ -136,9 +136,27 @@ Deno.test("renderSystemdUnit() runs a system unit as a dedicated user and reads 
   // No PIN needed, no file: a missing EnvironmentFile would stop the start.
   const open = parseUnit(unitFor(policyFor({ auth: { ...oauth.auth, mode: "none" } })));
   equal(open.get("Service")?.has("EnvironmentFile"), false);
-  // A --user unit runs as its manager's user.
-  const user = parseUnit(unitFor(oauth, true));
-  equal(user.get("Service")?.has("User"), false);
+  // A --user unit runs as its manager's user; its default file keeps the %h specifier.
+  const user = renderSystemdUnit(httpSet(oauth), oauth, {
+    program: { kind: "binary", path: "/usr/local/bin/htmcp" },
+    user: true,
+    listen: "127.0.0.1:8080",
+    environmentFile: "%h/.config/htmcp/htmcp.env",
+  });
+  equal(parseUnit(user).get("Service")?.has("User"), false);
+  equal(one(parseUnit(user), "EnvironmentFile"), "%h/.config/htmcp/htmcp.env");
+  // Any other path is literal: % escaped; a blank or quote is refused, never mis-written.
+  const literal = (environmentFile: string) =>
+    renderSystemdUnit(httpSet(oauth), oauth, {
+      program: { kind: "binary", path: "/usr/local/bin/htmcp" },
+      user: false,
+      listen: "127.0.0.1:8080",
+      environmentFile,
+    });
+  equal(one(parseUnit(literal("/etc/htmcp/100%.env")), "EnvironmentFile"), "/etc/htmcp/100%%.env");
+  for (const bad of ["/etc/htmcp/my pin.env", '/etc/"x".env', "relative.env"]) {
+    assert.throws(() => literal(bad), RangeError, bad);
+  }
 });
 
 Deno.test("renderSystemdUnit() lets the bwrap sandbox create namespaces and mount, and nothing else changes", () => {
