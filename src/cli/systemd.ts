@@ -17,6 +17,7 @@ import { loadPolicyForCli } from "./policy_arg.ts";
 import {
   buildPermissionSet,
   defaultEnvironmentFile,
+  isPlainUnitPath,
   renderSystemdUnit,
   type UnitProgram,
 } from "../permissions/mod.ts";
@@ -101,7 +102,7 @@ export async function run(argv: readonly string[]): Promise<number> {
   }
   const needsPin = policy.auth.mode === "oauth";
   const envFile = parsed.args.values.get("--env-file");
-  if (envFile !== undefined && (!envFile.startsWith("/") || /[\s"'\\]/.test(envFile))) {
+  if (envFile !== undefined && !isPlainUnitPath(envFile)) {
     console.error(
       `htmcp: --env-file "${envFile}" must be an absolute path without blanks, quotes or backslashes.`,
     );

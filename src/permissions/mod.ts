@@ -20,6 +20,7 @@ export { NEVER_GRANTED, type PermissionSetJson, permissionSetToJson } from "./re
 export { type WorkerPermissions, workerPermissions } from "./render_worker.ts";
 export {
   defaultEnvironmentFile,
+  isPlainUnitPath,
   renderSystemdUnit,
   type SystemdOptions,
   type UnitProgram,

@@ -79,6 +79,11 @@ function quoteArg(arg: string): string {
   return `"${escaped}"`;
 }
 
+/** Whether systemd reads `path` as written in a plain path setting: absolute, no blank, quote or backslash. */
+export function isPlainUnitPath(path: string): boolean {
+  return path.startsWith("/") && !/[\s"'\\]/.test(path);
+}
+
 /**
  * The `EnvironmentFile=` value. systemd takes it as a plain path (no quote
  * removal) with `%` specifiers expanded: the user default keeps its `%h`
@@ -90,7 +95,7 @@ function quoteArg(arg: string): string {
  */
 function environmentFileSetting(path: string, user: boolean): string {
   if (path === defaultEnvironmentFile(user)) return path;
-  if (!path.startsWith("/") || /[\s"'\\]/.test(path)) {
+  if (!isPlainUnitPath(path)) {
     throw new RangeError(
       `The environment file "${path}" must be an absolute path without blanks, quotes or backslashes.`,
     );
