@@ -16,7 +16,8 @@ Usage:
   htmcp explain --policy FILE --text TEXT          the same for command text, split as run_command does
   htmcp check --policy FILE [--allow-unconfined]   validate the policy and prove the layers
   htmcp permissions --policy FILE [--transport stdio|http] [--format flags|json|systemd]
-  htmcp systemd --policy FILE [--user]             print a hardened systemd unit
+  htmcp systemd --policy FILE [--http HOST:PORT] [--user] [--user-name NAME] [--env-file FILE]
+                                                   print a hardened systemd unit (HTTP)
   htmcp audit verify FILE                          verify the audit log's hash chain
   htmcp auth clients --policy FILE                 list approved OAuth clients
   htmcp auth revoke CLIENT_ID --policy FILE        revoke a client and its tokens
