@@ -18,6 +18,7 @@ import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadPolicy } from "../src/config/mod.ts";
 import { processEnv } from "../src/cli/env.ts";
+import { missingPolicyMessage, parseCommandLine, POLICY_VERBS } from "../src/cli/args.ts";
 import {
   buildPermissionSet,
   DEFAULT_IMPORT_HOSTS,
@@ -26,15 +27,6 @@ import {
 
 const MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url));
 const CONFIG = fileURLToPath(new URL("../deno.json", import.meta.url));
-const POLICY_VERBS = new Set([
-  "serve",
-  "explain",
-  "check",
-  "permissions",
-  "systemd",
-  "auth",
-  "policy",
-]);
 
 /** Flags for a verb that touches nothing: deny the implicit remote imports too. */
 const NOTHING = Object.freeze([
@@ -47,57 +39,68 @@ const NOTHING = Object.freeze([
 
 export type LaunchPlan =
   | { readonly ok: true; readonly argv: readonly string[] }
-  | { readonly ok: false; readonly message: string };
-
-/** The value of `--name VALUE` or `--name=VALUE` before any bare `--`. */
-function flagValue(args: readonly string[], name: string): string | undefined {
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string;
-    if (arg === "--") return undefined;
-    if (arg === name) return args[i + 1];
-    if (arg.startsWith(`${name}=`)) return arg.slice(name.length + 1);
-  }
-  return undefined;
-}
+  | { readonly ok: false; readonly message: string; readonly usage: boolean };
 
 /**
  * Decides the exact `deno` argv for `args` (without spawning anything).
+ * The command line is checked first with the same parser as `src/main.ts`,
+ * so `--polcy` or a missing `--policy` gets the CLI's own sentence, not the
+ * loader's complaint about whatever key it happened to read first.
  *
  * @param args The htmcp arguments, as given to `deno task htmcp`.
  * @param cwd The folder relative paths resolve against.
- * @returns The argv (after the deno executable), or why it cannot run.
+ * @returns The argv (after the deno executable), or why it cannot run
+ *   (`usage` for a command-line mistake: exit 2, like the CLI).
  */
 export async function planLaunch(args: readonly string[], cwd: string): Promise<LaunchPlan> {
-  const first = args[0];
-  const verb = first === undefined || first.startsWith("-") ? "serve" : first;
   const tail = ["--config", CONFIG, MAIN, ...args];
-  if (first === "--help" || first === "-h" || first === "help" || !POLICY_VERBS.has(verb)) {
-    if (verb === "audit" && args[1] === "verify" && args[2] !== undefined) {
-      const file = resolve(cwd, args[2]);
-      return { ok: true, argv: ["run", ...NOTHING, `--allow-read=${file}`, ...tail] };
-    }
-    return { ok: true, argv: ["run", ...NOTHING, ...tail] };
-  }
+  const line = parseCommandLine(args);
+  if (!line.ok) return { ok: false, message: line.message, usage: true };
+  if (line.action !== "run") return { ok: true, argv: ["run", ...NOTHING, ...tail] };
   // `policy diff` compares two policies (each with its own jail) and may
   // replay an audit log, `policy suggest` reads a log: they read, and
   // nothing else (no write, run or net).
-  if (verb === "policy" && (args[1] === "diff" || args[1] === "suggest")) {
+  const policySubverb = line.verb === "policy" ? args[1] : undefined;
+  if (policySubverb === "diff" || policySubverb === "suggest") {
     return { ok: true, argv: ["run", ...NOTHING, "--allow-read", "--allow-env=HTMCP_*", ...tail] };
   }
-  // `htmcp policy test FILE` names its policy as a positional argument.
-  const positionalPolicy = verb === "policy" && args[2] !== undefined && !args[2].startsWith("-")
-    ? args[2]
-    : undefined;
-  const policyFlag = positionalPolicy ?? flagValue(args, "--policy");
+  // `htmcp policy test|lint FILE` names its policy as a positional argument
+  // and runs under that policy's own set, as the server would.
+  const positionalPolicy = policySubverb !== undefined ? line.parsed.positionals[0] : undefined;
+  if (!POLICY_VERBS.has(line.verb) && positionalPolicy === undefined) {
+    const file = line.verb === "audit" && args[1] === "verify" ? args[2] : undefined;
+    if (file !== undefined) {
+      return { ok: true, argv: ["run", ...NOTHING, `--allow-read=${resolve(cwd, file)}`, ...tail] };
+    }
+    return { ok: true, argv: ["run", ...NOTHING, ...tail] };
+  }
+  const env = processEnv();
+  const policyFlag = positionalPolicy ?? line.parsed.values.get("--policy");
+  const missing = missingPolicyMessage(policyFlag, env);
+  if (missing !== null) return { ok: false, message: missing, usage: true };
   const loaded = await loadPolicy({
     policyFile: policyFlag === undefined ? null : resolve(cwd, policyFlag),
-    env: processEnv(),
+    env,
   });
-  if (!loaded.ok) return { ok: false, message: loaded.message };
-  const listen = flagValue(args, "--http");
+  if (!loaded.ok) return { ok: false, message: loaded.message, usage: false };
+  const listen = line.parsed.values.get("--http");
   const built = await buildPermissionSet(loaded.policy, listen === undefined ? {} : { listen });
-  if (!built.ok) return { ok: false, message: built.reason };
-  return { ok: true, argv: ["run", ...renderDenoFlags(built.set), ...tail] };
+  if (!built.ok) return { ok: false, message: built.reason, usage: false };
+  const flags = renderDenoFlags(built.set);
+  // A printed unit names the npm cache its `deno run` needs; only the verbs
+  // that print one may read where that cache is (the server never needs to).
+  const printsUnit = line.verb === "systemd" || line.verb === "permissions";
+  return {
+    ok: true,
+    argv: ["run", ...(printsUnit ? withEnvName(flags, "DENO_DIR") : flags), ...tail],
+  };
+}
+
+/** `flags` with `name` added to the `--allow-env` grant (or a grant of its own). */
+function withEnvName(flags: readonly string[], name: string): string[] {
+  const index = flags.findIndex((flag) => flag.startsWith("--allow-env="));
+  if (index === -1) return [...flags, `--allow-env=${name}`];
+  return flags.map((flag, i) => i === index ? `${flag},${name}` : flag);
 }
 
 const FORWARDED: readonly Deno.Signal[] = ["SIGTERM", "SIGINT", "SIGHUP"];
@@ -115,10 +118,14 @@ if (import.meta.main) {
   const plan = await planLaunch(Deno.args, cwd);
   if (!plan.ok) {
     console.error(`htmcp: ${plan.message}`);
-    Deno.exit(1);
+    Deno.exit(plan.usage ? 2 : 1);
   }
+  // The installed command (`deno task install`) runs offline: its server must
+  // not fetch either.
+  const offline = Deno.env.get("HTMCP_CACHED_ONLY") === "1";
+  const argv = offline ? ["run", "--cached-only", ...plan.argv.slice(1)] : [...plan.argv];
   const child = new Deno.Command(Deno.execPath(), {
-    args: [...plan.argv],
+    args: argv,
     cwd,
     stdin: "inherit",
     stdout: "inherit",

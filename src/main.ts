@@ -4,16 +4,20 @@
  *
  * @module
  */
+import { missingPolicyMessage, parseCommandLine, POLICY_VERBS } from "./cli/args.ts";
+import { processEnv } from "./cli/env.ts";
 import { VERSION } from "./version.ts";
 
 export const USAGE = `htmcp ${VERSION}: a security-hardened MCP terminal server
 
 Usage:
   htmcp [serve] --policy FILE [--http HOST:PORT]   serve MCP over stdio (default) or HTTP
-  htmcp explain --policy FILE -- COMMAND...        print the verdict for COMMAND; runs nothing
+  htmcp explain --policy FILE -- COMMAND...        print the verdict for COMMAND (argv as given); runs nothing
+  htmcp explain --policy FILE --text TEXT          the same for command text, split as run_command does
   htmcp check --policy FILE [--allow-unconfined]   validate the policy and prove the layers
   htmcp permissions --policy FILE [--transport stdio|http] [--format flags|json|systemd]
-  htmcp systemd --policy FILE [--user]             print a hardened systemd unit
+  htmcp systemd --policy FILE [--http HOST:PORT] [--user] [--user-name NAME] [--env-file FILE]
+                                                   print a hardened systemd unit (HTTP)
   htmcp audit verify FILE                          verify the audit log's hash chain
   htmcp policy test FILE [--json]                  run the policy's own [[tests]]
   htmcp policy lint FILE [--json]                  findings to read before trusting a policy
@@ -51,25 +55,32 @@ const VERBS: ReadonlyMap<string, () => Promise<VerbRunner>> = new Map([
  * @returns The process exit code.
  */
 export async function main(argv: readonly string[]): Promise<number> {
-  const first = argv[0];
-  if (first === "--help" || first === "-h" || first === "help") {
+  const line = parseCommandLine(argv);
+  if (!line.ok) {
+    console.error(`htmcp: ${line.message}`);
+    return 2;
+  }
+  if (line.action === "help") {
     console.log(USAGE);
     return 0;
   }
-  if (first === "version" || first === "--version" || first === "-V") {
+  if (line.action === "version") {
     console.log(`htmcp ${VERSION}`);
     return 0;
   }
-  // `serve` is the default verb: `htmcp --policy FILE` serves.
-  const isVerb = first !== undefined && !first.startsWith("-");
-  const verb = isVerb ? first : "serve";
-  const loader = VERBS.get(verb);
-  if (loader === undefined) {
-    console.error(`Unknown command "${verb}"; see htmcp --help.`);
-    return 2;
+  // A policy verb with no policy at all is a usage mistake, said before the
+  // loader would name whichever key it read first.
+  if (POLICY_VERBS.has(line.verb)) {
+    const missing = missingPolicyMessage(line.parsed.values.get("--policy"), processEnv());
+    if (missing !== null) {
+      console.error(`htmcp: ${missing}`);
+      return 2;
+    }
   }
+  const loader = VERBS.get(line.verb);
+  if (loader === undefined) throw new TypeError(`No runner for the verb "${line.verb}".`);
   const run = await loader();
-  return await run(isVerb ? argv.slice(1) : argv);
+  return await run(line.verbArgs);
 }
 
 if (import.meta.main) {

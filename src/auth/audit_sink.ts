@@ -15,6 +15,15 @@ declare module "../audit/mod.ts" {
       readonly client_name: string;
       readonly redirect_uris: readonly string[];
     };
+    /** An approval form post refused before its PIN was checked (never the token or PIN). */
+    approval_refused: {
+      /** `foreign_origin`, `bad_form`, `expired` or `bad_form_token`. */
+      readonly reason: string;
+      readonly client_id: string | null;
+      readonly remote_addr: string | null;
+      /** The `Origin` header as sent (`null` is the text "null"), or null when absent. */
+      readonly origin: string | null;
+    };
     /** The operator pressed "Deny" on the approval page. */
     authorization_denied: { readonly client_id: string; readonly remote_addr: string | null };
     /** An approval was refused because too many wrong PINs were entered. */

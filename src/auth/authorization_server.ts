@@ -27,6 +27,7 @@ import {
   type RequestInfo,
   type ServerDeps,
 } from "./server/mod.ts";
+import { rateLimitedLog } from "./server/operator_log.ts";
 import { type AuthSettingsResolved, resolveAuthSettings } from "./settings.ts";
 import { openAuthState } from "./state/mod.ts";
 
@@ -43,6 +44,8 @@ export interface AuthorizationServerOptions {
   readonly now?: () => number;
   /** Failed-PIN throttling (tests); defaults to 5 per address and 50 overall per 15 minutes. */
   readonly pinLimits?: FailureLimits;
+  /** Where lines for the operator go (refused approvals); default stderr. */
+  readonly operatorLog?: (line: string) => void;
 }
 
 /** A successful bearer check. */
@@ -123,6 +126,7 @@ export async function createAuthorizationServer(
     transactions: new ExpiringMap(MAX_TRANSACTIONS, "refuse", now),
     codes: new CodeStore(now),
     pinLimiter: new FailureLimiter(options.pinLimits ?? DEFAULT_FAILURE_LIMITS, now),
+    operatorLog: rateLimitedLog(options.operatorLog ?? ((line) => console.error(line)), now),
   };
   const route = createRouter(deps);
   const metadataUrl = settings.protectedResourceMetadataUrl;

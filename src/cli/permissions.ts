@@ -14,8 +14,7 @@ import {
   shellLine,
   type Transport,
 } from "../permissions/mod.ts";
-import { currentUnitProgram } from "./systemd.ts";
-import { renderSystemdUnit } from "../permissions/mod.ts";
+import { run as runSystemd } from "./systemd.ts";
 
 const FORMATS = new Set(["flags", "json", "systemd"]);
 const TRANSPORTS = new Set(["stdio", "http"]);
@@ -42,6 +41,14 @@ export async function run(argv: readonly string[]): Promise<number> {
     console.error(`htmcp: --transport is "${transportFlag}", but it must be stdio or http.`);
     return 2;
   }
+  if (format === "systemd") {
+    // One renderer and one set of rules for units: `htmcp systemd`'s.
+    const forward = ["--policy", "--http", "--transport"].flatMap((flag) => {
+      const value = values.get(flag);
+      return value === undefined ? [] : [flag, value];
+    });
+    return await runSystemd(forward);
+  }
   const policy = await loadPolicyForCli(values.get("--policy"));
   if (policy === null) return 1;
   const listen = values.get("--http");
@@ -56,11 +63,6 @@ export async function run(argv: readonly string[]): Promise<number> {
   const set = built.set;
   if (format === "json") {
     console.log(JSON.stringify(permissionSetToJson(set), null, 2));
-  } else if (format === "systemd") {
-    const serveArgs = listen === undefined ? [] : ["--http", listen];
-    console.log(
-      renderSystemdUnit(set, policy, { program: currentUnitProgram(), user: false, serveArgs }),
-    );
   } else {
     console.log(shellLine(renderDenoFlags(set)));
   }

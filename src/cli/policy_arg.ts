@@ -6,6 +6,7 @@
  */
 import { type LoadOverrides, loadPolicy } from "../config/mod.ts";
 import type { Policy } from "../config/types.ts";
+import { missingPolicyMessage } from "./args.ts";
 import { processEnv } from "./env.ts";
 
 /**
@@ -17,7 +18,13 @@ export async function loadPolicyForCli(
   policyFlag: string | undefined,
   overrides: LoadOverrides = {},
 ): Promise<Policy | null> {
-  const result = await loadPolicy({ policyFile: policyFlag ?? null, env: processEnv(), overrides });
+  const env = processEnv();
+  const missing = missingPolicyMessage(policyFlag, env);
+  if (missing !== null) {
+    console.error(`htmcp: ${missing}`);
+    return null;
+  }
+  const result = await loadPolicy({ policyFile: policyFlag ?? null, env, overrides });
   if (!result.ok) {
     console.error(`htmcp: ${result.message}`);
     return null;

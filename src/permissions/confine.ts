@@ -5,9 +5,11 @@
  *
  * - `pinned`: a compiled binary whose baked-in flags are no broader than the set;
  * - `flags`: `deno run` with flags no broader than the set (the task launcher);
- * - `self-confined`: the process was broader (a release binary, `deno run -A`),
- *   so the core runs in a Worker created with exactly the set, and the main
- *   thread revokes every grant it holds once the Worker has loaded;
+ * - `self-confined`: the process was broader (a release binary), so the core
+ *   runs in a Worker created with exactly the set, and the main thread
+ *   revokes every grant it holds once the Worker has loaded; a broader plain
+ *   `deno run` (`-A` on the source or the bundle) instead starts itself again
+ *   as a child under the flags (`reexec.ts`), whose line then says `flags`;
  * - `NONE`: broader and not confined; only with `allowUnconfined`.
  *
  * The Worker is this program's own main module started again
@@ -24,6 +26,7 @@ import type { Policy } from "../config/types.ts";
 import { buildPermissionSet } from "./build.ts";
 import { comparePermissions } from "./effective.ts";
 import { workerPermissions } from "./render_worker.ts";
+import { reexecArgv, runReexec } from "./reexec.ts";
 import type { PermissionSet } from "./types.ts";
 
 /** The layers the startup line can name. */
@@ -126,6 +129,15 @@ export async function serveConfined(
   if (options.allowUnconfined === true) {
     report(layerLine("NONE", `--allow-unconfined; broader than the policy: ${summarize(broader)}`));
     return await core("NONE");
+  }
+  // A plain `deno run` starts itself again under the flags; only a compiled
+  // binary (which has the unstable Worker option baked in) uses the Worker.
+  const child = reexecArgv(set, Deno.args);
+  if (child !== null) {
+    report(
+      "htmcp: started broader than the policy's set; starting again under exactly its flags",
+    );
+    return await runReexec(child);
   }
   return await confineInWorker(set, report);
 }

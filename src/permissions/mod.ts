@@ -18,7 +18,13 @@ export { HTMCP_ENV_NAMES } from "./env_names.ts";
 export { DEFAULT_IMPORT_HOSTS, renderDenoFlags, shellLine } from "./render_flags.ts";
 export { NEVER_GRANTED, type PermissionSetJson, permissionSetToJson } from "./render_json.ts";
 export { type WorkerPermissions, workerPermissions } from "./render_worker.ts";
-export { renderSystemdUnit, type SystemdOptions, type UnitProgram } from "./render_systemd.ts";
+export {
+  defaultEnvironmentFile,
+  isPlainUnitPath,
+  renderSystemdUnit,
+  type SystemdOptions,
+  type UnitProgram,
+} from "./render_systemd.ts";
 export { buildPermissionSet, transportFor } from "./build.ts";
 export { comparePermissions, type PermissionComparison } from "./effective.ts";
 export {

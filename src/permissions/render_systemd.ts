@@ -15,6 +15,13 @@
  * - `PrivateTmp` / `ProtectHome=yes` would hide a granted path under /tmp or
  *   a home folder; then the unit says so and uses the weaker form instead of
  *   emitting a unit that cannot start.
+ * - The unit serves HTTP, always: a stdio server under systemd has no client
+ *   on its stdin and stops at once ("stdin closed").
+ * - A system unit runs as a dedicated `User=`/`Group=` (default `htmcp`),
+ *   never as root. The admin PIN comes from `EnvironmentFile=`, read by
+ *   systemd as root before it drops privileges, so the file can be
+ *   root-only (0600) and the PIN is never on the command line, in the unit,
+ *   or in `systemctl show`.
  *
  * @module
  */
@@ -33,14 +40,32 @@ export type UnitProgram =
     readonly denoPath: string;
     readonly module: string;
     readonly denoDir: string | null;
+    /**
+     * The `deno.json` whose import map and lock the module needs, or null for
+     * a self-contained bundle. Passed as `--config`: a service starts in `/`,
+     * where Deno would find no config of its own.
+     */
+    readonly config?: string | null;
   };
 
 export interface SystemdOptions {
   readonly program: UnitProgram;
   /** A `systemctl --user` unit (no system-wide target, no User=). */
   readonly user: boolean;
-  /** Extra arguments after `serve --policy FILE` (e.g. `--http 127.0.0.1:8080`). */
-  readonly serveArgs?: readonly string[];
+  /** The `--http` address the service listens on. */
+  readonly listen: string;
+  /** `User=` and `Group=` of a system unit (default `htmcp`); ignored for a user unit. */
+  readonly serviceUser?: string;
+  /**
+   * The file holding `HTMCP_OAUTH_ADMIN_PIN=...` (`EnvironmentFile=`), or null
+   * when no PIN is needed (`[auth] mode = "none"`).
+   */
+  readonly environmentFile: string | null;
+}
+
+/** Where the PIN file lives by default: root-only for a system unit, the user's config otherwise. */
+export function defaultEnvironmentFile(user: boolean): string {
+  return user ? "%h/.config/htmcp/htmcp.env" : "/etc/htmcp/htmcp.env";
 }
 
 const HOME_ROOTS = ["/home", "/root", "/run/user"];
@@ -52,6 +77,30 @@ function quoteArg(arg: string): string {
   const escaped = arg.replaceAll("\\", "\\\\").replaceAll('"', '\\"').replaceAll("%", "%%")
     .replaceAll("$", "$$");
   return `"${escaped}"`;
+}
+
+/** Whether systemd reads `path` as written in a plain path setting: absolute, no blank, quote or backslash. */
+export function isPlainUnitPath(path: string): boolean {
+  return path.startsWith("/") && !/[\s"'\\]/.test(path);
+}
+
+/**
+ * The `EnvironmentFile=` value. systemd takes it as a plain path (no quote
+ * removal) with `%` specifiers expanded: the user default keeps its `%h`
+ * (the home folder); any other path has its `%` escaped, and a path with a
+ * blank, quote or backslash is refused rather than written so systemd would
+ * read another file.
+ *
+ * @throws {RangeError} For a path systemd cannot take as written.
+ */
+function environmentFileSetting(path: string, user: boolean): string {
+  if (path === defaultEnvironmentFile(user)) return path;
+  if (!isPlainUnitPath(path)) {
+    throw new RangeError(
+      `The environment file "${path}" must be an absolute path without blanks, quotes or backslashes.`,
+    );
+  }
+  return path.replaceAll("%", "%%");
 }
 
 /** A path for a space-separated list setting; "-" prefix would mean "ignore if missing". */
@@ -78,6 +127,11 @@ export function renderSystemdUnit(
   if (policyFile === null) {
     throw new TypeError("A systemd unit needs a policy file: the server reads it at every start.");
   }
+  if (set.transport !== "http") {
+    throw new TypeError(
+      "A systemd unit serves HTTP: build its permission set with a listen address.",
+    );
+  }
   const sandboxed = policy.sandbox.mode !== "none";
   const auditDir = parentOf(policy.auditLog);
   const readWrite = [
@@ -89,18 +143,24 @@ export function renderSystemdUnit(
   const readOnly = [
     ...set.read.map((grant) => grant.value),
     ...(program.kind === "deno"
-      ? [program.module, ...(program.denoDir === null ? [] : [program.denoDir])]
+      ? [
+        program.module,
+        ...(program.denoDir === null ? [] : [program.denoDir]),
+        ...(program.config == null ? [] : [program.config]),
+      ]
       : [program.path]),
   ];
   const all = [...new Set([...readWrite, ...readOnly])];
   const underHome = all.filter((path) => HOME_ROOTS.some((root) => isInside(root, path)));
   const underTmp = all.filter((path) => TMP_ROOTS.some((root) => isInside(root, path)));
 
-  const serveArgs = ["serve", "--policy", policyFile, ...(options.serveArgs ?? [])];
+  const serveArgs = ["serve", "--policy", policyFile, "--http", options.listen];
+  const config = program.kind === "deno" ? program.config ?? null : null;
   const argv = program.kind === "binary" ? [program.path, ...serveArgs] : [
     program.denoPath,
     "run",
     ...renderDenoFlags(set),
+    ...(config === null ? [] : ["--config", config]),
     program.module,
     ...serveArgs,
   ];
@@ -117,6 +177,24 @@ export function renderSystemdUnit(
     "[Service]",
     "Type=exec",
   );
+  if (!options.user) {
+    const account = options.serviceUser ?? "htmcp";
+    add(
+      "# A dedicated account, never root. Create it once, e.g.:",
+      `#   useradd --system --no-create-home --shell /usr/sbin/nologin ${account}`,
+      `# and give it the jail, the audit log's folder and the state dir (${account}:${account}, 0700).`,
+      `User=${account}`,
+      `Group=${account}`,
+    );
+  }
+  if (options.environmentFile !== null) {
+    add(
+      "# The admin PIN: a file with the one line HTMCP_OAUTH_ADMIN_PIN=<pin>. systemd reads it",
+      "# before dropping privileges, so keep it root-owned, mode 0600. A missing file stops the",
+      "# start: approvals need the PIN. Never put the PIN on ExecStart or in Environment=.",
+      `EnvironmentFile=${environmentFileSetting(options.environmentFile, options.user)}`,
+    );
+  }
   if (program.kind === "binary") {
     add(
       "# Pinned binary: its Deno permission flags were baked in by `deno task compile`",
@@ -128,8 +206,6 @@ export function renderSystemdUnit(
   }
   add(`ExecStart=${argv.map(quoteArg).join(" ")}`);
   add(
-    // stdio MCP: the client owns stdin/stdout; a unit is for HTTP, or for a
-    // socket-activated stdio bridge.
     "Restart=on-failure",
     "KillMode=control-group",
     "UMask=0077",

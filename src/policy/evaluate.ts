@@ -23,7 +23,7 @@ import { gitDiffSafetyArgs, isGit } from "./git_safety.ts";
 import { SYSTEM_POLICY_IO } from "./real_path_io.ts";
 import { findRuleHit } from "./rules.ts";
 import { checkArgSchema } from "./arg_schema.ts";
-import { splitWords } from "./tokenize.ts";
+import { type SplitResult, splitWords, wordsFromArgv } from "./tokenize.ts";
 import type { Decision, PolicyIo } from "./types.ts";
 
 function deny(reason: string, argv: readonly string[]): Decision {
@@ -55,7 +55,38 @@ export function evaluateCommand(
   policy: Policy,
   io: PolicyIo = SYSTEM_POLICY_IO,
 ): Decision {
-  const split = splitWords(raw);
+  return evaluateSplit(splitWords(raw), policy, io);
+}
+
+/**
+ * Decides whether an already-split `argv` may run under `policy`: the same
+ * decision as {@linkcode evaluateCommand} from the word list on, with no
+ * tokenizing (each word is taken whole, as data).
+ *
+ * @param argv The words, command word first (e.g. as the operator's shell split them).
+ * @param policy The loaded, frozen policy.
+ * @param io Resolves a path-qualified command word; defaults to `Deno.realPathSync`.
+ * @returns The same `Decision` as {@linkcode evaluateCommand}.
+ * @throws {TypeError} When a word is not a string.
+ *
+ * @example
+ * ```ts
+ * import { evaluateArgv } from "./evaluate.ts";
+ * declare const policy: import("../config/types.ts").Policy;
+ * const decision = evaluateArgv(["grep", "a b", "notes.txt"], policy);
+ * // decision.argv: ["grep", "a b", "notes.txt"]
+ * ```
+ */
+export function evaluateArgv(
+  argv: readonly string[],
+  policy: Policy,
+  io: PolicyIo = SYSTEM_POLICY_IO,
+): Decision {
+  return evaluateSplit(wordsFromArgv(argv), policy, io);
+}
+
+/** Everything after the split: the one place a word list is judged. */
+function evaluateSplit(split: SplitResult, policy: Policy, io: PolicyIo): Decision {
   if (!split.ok) return { ok: false, code: split.code, reason: split.reason, argv: null };
   const argv = Object.freeze(split.words.map((word) => word.text));
   const [first] = split.words;

@@ -10,7 +10,7 @@
 
 export type { Decision, PolicyIo, PolicyRefusalCode, TokenizeResult } from "./types.ts";
 export { tokenize } from "./tokenize.ts";
-export { evaluateCommand } from "./evaluate.ts";
+export { evaluateArgv, evaluateCommand } from "./evaluate.ts";
 export { SYSTEM_POLICY_IO } from "./real_path_io.ts";
 export { looksLikePath, pathArgumentCandidates } from "./path_candidates.ts";
 export { interpreterWarnings, isInterpreter } from "./interpreters.ts";

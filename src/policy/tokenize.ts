@@ -144,6 +144,33 @@ export function splitWords(raw: string): SplitResult {
 }
 
 /**
+ * Takes an argv that something else already split (the operator's shell, for
+ * `htmcp explain -- grep "a b" file`) as words, without splitting it again:
+ * joining and re-splitting would turn `"a b"` into two words and judge a
+ * command nobody asked about. Each word is data, as if quoted, so only the
+ * characters refused anywhere (`$`, backtick, controls, odd spaces) are
+ * refused here; the command word gets the usual spelling checks later.
+ *
+ * @param argv The words, command word first.
+ * @returns The words (none marked quoted: the shell already removed its
+ *   quotes), or the same refusals {@linkcode splitWords} gives.
+ * @throws {TypeError} When `argv` holds a non-string.
+ */
+export function wordsFromArgv(argv: readonly string[]): SplitResult {
+  const words: Word[] = [];
+  for (const text of argv) {
+    if (typeof text !== "string") throw new TypeError("wordsFromArgv() expects strings.");
+    const anywhere = findRefusedAnywhere(text);
+    if (anywhere !== null) return refuse("POLICY_DENIED", anywhere);
+    words.push({ text, quoted: false });
+  }
+  if (words.length === 0 || words[0]?.text === "") {
+    return refuse("PARSE_ERROR", "The command is empty.");
+  }
+  return { ok: true, words: Object.freeze(words) };
+}
+
+/**
  * Splits raw command text into argv with POSIX quoting and no expansion.
  *
  * @param raw The command text exactly as the client sent it.

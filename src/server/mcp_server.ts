@@ -11,7 +11,11 @@ import { VERSION } from "../version.ts";
 import type { CallerIdentity } from "../tools/caller.ts";
 import { COMMAND_RESULT_SHAPE, toToolResult } from "../tools/envelope.ts";
 import { RUN_COMMAND_DESCRIPTION, runCommandTool } from "../tools/run_command.ts";
-import { EXPLAIN_COMMAND_DESCRIPTION, explainCommandTool } from "../tools/explain_command.ts";
+import {
+  EXPLAIN_COMMAND_DESCRIPTION,
+  explainCommandTool,
+  explainToolResult,
+} from "../tools/explain_command.ts";
 import {
   DESCRIBE_POLICY_DESCRIPTION,
   describePolicy,
@@ -61,13 +65,17 @@ export function createMcpServer(context: ServerContext, caller: CallerIdentity):
       toToolResult(await runCommandTool(context, caller, args, extra.signal)),
   );
 
-  server.registerTool("explain_command", {
-    title: "Explain a command's verdict",
-    description: EXPLAIN_COMMAND_DESCRIPTION,
-    inputSchema: COMMAND_INPUT,
-    outputSchema: COMMAND_RESULT_SHAPE,
-    annotations: { readOnlyHint: true, openWorldHint: false },
-  }, async (args: CommandArgs) => toToolResult(await explainCommandTool(context, caller, args)));
+  server.registerTool(
+    "explain_command",
+    {
+      title: "Explain a command's verdict",
+      description: EXPLAIN_COMMAND_DESCRIPTION,
+      inputSchema: COMMAND_INPUT,
+      outputSchema: COMMAND_RESULT_SHAPE,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async (args: CommandArgs) => explainToolResult(await explainCommandTool(context, caller, args)),
+  );
 
   server.registerTool("describe_policy", {
     title: "Describe the policy",

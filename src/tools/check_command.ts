@@ -7,7 +7,12 @@
  * @module
  */
 import type { Policy, ResolvedCommand } from "../config/types.ts";
-import { evaluateCommand, pathArgumentCandidates } from "../policy/mod.ts";
+import {
+  type Decision,
+  evaluateArgv,
+  evaluateCommand,
+  pathArgumentCandidates,
+} from "../policy/mod.ts";
 import { confineArgs, confineCwd } from "../jail/mod.ts";
 import type { ResultCode } from "../result/codes.ts";
 
@@ -33,15 +38,27 @@ export type CheckResult =
  * Decides whether `command` may run in `requestedCwd` under `policy`.
  *
  * @param policy The loaded policy.
- * @param command The command text, already snapshotted.
+ * @param command The command text, already snapshotted, or an argv that was
+ *   already split (by the operator's shell: taken word for word, never re-split).
  * @param requestedCwd The cwd the caller asked for (undefined = jail root).
  */
 export async function checkCommand(
   policy: Policy,
-  command: string,
+  command: string | readonly string[],
   requestedCwd: string | undefined,
 ): Promise<CheckResult> {
-  const decision = evaluateCommand(command, policy);
+  const decision = typeof command === "string"
+    ? evaluateCommand(command, policy)
+    : evaluateArgv(command, policy);
+  return await checkDecision(policy, decision, requestedCwd);
+}
+
+/** The jail checks after a policy decision; shared by both forms of the command. */
+async function checkDecision(
+  policy: Policy,
+  decision: Decision,
+  requestedCwd: string | undefined,
+): Promise<CheckResult> {
   if (!decision.ok) {
     return {
       ok: false,

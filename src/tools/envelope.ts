@@ -48,13 +48,20 @@ export function makeResult(
 
 /**
  * The MCP form: the same object as JSON text (for clients that ignore
- * structured content) and as `structuredContent`. A refusal sets `isError`,
- * which is how MCP tells a model that the tool call did not succeed.
+ * structured content) and as `structuredContent`. For `run_command` a
+ * refusal sets `isError`, which is how MCP tells a model that the tool call
+ * did not succeed; a tool whose answer *is* a verdict passes its own flag.
+ *
+ * @param result The envelope.
+ * @param isError Whether the call failed (default: whenever `ok` is false).
  */
-export function toToolResult(result: CommandResult): CallToolResult {
+export function toToolResult(
+  result: CommandResult,
+  isError: boolean = !result.ok,
+): CallToolResult {
   return {
     content: [{ type: "text", text: JSON.stringify(result) }],
     structuredContent: { ...result },
-    isError: !result.ok,
+    isError,
   };
 }

@@ -5,18 +5,43 @@
  *
  * @module
  */
-import type { CommandResult } from "../result/codes.ts";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CommandResult, ResultCode } from "../result/codes.ts";
 import type { ServerContext } from "../server/context.ts";
 import { type CallerIdentity, hasScope } from "./caller.ts";
 import { checkCommand } from "./check_command.ts";
-import { makeResult } from "./envelope.ts";
+import { makeResult, toToolResult } from "./envelope.ts";
 import { internalError } from "./internal_error.ts";
 import { withSandboxNotice } from "./sandbox_notice.ts";
 import { snapshotCommandInput } from "./snapshot.ts";
 
 export const EXPLAIN_COMMAND_DESCRIPTION =
   "Explain whether run_command would allow a command, and why, without running it. " +
-  "Returns the same envelope as run_command with exit_code null and empty output.";
+  "Returns the same envelope as run_command with exit_code null and empty output; " +
+  "ok and code are the verdict (a refusal is a successful explanation, not a failed call).";
+
+/**
+ * The codes that are a verdict on the command. Any of them is a successful
+ * explanation (MCP `isError: false`): clients treat `isError` as "the tool
+ * failed", and some drop the structured verdict when it is set. Other codes
+ * (a missing scope, an internal error) mean no explanation was given.
+ */
+const VERDICT_CODES: ReadonlySet<ResultCode> = new Set<ResultCode>([
+  "OK",
+  "POLICY_DENIED",
+  "PARSE_ERROR",
+  "CWD_ESCAPE",
+  "PATH_ESCAPE",
+]);
+
+/**
+ * The MCP tool result of an explanation: `isError` only when no verdict was reached.
+ *
+ * @param result What {@linkcode explainCommandTool} returned.
+ */
+export function explainToolResult(result: CommandResult): CallToolResult {
+  return toToolResult(result, !VERDICT_CODES.has(result.code));
+}
 
 /**
  * Explains `rawInput.command` for `caller`. Audited as an `explain` record.

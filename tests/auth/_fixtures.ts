@@ -30,6 +30,8 @@ export interface AuthFixture {
   advance(ms: number): void;
   /** Audit events written so far (the `event` records, parsed). */
   events(): Promise<Record<string, unknown>[]>;
+  /** The lines the server printed for the operator (stderr in production). */
+  readonly operatorLines: readonly string[];
   close(): Promise<void>;
 }
 
@@ -58,6 +60,7 @@ export async function makeAuth(options: FixtureOptions = {}): Promise<AuthFixtur
   if (!opened.ok) throw new Error(opened.reason);
   const log = opened.log;
   let clock = Date.UTC(2026, 0, 15, 12, 0, 0);
+  const operatorLines: string[] = [];
   const created = await createAuthorizationServer({
     policy,
     baseUrl: options.baseUrl ?? BASE,
@@ -65,6 +68,7 @@ export async function makeAuth(options: FixtureOptions = {}): Promise<AuthFixtur
     stateDir,
     adminPin: options.adminPin === undefined ? PIN : options.adminPin,
     now: () => clock,
+    operatorLog: (line) => operatorLines.push(line),
     ...(options.pinLimits !== undefined ? { pinLimits: options.pinLimits } : {}),
   });
   if (!created.ok) {
@@ -78,6 +82,7 @@ export async function makeAuth(options: FixtureOptions = {}): Promise<AuthFixtur
     auditPath,
     log,
     policy,
+    operatorLines,
     advance(ms: number) {
       clock += ms;
     },
@@ -193,6 +198,13 @@ export function txnOf(html: string): string {
   return match[1] as string;
 }
 
+/** The hidden fields of an approval page: the transaction id and its form token. */
+export function formOf(html: string): { txn: string; csrf: string } {
+  const csrf = /name="csrf" value="([^"]+)"/.exec(html);
+  if (csrf === null) throw new Error("no csrf field on the page");
+  return { txn: txnOf(html), csrf: csrf[1] as string };
+}
+
 /** POSTs the approval form. */
 export function approvalPost(
   auth: AuthorizationServer,
@@ -242,7 +254,7 @@ export async function obtainCode(
   );
   if (page.status !== 200) throw new Error(`authorize: ${page.status} ${await page.text()}`);
   const approved = await approvalPost(auth, {
-    txn: txnOf(await page.text()),
+    ...formOf(await page.text()),
     pin: PIN,
     decision: "approve",
   });

@@ -10,6 +10,7 @@ import {
   authorizeParams,
   BASE,
   call,
+  formOf,
   obtainCode,
   PIN,
   pkce,
@@ -174,7 +175,11 @@ Deno.test("authorize: the approval page escapes a malicious client name and lock
     assert.ok(!csp.includes("unsafe-inline") && !csp.includes("script-src"));
     assert.equal(response.headers.get("x-frame-options"), "DENY");
     assert.equal(response.headers.get("cache-control"), "no-store");
-    assert.equal(response.headers.get("referrer-policy"), "no-referrer");
+    // same-origin: a browser keeps our Origin on our own form post (with
+    // no-referrer Chromium sends "null"), and sends no referrer elsewhere.
+    assert.equal(response.headers.get("referrer-policy"), "same-origin");
+    assert.match(html, /<meta name="referrer" content="same-origin">/);
+    assert.ok(!html.includes("no-referrer"));
     assert.equal(response.headers.get("content-type"), "text/html; charset=utf-8");
     // The page shows the redirect host, the resource and the scopes.
     assert.match(html, /<strong>127\.0\.0\.1:45123<\/strong>/);
@@ -200,10 +205,10 @@ Deno.test("approval: the transaction is one-time and only its server-side parame
     const clientId = await register(f.auth);
     const { challenge } = pkce();
     const page = await authorizeGet(f.auth, authorizeParams(clientId, challenge));
-    const txn = txnOf(await page.text());
+    const form = formOf(await page.text());
     // Re-posted parameters are ignored: the redirect goes where the request said.
     const approved = await approvalPost(f.auth, {
-      txn,
+      ...form,
       pin: PIN,
       redirect_uri: "https://attacker.example/cb",
       state: "forged",
@@ -214,12 +219,16 @@ Deno.test("approval: the transaction is one-time and only its server-side parame
     assert.equal(`${location.origin}${location.pathname}`, REDIRECT);
     assert.equal(location.searchParams.get("state"), "st-123");
 
-    const again = await approvalPost(f.auth, { txn, pin: PIN });
+    const again = await approvalPost(f.auth, { ...form, pin: PIN });
     assert.equal(again.status, 400);
     assert.equal(again.headers.get("location"), null);
     await again.body?.cancel();
 
-    const forged = await approvalPost(f.auth, { txn: "made-up-transaction", pin: PIN });
+    const forged = await approvalPost(f.auth, {
+      txn: "made-up-transaction",
+      csrf: form.csrf,
+      pin: PIN,
+    });
     assert.equal(forged.status, 400);
     await forged.body?.cancel();
   });
@@ -241,7 +250,7 @@ Deno.test("approval: Deny redirects access_denied with state and iss, and issues
   await withAuth({}, async (f) => {
     const clientId = await register(f.auth);
     const page = await authorizeGet(f.auth, authorizeParams(clientId, pkce().challenge));
-    const denied = await approvalPost(f.auth, { txn: txnOf(await page.text()), decision: "deny" });
+    const denied = await approvalPost(f.auth, { ...formOf(await page.text()), decision: "deny" });
     assert.equal(denied.status, 303);
     const location = new URL(denied.headers.get("location") ?? "");
     assert.equal(location.searchParams.get("error"), "access_denied");
@@ -263,7 +272,7 @@ Deno.test("approval: a registered redirect URI's own query is kept beside code, 
       f.auth,
       authorizeParams(clientId, challenge, { redirect_uri: redirect }),
     );
-    const approved = await approvalPost(f.auth, { txn: txnOf(await page.text()), pin: PIN });
+    const approved = await approvalPost(f.auth, { ...formOf(await page.text()), pin: PIN });
     const location = new URL(approved.headers.get("location") ?? "");
     assert.equal(location.origin, "https://app.example");
     assert.equal(location.searchParams.get("tenant"), "7");
@@ -285,7 +294,7 @@ Deno.test("approval: an approved client's later authorizations still need the PI
     const { clientId } = await obtainCode(f.auth);
     const page = await authorizeGet(f.auth, authorizeParams(clientId, pkce().challenge));
     assert.equal(page.status, 200);
-    const noPin = await approvalPost(f.auth, { txn: txnOf(await page.text()) });
+    const noPin = await approvalPost(f.auth, { ...formOf(await page.text()) });
     assert.equal(noPin.status, 403);
     assert.equal(noPin.headers.get("location"), null);
     await noPin.body?.cancel();
@@ -296,14 +305,16 @@ Deno.test("approval: a form posted from another origin is refused before the PIN
   await withAuth({}, async (f) => {
     const clientId = await register(f.auth);
     const page = await authorizeGet(f.auth, authorizeParams(clientId, pkce().challenge));
-    const txn = txnOf(await page.text());
-    for (const origin of ["https://attacker.example", "null", "http://127.0.0.1:8932"]) {
+    const form = formOf(await page.text());
+    // A foreign origin is refused even with the page's valid form token.
+    const foreign = ["https://attacker.example", "http://127.0.0.1:8932", "file://"];
+    for (const origin of foreign) {
       const response = await call(
         f.auth,
         new Request(`${BASE}/authorize`, {
           method: "POST",
           headers: { "content-type": "application/x-www-form-urlencoded", origin },
-          body: new URLSearchParams({ txn, pin: PIN }).toString(),
+          body: new URLSearchParams({ ...form, pin: PIN }).toString(),
         }),
       );
       assert.equal(response.status, 403, origin);
@@ -311,7 +322,17 @@ Deno.test("approval: a form posted from another origin is refused before the PIN
       await response.body?.cancel();
     }
     assert.equal((await f.events()).filter((e) => e.event === "pin_failed").length, 0);
-    // The same form from our own page still works.
-    assert.equal((await approvalPost(f.auth, { txn, pin: PIN })).status, 303);
+    const refused = (await f.events()).filter((e) => e.event === "approval_refused");
+    assert.deepEqual(
+      refused.map((e) => [e.reason, e.origin]),
+      foreign.map((o) => ["foreign_origin", o]),
+    );
+    assert.equal(f.operatorLines.length, foreign.length);
+    assert.match(
+      f.operatorLines[0] ?? "",
+      /^htmcp: approval refused from 127\.0\.0\.1: posted from another site, Origin https:\/\/attacker\.example\.$/,
+    );
+    // The same form from our own page still works: the refusals used no token.
+    assert.equal((await approvalPost(f.auth, { ...form, pin: PIN })).status, 303);
   });
 });

@@ -11,6 +11,7 @@ import {
   authorizeParams,
   BASE,
   call,
+  formOf,
   mcpRequest,
   obtainToken,
   PIN,
@@ -19,7 +20,6 @@ import {
   register,
   RESOURCE,
   tokenPost,
-  txnOf,
   withAuth,
 } from "./_fixtures.ts";
 import { ClientRegistry } from "../../src/auth/mod.ts";
@@ -36,7 +36,7 @@ Deno.test("the full flow issues a token that verifyBearer accepts with its scope
     assert.match(html, /shell:execute/);
 
     const approved = await approvalPost(f.auth, {
-      txn: txnOf(html),
+      ...formOf(html),
       pin: PIN,
       decision: "approve",
     });

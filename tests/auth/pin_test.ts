@@ -8,51 +8,78 @@ import {
   approvalPost,
   authorizeGet,
   authorizeParams,
+  formOf,
   makeAuth,
   PIN,
   pkce,
   register,
-  txnOf,
   withAuth,
 } from "./_fixtures.ts";
 import type { AuthorizationServer } from "../../src/auth/mod.ts";
 
-async function openPage(auth: AuthorizationServer): Promise<string> {
+/** An open approval page: its transaction id and the form token of its latest rendering. */
+interface Page {
+  readonly txn: string;
+  csrf: string;
+}
+
+async function openPage(auth: AuthorizationServer): Promise<Page> {
   const clientId = await register(auth);
   const page = await authorizeGet(auth, authorizeParams(clientId, pkce().challenge));
-  return txnOf(await page.text());
+  return formOf(await page.text());
+}
+
+/**
+ * Posts the page's form as a browser would, then takes the next form token
+ * from the answer when it is a page again (each token is good for one post).
+ */
+async function post(
+  auth: AuthorizationServer,
+  page: Page,
+  pin: string,
+  info?: { remoteAddr: string },
+): Promise<{ status: number; html: string; location: string | null }> {
+  const response = await approvalPost(auth, { txn: page.txn, csrf: page.csrf, pin }, info);
+  const html = await response.text();
+  const next = /name="csrf" value="([^"]+)"/.exec(html)?.[1];
+  if (next !== undefined) page.csrf = next;
+  return { status: response.status, html, location: response.headers.get("location") };
 }
 
 Deno.test("approval: a wrong PIN gets 403, no code, and a pin_failed audit record", async () => {
   await withAuth({}, async (f) => {
-    const txn = await openPage(f.auth);
+    const page = await openPage(f.auth);
     for (const pin of ["wrong-pin-1", "", PIN.toUpperCase(), `${PIN} `]) {
-      const response = await approvalPost(f.auth, { txn, pin });
+      const used = page.csrf;
+      const response = await post(f.auth, page, pin);
       assert.equal(response.status, 403, JSON.stringify(pin));
-      assert.equal(response.headers.get("location"), null);
-      const html = await response.text();
-      assert.match(html, /The PIN is wrong/);
-      assert.ok(html.includes(`value="${txn}"`), "the same page can be retried");
+      assert.equal(response.location, null);
+      assert.match(response.html, /The PIN is wrong/);
+      assert.ok(response.html.includes(`value="${page.txn}"`), "the same page can be retried");
+      assert.notEqual(page.csrf, used, "each rendering carries a new form token");
     }
     const failed = (await f.events()).filter((e) => e.event === "pin_failed");
     assert.deepEqual(failed.map((e) => e.failures), [1, 2, 3, 4]);
     assert.equal(failed[0]?.remote_addr, "127.0.0.1");
     assert.ok(!(await Deno.readTextFile(f.auditPath)).includes("wrong-pin-1"), "never the PIN");
     // The transaction survived the failures.
-    assert.equal((await approvalPost(f.auth, { txn, pin: PIN })).status, 303);
+    assert.equal((await post(f.auth, page, PIN)).status, 303);
   });
 });
 
 Deno.test("approval: after 5 wrong PINs an address gets 429 even with the right PIN, until the window ends", async () => {
   await withAuth({}, async (f) => {
-    const txn = await openPage(f.auth);
+    const page = await openPage(f.auth);
     const attacker = { remoteAddr: "203.0.113.9" };
     for (let i = 0; i < 5; i++) {
-      const response = await approvalPost(f.auth, { txn, pin: `guess-${i}-xx` }, attacker);
+      const response = await post(f.auth, page, `guess-${i}-xx`, attacker);
       assert.equal(response.status, 403);
-      await response.body?.cancel();
     }
-    const blocked = await approvalPost(f.auth, { txn, pin: PIN }, attacker);
+    const blocked = await approvalPost(
+      f.auth,
+      { txn: page.txn, csrf: page.csrf, pin: PIN },
+      attacker,
+    );
     assert.equal(blocked.status, 429);
     assert.equal(blocked.headers.get("retry-after"), "900");
     assert.equal(blocked.headers.get("location"), null);
@@ -62,13 +89,14 @@ Deno.test("approval: after 5 wrong PINs an address gets 429 even with the right 
     assert.equal(limited[0]?.limit, "address");
 
     // Another address is not blocked by this one.
-    const operator = await approvalPost(f.auth, { txn, pin: PIN }, { remoteAddr: "198.51.100.4" });
+    const operator = await post(f.auth, await openPage(f.auth), PIN, {
+      remoteAddr: "198.51.100.4",
+    });
     assert.equal(operator.status, 303);
 
     // After the window the blocked address may try again.
     f.advance(15 * 60_000 + 1);
-    const txn2 = await openPage(f.auth);
-    const later = await approvalPost(f.auth, { txn: txn2, pin: PIN }, attacker);
+    const later = await post(f.auth, await openPage(f.auth), PIN, attacker);
     assert.equal(later.status, 303);
   });
 });
@@ -77,17 +105,13 @@ Deno.test("approval: a global failure budget stops guessing spread over many add
   await withAuth({
     pinLimits: { perAddress: 5, global: 6, windowMs: 60_000, trackedAddresses: 4 },
   }, async (f) => {
-    const txn = await openPage(f.auth);
+    const page = await openPage(f.auth);
     for (let i = 0; i < 6; i++) {
-      const response = await approvalPost(f.auth, { txn, pin: "not-the-pin" }, {
-        remoteAddr: `2001:db8::${i}`,
-      });
+      const response = await post(f.auth, page, "not-the-pin", { remoteAddr: `2001:db8::${i}` });
       assert.equal(response.status, 403);
-      await response.body?.cancel();
     }
-    const fresh = await approvalPost(f.auth, { txn, pin: PIN }, { remoteAddr: "2001:db8::99" });
+    const fresh = await post(f.auth, page, PIN, { remoteAddr: "2001:db8::99" });
     assert.equal(fresh.status, 429);
-    await fresh.body?.cancel();
     const limited = (await f.events()).filter((e) => e.event === "pin_rate_limited");
     assert.equal(limited[0]?.limit, "global");
   });
@@ -101,7 +125,7 @@ Deno.test("approval: with no PIN configured on loopback, the page offers no appr
     const html = await page.text();
     assert.match(html, /HTMCP_OAUTH_ADMIN_PIN/);
     assert.ok(!html.includes('value="approve"'));
-    const response = await approvalPost(f.auth, { txn: txnOf(html), pin: "" });
+    const response = await approvalPost(f.auth, { ...formOf(html), pin: "" });
     assert.equal(response.status, 403);
     assert.equal(response.headers.get("location"), null);
     await response.body?.cancel();

@@ -17,7 +17,7 @@ import type {
   OAuthClientMetadata,
   OAuthTokens,
 } from "@modelcontextprotocol/sdk/shared/auth.js";
-import { BASE, call, PIN, REDIRECT, RESOURCE, txnOf, withAuth } from "./_fixtures.ts";
+import { BASE, call, formOf, PIN, REDIRECT, RESOURCE, withAuth } from "./_fixtures.ts";
 
 class MemoryProvider implements OAuthClientProvider {
   client: OAuthClientInformationMixed | undefined;
@@ -101,7 +101,7 @@ Deno.test("the MCP SDK client discovers, registers, authorizes and exchanges the
       new Request(`${BASE}/authorize`, {
         method: "POST",
         headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ txn: txnOf(await page.text()), pin: PIN }).toString(),
+        body: new URLSearchParams({ ...formOf(await page.text()), pin: PIN }).toString(),
       }),
     );
     const callback = new URL(approved.headers.get("location") ?? "");

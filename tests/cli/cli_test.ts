@@ -66,12 +66,41 @@ Deno.test("htmcp explain prints the verdict JSON, runs nothing, and exits 0 or 1
     assert.deepEqual(verdict.argv, ["touch", "canary"]);
     await assert.rejects(Deno.stat(`${t.jail}/canary`));
 
-    const refused = await htmcp(["explain", "--policy", t.policy, "--", "rm -rf /"]);
+    const refused = await htmcp(["explain", "--policy", t.policy, "--", "rm", "-rf", "/"]);
     assert.equal(refused.code, 1);
     assert.equal(JSON.parse(refused.stdout).code, "POLICY_DENIED");
 
-    const escaped = await htmcp(["explain", "--policy", t.policy, "--", "ls /etc"]);
+    const escaped = await htmcp(["explain", "--policy", t.policy, "--", "ls", "/etc"]);
     assert.equal(JSON.parse(escaped.stdout).code, "PATH_ESCAPE");
+  } finally {
+    await Deno.remove(t.dir, { recursive: true });
+  }
+});
+
+Deno.test("htmcp explain judges the argv as the shell split it, never re-split", async () => {
+  const t = await tempPolicy();
+  try {
+    // What `htmcp explain -- ls "a b"` hands over: the word "a b" stays one word.
+    const spaced = await htmcp(["explain", "--policy", t.policy, "--", "ls", "a b"]);
+    assert.deepEqual(JSON.parse(spaced.stdout).argv, ["ls", "a b"]);
+    // Shell syntax inside one word is data, as a quoted word would be.
+    const piped = await htmcp(["explain", "--policy", t.policy, "--", "ls", "a|b"]);
+    assert.equal(piped.code, 0, piped.stdout);
+    assert.deepEqual(JSON.parse(piped.stdout).argv, ["ls", "a|b"]);
+    // A command word with a blank in it is one (refused) command name, not "ls" plus "-la".
+    const glued = await htmcp(["explain", "--policy", t.policy, "--", "ls -la"]);
+    assert.equal(glued.code, 1);
+    assert.equal(JSON.parse(glued.stdout).code, "POLICY_DENIED");
+    assert.match(JSON.parse(glued.stdout).policy_reason, /blank/);
+    // Characters refused anywhere stay refused in an argv word.
+    const dollar = await htmcp(["explain", "--policy", t.policy, "--", "ls", "$HOME"]);
+    assert.equal(JSON.parse(dollar.stdout).code, "POLICY_DENIED");
+    // --text judges command text the way run_command receives it from a model.
+    const text = await htmcp(["explain", "--policy", t.policy, "--text", 'ls "a b" c']);
+    assert.deepEqual(JSON.parse(text.stdout).argv, ["ls", "a b", "c"]);
+    const both = await htmcp(["explain", "--policy", t.policy, "--text", "ls", "--", "ls"]);
+    assert.equal(both.code, 2);
+    await assert.rejects(Deno.stat(`${t.jail}/a b`));
   } finally {
     await Deno.remove(t.dir, { recursive: true });
   }

@@ -83,6 +83,30 @@ Deno.test("explain_command never executes: the canary stays absent, and the call
   }
 });
 
+Deno.test("explain_command reports a deny verdict as a successful call (isError false)", async () => {
+  const h = await startHarness();
+  try {
+    const raw = await h.client.callTool({
+      name: "explain_command",
+      arguments: { command: "rm x" },
+    });
+    assert.equal(raw.isError, false);
+    const verdict = raw.structuredContent as { ok: boolean; code: string };
+    assert.equal(verdict.ok, false);
+    assert.equal(verdict.code, "POLICY_DENIED");
+    const content = raw.content as { type: string; text: string }[];
+    assert.deepEqual(JSON.parse(content[0]?.text ?? ""), raw.structuredContent);
+    const escape = await h.client.callTool({
+      name: "explain_command",
+      arguments: { command: "cat ../outside" },
+    });
+    assert.equal(escape.isError, false);
+    assert.equal((escape.structuredContent as { code: string }).code, "PATH_ESCAPE");
+  } finally {
+    await h.close();
+  }
+});
+
 Deno.test("explain_command gives the same refusal code run_command would", async () => {
   const h = await startHarness();
   try {

@@ -79,9 +79,24 @@ Deno.test("htmcp check started broad self-confines and still proves the layer", 
 
 Deno.test("htmcp check exits non-zero when the layer is not in force, zero only with --allow-unconfined", async () => {
   await withPolicy(async (policyFile, dir) => {
+    // Plain -A starts itself again under the flags: the layer is in force.
+    const reexec = await deno([
+      "run",
+      "-A",
+      "--config",
+      CONFIG,
+      MAIN,
+      "check",
+      "--policy",
+      policyFile,
+    ]);
+    equal(reexec.code, 0, reexec.stdout + reexec.stderr);
+    assert.match(reexec.stdout, /Layer in force: flags/);
+    // Broad, unable to start deno again and without the Worker option: refused.
     const refused = await deno([
       "run",
       "-A",
+      `--deny-run=${Deno.execPath()}`,
       "--config",
       CONFIG,
       MAIN,

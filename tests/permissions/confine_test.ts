@@ -89,12 +89,17 @@ Deno.test("serveConfined() started with -A confines the core in a Worker and say
   });
 });
 
-Deno.test("serveConfined() refuses to run unconfined: without worker options Deno ends the process before the core", async () => {
+Deno.test("serveConfined() started with -A and no worker options starts itself again under exactly the flags", async () => {
   await withPolicy(async (policyFile) => {
     const result = await runFixture(["--allow-all"], [policyFile]);
-    equal(result.code, 70);
-    equal(result.stdout.join(""), "", "the core never answered");
-    assert.match(result.stderr, /--unstable-worker-options/);
+    equal(result.code, 3, result.stderr);
+    assert.deepEqual(JSON.parse(result.stdout[0]!), { layer: "flags", ...CONFINED_PROBES });
+    assert.deepEqual(JSON.parse(result.stdout[1]!), { echo: "hello" }, "stdio passes through");
+    assert.doesNotMatch(result.stderr, /Unstable API/);
+    const lines = result.stderr.trim().split("\n");
+    equal(lines.length, 2, result.stderr);
+    assert.match(lines[0]!, /starting again under exactly its flags/);
+    assert.match(lines[1]!, /^htmcp: permission layer: flags \(/);
   });
 });
 

@@ -1,12 +1,7 @@
 import assert, { equal } from "node:assert/strict";
 import { makePolicy } from "../_helpers/policy.ts";
 import type { Policy } from "../../src/config/types.ts";
-import {
-  permissionSetFor,
-  renderDenoFlags,
-  renderSystemdUnit,
-  type Transport,
-} from "../../src/permissions/mod.ts";
+import { permissionSetFor, renderDenoFlags, renderSystemdUnit } from "../../src/permissions/mod.ts";
 
 // Any existing folder outside /tmp and /home (those change the unit on purpose); never written.
 const JAIL = Deno.realPathSync("/usr/share");
@@ -20,15 +15,18 @@ function policyFor(overrides: Partial<Policy>): Policy {
   });
 }
 
-function unitFor(policy: Policy, transport: Transport, user = false): string {
-  const listen = transport === "http" ? { listen: "127.0.0.1:8080" } : {};
+function httpSet(policy: Policy) {
   const result = permissionSetFor(policy, {
-    transport,
+    transport: "http",
     launcherPaths: ["/usr/bin/setpriv"],
-    ...listen,
+    listen: "127.0.0.1:8080",
   });
   if (!result.ok) throw new Error(result.reason);
-  return renderSystemdUnit(result.set, policy, {
+  return result.set;
+}
+
+function unitFor(policy: Policy, user = false): string {
+  return renderSystemdUnit(httpSet(policy), policy, {
     program: {
       kind: "deno",
       denoPath: Deno.execPath(),
@@ -36,6 +34,8 @@ function unitFor(policy: Policy, transport: Transport, user = false): string {
       denoDir: null,
     },
     user,
+    listen: "127.0.0.1:8080",
+    environmentFile: policy.auth.mode === "oauth" ? "/etc/htmcp/htmcp.env" : null,
   });
 }
 
@@ -68,15 +68,10 @@ Deno.test("renderSystemdUnit() carries the generated flags and every hardening s
   const policy = policyFor({
     sandbox: { mode: "none", network: false, acceptPathCheckOnly: true, user: null },
   });
-  const text = unitFor(policy, "stdio");
+  const text = unitFor(policy);
   const unit = parseUnit(text);
-  const result = permissionSetFor(policy, {
-    transport: "stdio",
-    launcherPaths: ["/usr/bin/setpriv"],
-  });
-  assert(result.ok);
   assert(
-    one(unit, "ExecStart").includes(renderDenoFlags(result.set).join(" ")),
+    one(unit, "ExecStart").includes(renderDenoFlags(httpSet(policy)).join(" ")),
     "exact flags, not -A",
   );
   assert(!one(unit, "ExecStart").includes("--allow-all"));
@@ -90,7 +85,7 @@ Deno.test("renderSystemdUnit() carries the generated flags and every hardening s
     ProtectKernelTunables: "yes",
     ProtectKernelModules: "yes",
     ProtectKernelLogs: "yes",
-    RestrictAddressFamilies: "AF_UNIX",
+    RestrictAddressFamilies: "AF_UNIX AF_INET AF_INET6",
     RestrictNamespaces: "user pid",
     LockPersonality: "yes",
     MemoryDenyWriteExecute: "no",
@@ -102,11 +97,68 @@ Deno.test("renderSystemdUnit() carries the generated flags and every hardening s
   equal(unit.get("Install")?.get("WantedBy")?.[0], "multi-user.target");
 });
 
-Deno.test("renderSystemdUnit() adds IP families only for HTTP", () => {
-  const unit = parseUnit(unitFor(policyFor({}), "http"));
+Deno.test("renderSystemdUnit() serves HTTP on the given address with IP families and no PrivateNetwork", () => {
+  const unit = parseUnit(unitFor(policyFor({})));
   equal(one(unit, "RestrictAddressFamilies"), "AF_UNIX AF_INET AF_INET6");
   equal(unit.get("Service")?.has("PrivateNetwork"), false);
   assert(one(unit, "ExecStart").includes("--allow-net=127.0.0.1:8080"));
+  assert(
+    one(unit, "ExecStart").endsWith(" serve --policy /etc/htmcp/policy.toml --http 127.0.0.1:8080"),
+  );
+});
+
+Deno.test("renderSystemdUnit() refuses a stdio permission set: a service has no client on stdin", () => {
+  const policy = policyFor({});
+  const stdio = permissionSetFor(policy, {
+    transport: "stdio",
+    launcherPaths: ["/usr/bin/setpriv"],
+  });
+  assert(stdio.ok);
+  assert.throws(
+    () =>
+      renderSystemdUnit(stdio.set, policy, {
+        program: { kind: "binary", path: "/usr/local/bin/htmcp" },
+        user: false,
+        listen: "127.0.0.1:8080",
+        environmentFile: null,
+      }),
+    TypeError,
+  );
+});
+
+Deno.test("renderSystemdUnit() runs a system unit as a dedicated user and reads the PIN from an EnvironmentFile", () => {
+  const oauth = policyFor({});
+  equal(oauth.auth.mode, "oauth");
+  const unit = parseUnit(unitFor(oauth));
+  equal(one(unit, "User"), "htmcp");
+  equal(one(unit, "Group"), "htmcp");
+  equal(one(unit, "EnvironmentFile"), "/etc/htmcp/htmcp.env");
+  assert(!one(unit, "ExecStart").includes("HTMCP_OAUTH_ADMIN_PIN="));
+  equal(unit.get("Service")?.has("Environment") ?? false, false);
+  // No PIN needed, no file: a missing EnvironmentFile would stop the start.
+  const open = parseUnit(unitFor(policyFor({ auth: { ...oauth.auth, mode: "none" } })));
+  equal(open.get("Service")?.has("EnvironmentFile"), false);
+  // A --user unit runs as its manager's user; its default file keeps the %h specifier.
+  const user = renderSystemdUnit(httpSet(oauth), oauth, {
+    program: { kind: "binary", path: "/usr/local/bin/htmcp" },
+    user: true,
+    listen: "127.0.0.1:8080",
+    environmentFile: "%h/.config/htmcp/htmcp.env",
+  });
+  equal(parseUnit(user).get("Service")?.has("User"), false);
+  equal(one(parseUnit(user), "EnvironmentFile"), "%h/.config/htmcp/htmcp.env");
+  // Any other path is literal: % escaped; a blank or quote is refused, never mis-written.
+  const literal = (environmentFile: string) =>
+    renderSystemdUnit(httpSet(oauth), oauth, {
+      program: { kind: "binary", path: "/usr/local/bin/htmcp" },
+      user: false,
+      listen: "127.0.0.1:8080",
+      environmentFile,
+    });
+  equal(one(parseUnit(literal("/etc/htmcp/100%.env")), "EnvironmentFile"), "/etc/htmcp/100%%.env");
+  for (const bad of ["/etc/htmcp/my pin.env", '/etc/"x".env', "relative.env"]) {
+    assert.throws(() => literal(bad), RangeError, bad);
+  }
 });
 
 Deno.test("renderSystemdUnit() lets the bwrap sandbox create namespaces and mount, and nothing else changes", () => {
@@ -115,7 +167,6 @@ Deno.test("renderSystemdUnit() lets the bwrap sandbox create namespaces and moun
       policyFor({
         sandbox: { mode: "bwrap", network: false, acceptPathCheckOnly: false, user: null },
       }),
-      "stdio",
     ),
   );
   equal(unit.get("Service")?.has("RestrictNamespaces"), false);
@@ -129,7 +180,7 @@ Deno.test("renderSystemdUnit() keeps a jail under /home visible with ProtectHome
     auditLog: "/var/log/htmcp/audit.jsonl",
     overrides: { jailRoot: "/home/dev/project", policyFile: "/etc/htmcp/policy.toml" },
   });
-  const unit = parseUnit(unitFor(policy, "stdio", true));
+  const unit = parseUnit(unitFor(policy, true));
   equal(one(unit, "ProtectHome"), "tmpfs");
   equal(one(unit, "BindPaths"), "/home/dev/project");
   equal(one(unit, "PrivateUsers"), "yes");
@@ -156,7 +207,7 @@ Deno.test({
     const dir = await Deno.makeTempDir({ prefix: "htmcp-unit-" });
     try {
       const file = `${dir}/htmcp.service`;
-      await Deno.writeTextFile(file, unitFor(policyFor({}), "http"));
+      await Deno.writeTextFile(file, unitFor(policyFor({})));
       const verify = await new Deno.Command("systemd-analyze", {
         args: ["verify", "--man=no", file],
         stdout: "piped",

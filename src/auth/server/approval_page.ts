@@ -49,6 +49,7 @@ ${execute}
 <p>Approve only if you started this connection yourself and recognise the address above.</p>
 <form method="post" action="/authorize">
 <input type="hidden" name="txn" value="${escapeHtml(txn.id)}">
+<input type="hidden" name="csrf" value="${escapeHtml(txn.csrf)}">
 ${pinField}
 <button type="submit" name="decision" value="deny" formnovalidate>Deny</button>
 </form>`;

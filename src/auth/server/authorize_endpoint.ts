@@ -1,9 +1,11 @@
 /**
  * `/authorize`: `GET` validates the request and shows the approval page;
- * `POST` is the operator's decision on that page (fields `txn`, `pin`,
- * `decision`). Approval needs the admin PIN, compared in constant time,
- * failures throttled per address and audited. The redirect carries `code`,
- * `state` and `iss`.
+ * `POST` is the operator's decision on that page (fields `txn`, `csrf`,
+ * `pin`, `decision`). Every post must return the page's form token; approval
+ * also needs the admin PIN, both compared in constant time, PIN failures
+ * throttled per address. Every refused post is audited and printed on stderr
+ * for the operator (one line, never a PIN or token). The redirect carries
+ * `code`, `state` and `iss`.
  *
  * @module
  */
@@ -17,6 +19,7 @@ import { messagePage } from "./html.ts";
 import { pinMatches } from "./pin.ts";
 import { redirectTo } from "./redirect.ts";
 import { type AuthorizeTransaction, TRANSACTION_TTL_MS } from "./transaction.ts";
+import { formTokenMatches, mintFormToken, rotateFormToken } from "./form_token.ts";
 
 /** Handles `GET /authorize`. */
 export async function handleAuthorizeGet(deps: ServerDeps, request: Request): Promise<Response> {
@@ -38,6 +41,7 @@ export async function handleAuthorizeGet(deps: ServerDeps, request: Request): Pr
     }, deps.settings.issuer);
   }
   const p = check.params;
+  const expiresAt = deps.now() + TRANSACTION_TTL_MS;
   const txn: AuthorizeTransaction = Object.freeze({
     id: randomToken(32),
     client: p.client,
@@ -47,8 +51,10 @@ export async function handleAuthorizeGet(deps: ServerDeps, request: Request): Pr
     state: p.state,
     resource: p.resource,
     scopes: p.scopes,
+    csrf: mintFormToken(),
+    expiresAt,
   });
-  if (!deps.transactions.set(txn.id, txn, deps.now() + TRANSACTION_TTL_MS)) {
+  if (!deps.transactions.set(txn.id, txn, expiresAt)) {
     return messagePage(
       503,
       "Too many pending approvals",
@@ -71,11 +77,13 @@ export async function handleAuthorizePost(
   request: Request,
   info: RequestInfo,
 ): Promise<Response> {
-  // Defence in depth against cross-site posts of the form (the PIN is the
-  // real barrier, and the transport checks Origin too): a browser always
-  // sends Origin on a form POST, and ours comes from our own page.
+  // A browser sends Origin on a form POST: ours (same-origin referrer
+  // policy), or `null` under stricter privacy settings. A foreign origin is a
+  // cross-site post and is refused outright; `null` or no header at all (a
+  // non-browser) is judged by the form token below, never by the header.
   const origin = request.headers.get("origin");
-  if (origin !== null && origin !== deps.settings.issuer) {
+  if (origin !== null && origin !== "null" && origin !== deps.settings.issuer) {
+    await refuseApproval(deps, info, "foreign_origin", null, origin);
     return messagePage(
       403,
       "Forbidden",
@@ -85,10 +93,12 @@ export async function handleAuthorizePost(
   const body = await readBodyLimited(request, deps.settings.maxBodyBytes);
   if (!body.ok) return messagePage(413, "Request too large", "The approval form is too large.");
   if (mediaType(request) !== "application/x-www-form-urlencoded") {
+    await refuseApproval(deps, info, "bad_form", null, origin);
     return messagePage(400, "Bad approval form", "The approval form must be form-encoded.");
   }
   const form = parseForm(new TextDecoder().decode(body.bytes));
   if (!form.ok) {
+    await refuseApproval(deps, info, "bad_form", null, origin);
     return messagePage(
       400,
       "Bad approval form",
@@ -96,17 +106,34 @@ export async function handleAuthorizePost(
     );
   }
   const txnId = form.params.get("txn") ?? "";
-  const txn = deps.transactions.get(txnId);
-  if (txn === undefined) {
+  const found = deps.transactions.get(txnId);
+  if (found === undefined) {
+    await refuseApproval(deps, info, "expired", null, origin);
     return messagePage(
       400,
       "This approval has expired",
       "This approval request has expired or was already used. Start the connection again from your MCP client.",
     );
   }
+  if (!formTokenMatches(form.params.get("csrf") ?? "", found)) {
+    // The transaction stays open for the real page, whose token is unchanged.
+    await refuseApproval(deps, info, "bad_form_token", found, origin);
+    return messagePage(
+      403,
+      "Forbidden",
+      "The approval form is not the one this server showed (its form token is missing, wrong or already used). Reload the approval page from your MCP client's link.",
+    );
+  }
+  // The token is used now: any later post needs the next page's token.
+  const txn = rotateFormToken(deps.transactions, found);
   const decision = form.params.get("decision") ?? "approve";
   if (decision === "deny") {
     deps.transactions.delete(txnId);
+    deps.operatorLog(
+      `htmcp: approval denied by the operator for client ${
+        describeClient(txn)
+      } (from ${info.remoteAddr}).`,
+    );
     await deps.audit.writeEvent("authorization_denied", {
       client_id: txn.client.client_id,
       remote_addr: info.remoteAddr,
@@ -126,6 +153,7 @@ export async function handleAuthorizePost(
   }
   const limit = deps.pinLimiter.check(info.remoteAddr);
   if (limit.blocked) {
+    deps.operatorLog(operatorLine(info, "too many wrong PINs", txn));
     await deps.audit.writeEvent("pin_rate_limited", {
       client_id: txn.client.client_id,
       remote_addr: info.remoteAddr,
@@ -141,6 +169,7 @@ export async function handleAuthorizePost(
   }
   if (!pinMatches(form.params.get("pin") ?? "", expectedPin)) {
     const attempts = deps.pinLimiter.recordFailure(info.remoteAddr);
+    deps.operatorLog(operatorLine(info, `wrong PIN (${attempts} from this address)`, txn));
     await deps.audit.writeEvent("pin_failed", {
       client_id: txn.client.client_id,
       remote_addr: info.remoteAddr,
@@ -155,6 +184,58 @@ export async function handleAuthorizePost(
     return messagePage(400, "This approval has expired", "This approval request was already used.");
   }
   return await approve(deps, txn);
+}
+
+/** Why an approval post was refused before the PIN was looked at. */
+type ApprovalRefusal = "foreign_origin" | "bad_form" | "expired" | "bad_form_token";
+
+const REFUSAL_WORDS: Readonly<Record<ApprovalRefusal, string>> = {
+  foreign_origin: "posted from another site",
+  bad_form: "not a well-formed approval form",
+  expired: "unknown or expired approval request",
+  bad_form_token: "missing, wrong or reused form token",
+};
+
+/**
+ * Audits a refused approval post and tells the operator on stderr: the
+ * browser shows the refusal to whoever posted, but the operator running the
+ * server must see that someone tried (and a failed real approval must not be
+ * a silent mystery).
+ */
+async function refuseApproval(
+  deps: ServerDeps,
+  info: RequestInfo,
+  reason: ApprovalRefusal,
+  txn: AuthorizeTransaction | null,
+  origin: string | null,
+): Promise<void> {
+  const shownOrigin = origin === null ? "" : `, Origin ${printable(origin, 80)}`;
+  deps.operatorLog(operatorLine(info, `${REFUSAL_WORDS[reason]}${shownOrigin}`, txn));
+  await deps.audit.writeEvent("approval_refused", {
+    reason,
+    client_id: txn?.client.client_id ?? null,
+    remote_addr: info.remoteAddr,
+    origin,
+  });
+}
+
+/** One stderr line: what was refused, from where, for which client. Never a PIN or token. */
+function operatorLine(info: RequestInfo, what: string, txn: AuthorizeTransaction | null): string {
+  const client = txn === null ? "" : ` for client ${describeClient(txn)}`;
+  return `htmcp: approval refused from ${info.remoteAddr}${client}: ${what}.`;
+}
+
+/** The client's self-chosen name (made printable: it is the client's text) and id. */
+function describeClient(txn: AuthorizeTransaction): string {
+  const name = txn.client.client_name;
+  const shown = name === undefined || name === null ? "" : `"${printable(name, 60)}" `;
+  return `${shown}(${txn.client.client_id})`;
+}
+
+/** `text` with everything but printable ASCII replaced, cut to `max` characters. */
+function printable(text: string, max: number): string {
+  const clean = text.replace(/[^\x20-\x7e]/g, "?");
+  return clean.length > max ? `${clean.slice(0, max)}...` : clean;
 }
 
 async function approve(

@@ -25,6 +25,8 @@ export interface ServerDeps {
   readonly transactions: ExpiringMap<string, AuthorizeTransaction>;
   readonly codes: CodeStore;
   readonly pinLimiter: FailureLimiter;
+  /** Prints one line for the operator (stderr); never a secret. */
+  readonly operatorLog: (line: string) => void;
 }
 
 /** Request facts the transport knows and we cannot derive from the `Request`. */

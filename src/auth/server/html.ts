@@ -5,6 +5,12 @@
  * and to the client's redirect origin (Chrome applies `form-action` to the
  * redirect that follows a form post).
  *
+ * The referrer policy is `same-origin`: with `no-referrer` Chromium posts our
+ * own form with `Origin: null`, which an Origin check must refuse. With
+ * `same-origin` the browser sends our origin on our own form post and no
+ * referrer at all to any other site (the client's redirect target never sees
+ * the approval URL).
+ *
  * @module
  */
 import { createHash } from "node:crypto";
@@ -57,7 +63,7 @@ export function htmlResponse(
   const page = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${escapeHtml(title)} - htmcp</title><style>${STYLE}</style></head>
 <body><main>
 ${bodyHtml}
@@ -70,7 +76,7 @@ ${bodyHtml}
       "content-security-policy": contentSecurityPolicy(formTarget),
       "x-frame-options": "DENY",
       "x-content-type-options": "nosniff",
-      "referrer-policy": "no-referrer",
+      "referrer-policy": "same-origin",
       "cache-control": "no-store",
       "pragma": "no-cache",
       ...extraHeaders,

@@ -4,6 +4,13 @@
  * so nothing the browser re-posts (redirect URI, challenge, scopes) is ever
  * trusted, and a forged form cannot name parameters of its own.
  *
+ * Each rendering of the page also carries a form token (`csrf`), random and
+ * kept only here and in that page. A post must return it (compared in
+ * constant time); it is replaced after every post that does not end the
+ * transaction, so each token is accepted at most once. The token is what
+ * judges a post whose `Origin` is `null` (browsers send that under some
+ * referrer policies and privacy settings): the header alone never decides.
+ *
  * @module
  */
 import type { Scope } from "../scopes.ts";
@@ -19,6 +26,10 @@ export interface AuthorizeTransaction {
   readonly state: string;
   readonly resource: string;
   readonly scopes: ReadonlySet<Scope>;
+  /** The form token of the page rendered last for this transaction. */
+  readonly csrf: string;
+  /** When the transaction expires (ms); a new token keeps this expiry. */
+  readonly expiresAt: number;
 }
 
 /** How long an approval page stays usable. */

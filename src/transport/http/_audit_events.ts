@@ -24,6 +24,13 @@ declare module "../../audit/mod.ts" {
       readonly tool: string;
       readonly scope: string;
     };
+    /** A new session refused because a session cap is reached. */
+    session_limit: {
+      readonly client_id: string | null;
+      readonly remote_addr: string;
+      readonly limit: string;
+      readonly max: number;
+    };
     /** A session id presented by a client other than the one that created it. */
     session_refused: {
       readonly client_id: string | null;

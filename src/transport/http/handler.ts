@@ -63,7 +63,7 @@ export function createHttpHandler(
     }
 
     const hosts = deps.hostCheck.check(request);
-    if (!hosts.ok) {
+    if (!hosts.ok && !isApprovalPostWithNullOrigin(request, path, hosts, deps.auth !== null)) {
       await deps.audit.writeEvent("http_forbidden", {
         method: request.method,
         path,
@@ -101,6 +101,22 @@ export function createHttpHandler(
     }
     return jsonError(404, "not_found", `There is nothing at "${path}".`);
   };
+}
+
+/**
+ * The one exception to the Origin check: the approval form posted with
+ * `Origin: null` (a browser's privacy setting can send that even for our own
+ * page). It is still refused unless its form token, which only our page
+ * holds, is valid: the authorization server judges it. Host is never waived.
+ */
+function isApprovalPostWithNullOrigin(
+  request: Request,
+  path: string,
+  result: { readonly header: "host" | "origin" },
+  authOn: boolean,
+): boolean {
+  return authOn && result.header === "origin" && request.method === "POST" &&
+    path === "/authorize" && request.headers.get("origin") === "null";
 }
 
 /** The URL path (never the query: a token could ride in it). */

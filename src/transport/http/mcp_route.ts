@@ -17,9 +17,9 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import type { AuthorizationServer } from "../../auth/mod.ts";
 import type { CallerIdentity } from "../../tools/caller.ts";
 import type { TransportAudit } from "./_audit_events.ts";
-import { jsonError, jsonRpcError, sessionNotFound } from "./_responses.ts";
+import { jsonRpcError, sessionNotFound } from "./_responses.ts";
 import { declaredLength, readBodyWithin, tooLargeResponse } from "./body_limit.ts";
-import type { Session, SessionTable } from "./sessions.ts";
+import { type Session, sessionLimitResponse, sessionOwner, type SessionTable } from "./sessions.ts";
 import { containsInitialize, toolCallsIn } from "./tool_calls.ts";
 
 /** What the `/mcp` route needs. */
@@ -110,7 +110,7 @@ export async function handleMcp(
     if (!containsInitialize(parsedBody)) {
       return jsonRpcError(400, -32000, "Bad Request: Mcp-Session-Id header is required");
     }
-    return await startSession(deps, request, parsedBody, caller);
+    return await startSession(deps, request, parsedBody, caller, connection);
   }
   const found = await findSession(deps, sessionId, caller, connection);
   if (!found.ok) return found.response;
@@ -165,7 +165,10 @@ async function findSession(
   caller: CallerIdentity,
   connection: ConnectionInfo,
 ): Promise<Found> {
-  const found = deps.sessions.lookup(sessionId, caller.clientId);
+  const found = deps.sessions.lookup(
+    sessionId,
+    sessionOwner(caller.clientId, connection.remoteAddr),
+  );
   if (found.ok) return found;
   if (found.reason === "other_client") {
     await deps.audit.writeEvent("session_refused", {
@@ -182,22 +185,40 @@ async function startSession(
   request: Request,
   parsedBody: unknown,
   caller: CallerIdentity,
+  connection: ConnectionInfo,
 ): Promise<Response> {
-  if (!await deps.sessions.makeRoom(caller.clientId)) {
-    return jsonError(
-      503,
-      "too_many_sessions",
-      "The server has too many open MCP sessions; try again later.",
-      { "retry-after": "30" },
-    );
+  const owner = sessionOwner(caller.clientId, connection.remoteAddr);
+  const room = deps.sessions.reserve(owner);
+  if (!room.ok) {
+    await deps.audit.writeEvent("session_limit", {
+      client_id: caller.clientId,
+      remote_addr: connection.remoteAddr,
+      limit: room.limit,
+      max: room.max,
+    });
+    return sessionLimitResponse(room);
   }
+  try {
+    return await openSession(deps, request, parsedBody, caller, owner);
+  } finally {
+    room.reservation.release();
+  }
+}
+
+async function openSession(
+  deps: McpRouteDeps,
+  request: Request,
+  parsedBody: unknown,
+  caller: CallerIdentity,
+  owner: string,
+): Promise<Response> {
   const server = deps.createServer(caller);
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: () => crypto.randomUUID(),
     onsessioninitialized: (id: string) => {
       deps.sessions.add({
         id,
-        owner: caller.clientId,
+        owner,
         transport,
         server,
         lastSeen: performance.now(),

@@ -8,10 +8,15 @@
  * different client presenting a valid id is told "Session not found", exactly
  * as for an id that never existed, so the answer leaks nothing.
  *
- * Bounded: at most `maxSessions` at once and `maxPerClient` per client (the
- * client's least recently used session is closed to make room, since a client
- * that restarts loses its ids), and sessions idle longer than `idleMs` are
- * closed by a sweep.
+ * Bounded: at most `maxSessions` at once, `maxPerClient` per authenticated
+ * client and `maxPerSource` per remote address for unauthenticated callers
+ * (`[auth] mode = "none"` or the loopback bypass, which have no client id to
+ * count by). A new session beyond a cap is refused with a JSON-RPC error that
+ * names the limit (429 for a per-owner cap, 503 for the whole table); a live
+ * session is never closed to make room, since its client would then get
+ * "Session not found" for a session it never ended. Sessions idle longer than
+ * `idleMs` are closed by a sweep, which is how a restarted client's forgotten
+ * sessions go away.
  *
  * @module
  */
@@ -21,8 +26,8 @@ import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprot
 /** One live session. */
 export interface Session {
   readonly id: string;
-  /** The client id that created the session; null for unauthenticated loopback callers. */
-  readonly owner: string | null;
+  /** Who may use the session: {@linkcode sessionOwner} of the caller that created it. */
+  readonly owner: string;
   readonly transport: WebStandardStreamableHTTPServerTransport;
   readonly server: McpServer;
   /** `performance.now()` of the last request. */
@@ -32,16 +37,53 @@ export interface Session {
 /** Limits of the session table. */
 export interface SessionLimits {
   readonly maxSessions: number;
+  /** Per authenticated OAuth client. */
   readonly maxPerClient: number;
+  /** Per remote address, for callers without a client id (default: `maxSessions / 4`). */
+  readonly maxPerSource?: number;
   readonly idleMs: number;
 }
 
-/** Defaults: generous for people, small enough that a flood cannot grow memory without bound. */
+/**
+ * Defaults: generous for people, small enough that a flood cannot grow memory
+ * without bound. Every unauthenticated local client shares the address
+ * 127.0.0.1, so its cap is larger: 64 local windows or agents at once.
+ */
 export const DEFAULT_SESSION_LIMITS: SessionLimits = Object.freeze({
   maxSessions: 256,
   maxPerClient: 16,
+  maxPerSource: 64,
   idleMs: 30 * 60_000,
 });
+
+/**
+ * The owner key of a session: the OAuth client id when the caller has one,
+ * else the remote address. The prefixes keep the two spaces apart, so a
+ * client id can never pose as an address.
+ */
+export function sessionOwner(clientId: string | null, remoteAddr: string): string {
+  return clientId === null ? `source:${remoteAddr}` : `client:${clientId}`;
+}
+
+/** Which cap refused a new session. */
+export type SessionLimitName =
+  | "max_sessions"
+  | "max_sessions_per_client"
+  | "max_sessions_per_source";
+
+export type RoomResult =
+  | { readonly ok: true; readonly reservation: SessionReservation }
+  | { readonly ok: false; readonly limit: SessionLimitName; readonly max: number };
+
+/**
+ * A place held for a session being initialized: the SDK answers
+ * `initialize` asynchronously, so concurrent `initialize` requests must count
+ * before any of them is added, or a burst could pass the cap together.
+ */
+export interface SessionReservation {
+  /** Gives the place back (the session was added, or initialization failed). Idempotent. */
+  release(): void;
+}
 
 export type LookupResult =
   | { readonly ok: true; readonly session: Session }
@@ -51,6 +93,9 @@ export type LookupResult =
 export class SessionTable {
   readonly #limits: SessionLimits;
   readonly #sessions = new Map<string, Session>();
+  /** Places held by sessions still initializing, per owner. */
+  readonly #pending = new Map<string, number>();
+  #pendingTotal = 0;
   #sweeper: ReturnType<typeof setInterval> | null = null;
 
   constructor(limits: SessionLimits) {
@@ -75,7 +120,7 @@ export class SessionTable {
   /**
    * Finds `id` for `owner`, refreshing its idle clock.
    */
-  lookup(id: string, owner: string | null): LookupResult {
+  lookup(id: string, owner: string): LookupResult {
     const session = this.#sessions.get(id);
     if (session === undefined) return { ok: false, reason: "unknown" };
     if (session.owner !== owner) return { ok: false, reason: "other_client" };
@@ -84,19 +129,38 @@ export class SessionTable {
   }
 
   /**
-   * Whether a new session for `owner` may be created: closes the owner's least
-   * recently used session when the owner is at its cap.
-   *
-   * @returns false when the whole table is full.
+   * Holds a place for a new session of `owner`, or names the cap it would
+   * pass. Release the reservation once the session is added (or failed).
    */
-  async makeRoom(owner: string | null): Promise<boolean> {
-    const mine = [...this.#sessions.values()].filter((session) => session.owner === owner);
-    if (mine.length >= this.#limits.maxPerClient) {
-      mine.sort((a, b) => a.lastSeen - b.lastSeen);
-      const evict = mine.slice(0, mine.length - this.#limits.maxPerClient + 1);
-      await Promise.all(evict.map((session) => this.close(session.id)));
+  reserve(owner: string): RoomResult {
+    const perOwner = owner.startsWith("client:")
+      ? { limit: "max_sessions_per_client" as const, max: this.#limits.maxPerClient }
+      : {
+        limit: "max_sessions_per_source" as const,
+        max: this.#limits.maxPerSource ?? Math.max(1, Math.floor(this.#limits.maxSessions / 4)),
+      };
+    let mine = this.#pending.get(owner) ?? 0;
+    for (const session of this.#sessions.values()) if (session.owner === owner) mine++;
+    if (mine >= perOwner.max) return { ok: false, ...perOwner };
+    if (this.#sessions.size + this.#pendingTotal >= this.#limits.maxSessions) {
+      return { ok: false, limit: "max_sessions", max: this.#limits.maxSessions };
     }
-    return this.#sessions.size < this.#limits.maxSessions;
+    this.#pending.set(owner, (this.#pending.get(owner) ?? 0) + 1);
+    this.#pendingTotal++;
+    let released = false;
+    return {
+      ok: true,
+      reservation: {
+        release: () => {
+          if (released) return;
+          released = true;
+          const left = (this.#pending.get(owner) ?? 1) - 1;
+          if (left <= 0) this.#pending.delete(owner);
+          else this.#pending.set(owner, left);
+          this.#pendingTotal--;
+        },
+      },
+    };
   }
 
   /** Adds a session the SDK just initialized. */
@@ -131,4 +195,37 @@ export class SessionTable {
     this.#sweeper = null;
     await Promise.all([...this.#sessions.keys()].map((id) => this.close(id)));
   }
+}
+
+const LIMIT_WORDS: Readonly<Record<SessionLimitName, string>> = {
+  max_sessions: "the server's limit on open MCP sessions",
+  max_sessions_per_client: "the limit on open MCP sessions per OAuth client",
+  max_sessions_per_source: "the limit on open MCP sessions per address for unauthenticated clients",
+};
+
+/**
+ * The answer for a refused new session: a JSON-RPC error naming the limit, so
+ * a client (and its user) can tell "too many sessions" from "no such session".
+ * A per-owner cap is that owner's doing (429); a full table is the server's
+ * state (503). Either way the caller may retry once a session ends.
+ */
+export function sessionLimitResponse(refusal: { limit: SessionLimitName; max: number }): Response {
+  const message =
+    `Too many sessions: ${LIMIT_WORDS[refusal.limit]} (${refusal.limit} = ${refusal.max}) ` +
+    `is reached; end an unused session (HTTP DELETE) or wait for idle ones to expire.`;
+  return new Response(
+    JSON.stringify({
+      jsonrpc: "2.0",
+      error: { code: -32000, message, data: { limit: refusal.limit, max: refusal.max } },
+      id: null,
+    }),
+    {
+      status: refusal.limit === "max_sessions" ? 503 : 429,
+      headers: {
+        "content-type": "application/json",
+        "cache-control": "no-store",
+        "retry-after": "30",
+      },
+    },
+  );
 }

@@ -84,10 +84,12 @@ export async function approve(
   if (page.status !== 200) throw new Error(`Approval page: ${page.status} ${html}`);
   const txn = /name="txn" value="([^"]+)"/.exec(html)?.[1];
   if (txn === undefined) throw new Error(`No transaction id in the approval page: ${html}`);
+  const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1];
+  if (csrf === undefined) throw new Error(`No form token in the approval page: ${html}`);
   const posted = await fetch(new URL("/authorize", authorizationUrl), {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ txn, pin, decision: "approve" }),
+    body: new URLSearchParams({ txn, csrf, pin, decision: "approve" }),
     redirect: "manual",
   });
   await posted.body?.cancel();

@@ -1,5 +1,7 @@
 /**
- * Sessions and concurrency: bounded session tables (per client and overall),
+ * Sessions and concurrency: bounded session tables (per client, per source
+ * address for unauthenticated callers, and overall; a cap answers with a
+ * JSON-RPC error naming it, never with "Session not found"),
  * idle expiry, the per-client command cap over HTTP (BUSY for the client over
  * its cap while another client still runs), and shutdown that ends sessions
  * and lets the context write the outcome of a running command.
@@ -7,6 +9,8 @@
 import assert from "node:assert/strict";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SessionTable } from "../../../src/transport/http/sessions.ts";
 import { initializeBody, MCP_POST_HEADERS, PIN, withHttp } from "./_harness.ts";
 import { connectWithOAuth } from "./_oauth.ts";
@@ -35,29 +39,118 @@ async function ping(url: URL, sessionId: string): Promise<number> {
   return response.status;
 }
 
-Deno.test("a client at its session cap loses its least recently used session, not a new one", async () => {
-  const sessionLimits = { maxSessions: 10, maxPerClient: 2, idleMs: 60_000 };
+async function initializeRaw(url: URL): Promise<Response> {
+  return await fetch(url, {
+    method: "POST",
+    headers: { ...MCP_POST_HEADERS },
+    body: initializeBody(),
+  });
+}
+
+Deno.test("a source at its session cap gets 429 naming the limit; its live sessions keep working", async () => {
+  const sessionLimits = { maxSessions: 10, maxPerClient: 5, maxPerSource: 2, idleMs: 60_000 };
   await withHttp({ auth: { mode: "none" }, sessionLimits }, async (h) => {
     const first = await initialize(h.mcpUrl);
     const second = await initialize(h.mcpUrl);
+    assert.equal(first.status, 200);
+    assert.equal(second.status, 200);
+    const refused = await initializeRaw(h.mcpUrl);
+    assert.equal(refused.status, 429);
+    assert.equal(refused.headers.get("retry-after"), "30");
+    assert.equal(refused.headers.get("mcp-session-id"), null);
+    const body = await refused.json() as {
+      jsonrpc: string;
+      error: { code: number; message: string; data: { limit: string; max: number } };
+    };
+    assert.equal(body.jsonrpc, "2.0");
+    assert.equal(body.error.code, -32000);
+    assert.deepEqual(body.error.data, { limit: "max_sessions_per_source", max: 2 });
+    assert.match(body.error.message, /max_sessions_per_source = 2/);
+    // Nothing was evicted: both sessions still answer, neither gets 404.
     assert.equal(await ping(h.mcpUrl, first.sessionId as string), 200);
-    // `second` is now the least recently used.
-    const third = await initialize(h.mcpUrl);
-    assert.equal(third.status, 200);
-    assert.equal(await ping(h.mcpUrl, second.sessionId as string), 404);
-    assert.equal(await ping(h.mcpUrl, first.sessionId as string), 200);
-    assert.equal(await ping(h.mcpUrl, third.sessionId as string), 200);
+    assert.equal(await ping(h.mcpUrl, second.sessionId as string), 200);
+    const limits = await h.events("session_limit");
+    assert.equal(limits.length, 1);
+    assert.equal(limits[0]?.limit, "max_sessions_per_source");
+    assert.equal(limits[0]?.remote_addr, "127.0.0.1");
+    // Ending a session frees its place.
+    const ended = await fetch(h.mcpUrl, {
+      method: "DELETE",
+      headers: {
+        "mcp-session-id": first.sessionId as string,
+        "mcp-protocol-version": "2025-11-25",
+      },
+    });
+    await ended.body?.cancel();
+    assert.equal((await initialize(h.mcpUrl)).status, 200);
   });
 });
 
-Deno.test("a full session table refuses a new session with 503 too_many_sessions", async () => {
+Deno.test("32 real SDK clients without auth work at once from one local address", async () => {
+  await withHttp({ auth: { mode: "none" } }, async (h) => {
+    const clients: Client[] = [];
+    try {
+      for (let i = 0; i < 32; i++) {
+        const client = new Client({ name: `local-${i}`, version: "0" });
+        await client.connect(new StreamableHTTPClientTransport(h.mcpUrl));
+        clients.push(client);
+      }
+      const verdicts = await Promise.all(clients.map(async (client, i) => {
+        const result = await client.callTool({
+          name: "explain_command",
+          arguments: { command: `echo ${i}` },
+        });
+        return (result.structuredContent as { code: string }).code;
+      }));
+      assert.deepEqual(verdicts, Array(32).fill("OK"));
+      // The first client is still served after the 32nd connected.
+      assert.deepEqual(await clients[0]?.ping(), {});
+      assert.equal((await h.events("session_limit")).length, 0);
+    } finally {
+      await Promise.all(clients.map((client) => client.close()));
+    }
+  });
+});
+
+Deno.test("the per-client cap counts one OAuth client's sessions and refuses its extra one with 429", async () => {
+  const sessionLimits = { maxSessions: 10, maxPerClient: 1, idleMs: 60_000 };
+  await withHttp({ sessionLimits }, async (h) => {
+    const alice = await connectWithOAuth(h.mcpUrl, PIN);
+    try {
+      // Alice's own second session (same token) passes her cap.
+      const again = new Client({ name: "alice-2", version: "0" });
+      await assert.rejects(
+        again.connect(
+          new StreamableHTTPClientTransport(h.mcpUrl, { authProvider: alice.provider }),
+        ),
+        /429|max_sessions_per_client/,
+      );
+      // Another client is counted on its own.
+      const bob = await connectWithOAuth(h.mcpUrl, PIN);
+      try {
+        assert.deepEqual(await bob.client.ping(), {});
+      } finally {
+        await bob.close();
+      }
+      assert.deepEqual(await alice.client.ping(), {});
+      const limits = await h.events("session_limit");
+      assert.equal(limits[0]?.limit, "max_sessions_per_client");
+      assert.equal(limits[0]?.client_id, alice.provider.clientInformation()?.client_id);
+    } finally {
+      await alice.close();
+    }
+  });
+});
+
+Deno.test("a full session table refuses a new session with 503 naming max_sessions", async () => {
   const sessionLimits = { maxSessions: 1, maxPerClient: 5, idleMs: 60_000 };
   await withHttp({ sessionLimits }, async (h) => {
     const alice = await connectWithOAuth(h.mcpUrl, PIN);
     try {
       const mallory = connectWithOAuth(h.mcpUrl, PIN);
-      await assert.rejects(mallory, /too_many_sessions|503/);
+      await assert.rejects(mallory, /503|max_sessions/);
       assert.deepEqual(await alice.client.ping(), {});
+      assert.equal((await h.events("session_limit"))[0]?.limit, "max_sessions");
     } finally {
       await alice.close();
     }

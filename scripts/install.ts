@@ -1,0 +1,149 @@
+/**
+ * `deno task install [--prefix DIR]`: puts an `htmcp` command on PATH that
+ * works offline from then on.
+ *
+ * It copies this checkout's program (`src/`, `scripts/`, `deno.json`,
+ * `deno.lock`) to `PREFIX/lib/htmcp/<version>/`, fetches every dependency
+ * once into the Deno cache (the lock is frozen: exactly the pinned versions),
+ * and writes `PREFIX/bin/htmcp`, a small shell script that runs the copied
+ * launcher with `--cached-only` (never the network) and the same `deno` that
+ * installed it. The launcher generates the Deno permission flags from the
+ * policy at every start, exactly as `deno task htmcp` does, so a changed
+ * policy can never run under stale flags; the script checks that its copy is
+ * intact (the launcher's hash) and fails loudly otherwise.
+ *
+ * The default prefix is `~/.local` (`~/.local/bin` is on PATH on most
+ * distributions).
+ *
+ * @module
+ */
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createHash } from "node:crypto";
+import { parseArgs } from "../src/cli/args.ts";
+import { VERSION } from "../src/version.ts";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const COPIED = ["src", "scripts", "deno.json", "deno.lock"] as const;
+
+export interface InstallResult {
+  readonly command: string;
+  readonly libDir: string;
+}
+
+/** `text` quoted for a POSIX shell. */
+function shQuote(text: string): string {
+  return `'${text.replaceAll("'", `'"'"'`)}'`;
+}
+
+async function copyTree(from: string, to: string): Promise<void> {
+  const info = await Deno.lstat(from);
+  if (info.isDirectory) {
+    await Deno.mkdir(to, { recursive: true });
+    for await (const entry of Deno.readDir(from)) {
+      await copyTree(join(from, entry.name), join(to, entry.name));
+    }
+  } else if (info.isFile) {
+    await Deno.copyFile(from, to);
+  }
+  // Symlinks and other kinds are not part of the program: skipped.
+}
+
+async function sha256(path: string): Promise<string> {
+  return createHash("sha256").update(await Deno.readFile(path)).digest("hex");
+}
+
+/** The Deno cache the installed command uses: this process's, made absolute. */
+function denoDir(): string {
+  const given = Deno.env.get("DENO_DIR");
+  if (given !== undefined && given !== "") return resolve(given);
+  return join(Deno.env.get("HOME") ?? "/root", ".cache", "deno");
+}
+
+/**
+ * Installs into `prefix`.
+ *
+ * @throws {Error} With Deno's output when the dependencies cannot be fetched.
+ */
+export async function install(prefix: string): Promise<InstallResult> {
+  const libDir = join(prefix, "lib", "htmcp", VERSION);
+  const binDir = join(prefix, "bin");
+  await Deno.remove(libDir, { recursive: true }).catch(() => {});
+  await Deno.mkdir(libDir, { recursive: true });
+  for (const name of COPIED) await copyTree(join(ROOT, name), join(libDir, name));
+  const cacheDir = denoDir();
+  const fetched = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "cache",
+      "--quiet",
+      "--frozen",
+      "--config",
+      join(libDir, "deno.json"),
+      join(libDir, "src", "main.ts"),
+      join(libDir, "scripts", "launch.ts"),
+    ],
+    env: { DENO_DIR: cacheDir },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!fetched.success) {
+    throw new Error(
+      `Could not fetch the dependencies: ${new TextDecoder().decode(fetched.stderr)}`,
+    );
+  }
+  const launcher = join(libDir, "scripts", "launch.ts");
+  const script = `#!/bin/sh
+# htmcp ${VERSION}, installed by \`deno task install\` from ${ROOT}
+# Runs the launcher, which builds the Deno permission flags from the policy at
+# every start (never -A for the server). Offline: --cached-only.
+set -e
+lib=${shQuote(libDir)}
+launcher="$lib/scripts/launch.ts"
+expected=${shQuote(await sha256(launcher))}
+if [ ! -f "$launcher" ]; then
+  echo "htmcp: the installation in $lib is missing; run \\\`deno task install\\\` again." >&2
+  exit 1
+fi
+actual=$(sha256sum "$launcher" | cut -d' ' -f1)
+if [ "$actual" != "$expected" ]; then
+  echo "htmcp: $launcher changed since it was installed; run \\\`deno task install\\\` again." >&2
+  exit 1
+fi
+DENO_DIR=\${DENO_DIR:-${shQuote(cacheDir)}}
+HTMCP_CACHED_ONLY=1
+export DENO_DIR HTMCP_CACHED_ONLY
+exec ${
+    shQuote(Deno.execPath())
+  } run --quiet --cached-only --allow-all --config "$lib/deno.json" "$launcher" "$@"
+`;
+  await Deno.mkdir(binDir, { recursive: true });
+  const command = join(binDir, "htmcp");
+  const temp = `${command}.tmp-${Deno.pid}`;
+  await Deno.writeTextFile(temp, script, { mode: 0o755 });
+  await Deno.chmod(temp, 0o755);
+  await Deno.rename(temp, command);
+  return { command, libDir };
+}
+
+if (import.meta.main) {
+  const parsed = parseArgs(Deno.args, { values: ["--prefix"] });
+  if (!parsed.ok || parsed.args.positionals.length > 0 || parsed.args.rest !== null) {
+    console.error(
+      parsed.ok ? "Usage: deno task install [--prefix DIR]" : `install: ${parsed.message}`,
+    );
+    Deno.exit(2);
+  }
+  const home = Deno.env.get("HOME") ?? "/root";
+  const prefix = resolve(parsed.args.values.get("--prefix") ?? join(home, ".local"));
+  try {
+    const { command, libDir } = await install(prefix);
+    console.log(`install: wrote ${command} (program in ${libDir})`);
+    const path = (Deno.env.get("PATH") ?? "").split(":");
+    if (!path.includes(join(prefix, "bin"))) {
+      console.log(`install: ${join(prefix, "bin")} is not on your PATH; add it to use "htmcp".`);
+    }
+  } catch (error) {
+    console.error(`install: ${error instanceof Error ? error.message : String(error)}`);
+    Deno.exit(1);
+  }
+}

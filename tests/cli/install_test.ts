@@ -1,0 +1,141 @@
+/**
+ * First steps on a fresh machine: `deno task install` from a fresh clone puts
+ * a working `htmcp` on PATH, which the real SDK client drives over stdio
+ * (`initialize`, tools), offline (`--cached-only`) and under the flags the
+ * launcher generates from the policy; and the bundle runs as a user would try
+ * it first, `deno run -A dist/htmcp.js serve ...`.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { REPO } from "../_helpers/stdio_harness.ts";
+import { bundle } from "../../scripts/bundle.ts";
+
+const DENO_DIR = Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME") ?? "/root"}/.cache/deno`;
+
+async function writePolicy(dir: string): Promise<string> {
+  await Deno.mkdir(join(dir, "jail"));
+  await Deno.mkdir(join(dir, "log"));
+  await Deno.writeTextFile(join(dir, "jail", "notes.txt"), "installed\n");
+  const policy = join(dir, "policy.toml");
+  await Deno.writeTextFile(
+    policy,
+    `jail_root = "jail"
+audit_log = "log/audit.jsonl"
+
+[allowlist]
+commands = ["cat", "echo"]
+
+[sandbox]
+mode = "none"
+`,
+  );
+  return policy;
+}
+
+/** Connects the SDK client to `command args` over stdio and runs one command. */
+async function driveOverStdio(command: string, args: string[], env: Record<string, string>) {
+  const transport = new StdioClientTransport({ command, args, env, stderr: "pipe" });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Uint8Array) => stderr += new TextDecoder().decode(chunk));
+  const client = new Client({ name: "install-test", version: "1" });
+  await client.connect(transport);
+  try {
+    assert.equal(client.getServerVersion()?.name, "htmcp");
+    const { tools } = await client.listTools();
+    assert.ok(tools.some((tool: { name: string }) => tool.name === "run_command"));
+    const result = await client.callTool({
+      name: "run_command",
+      arguments: { command: "cat notes.txt" },
+    });
+    const body = result.structuredContent as { code: string; stdout: string };
+    assert.equal(body.code, "OK", JSON.stringify(body) + stderr);
+    assert.equal(body.stdout, "installed\n");
+  } finally {
+    await client.close();
+  }
+  return stderr;
+}
+
+async function run(command: string, args: string[], env: Record<string, string>, cwd?: string) {
+  const out = await new Deno.Command(command, {
+    args,
+    env,
+    clearEnv: true,
+    ...(cwd === undefined ? {} : { cwd }),
+    stdin: "null",
+  }).output();
+  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  return { code: out.code, stdout: decode(out.stdout), stderr: decode(out.stderr) };
+}
+
+Deno.test("deno task install from a fresh clone puts an htmcp on PATH that the SDK client drives offline", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-install-" }));
+  try {
+    const clone = join(dir, "clone");
+    const cloned = await run("git", ["clone", "--quiet", REPO, clone], {
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+    });
+    assert.equal(cloned.code, 0, cloned.stderr);
+    const prefix = join(dir, "prefix");
+    const env = { PATH: `${prefix}/bin:/usr/local/bin:/usr/bin:/bin`, HOME: dir, DENO_DIR };
+    // The README's command, in the clone.
+    const installed = await run(
+      Deno.execPath(),
+      ["task", "--quiet", "install", "--prefix", prefix],
+      env,
+      clone,
+    );
+    assert.equal(installed.code, 0, installed.stderr);
+    assert.match(installed.stdout, new RegExp(`wrote ${prefix}/bin/htmcp`));
+
+    // On PATH: found by name, from anywhere.
+    const version = await run("htmcp", ["--version"], env, "/");
+    assert.equal(version.code, 0, version.stderr);
+    assert.match(version.stdout, /^htmcp \d+\.\d+\.\d+/);
+    const usage = await run("htmcp", ["--polcy", "x"], env, "/");
+    assert.equal(usage.code, 2);
+    assert.match(usage.stderr, /Unknown flag "--polcy"/);
+
+    // Installed from the clone, independent of it afterwards.
+    await Deno.remove(clone, { recursive: true });
+    const policy = await writePolicy(dir);
+    const stderr = await driveOverStdio("htmcp", ["serve", "--policy", policy], env);
+    assert.match(stderr, /permission layer: flags/);
+
+    // A changed copy of the program is refused loudly.
+    const launcher = join(prefix, "lib", "htmcp");
+    const [versionDir] = [...Deno.readDirSync(launcher)].map((entry) => entry.name);
+    await Deno.writeTextFile(
+      join(launcher, versionDir as string, "scripts", "launch.ts"),
+      "\n// edited\n",
+      { append: true },
+    );
+    const tampered = await run("htmcp", ["--version"], env, "/");
+    assert.equal(tampered.code, 1);
+    assert.match(tampered.stderr, /changed since it was installed; run `deno task install` again/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("deno run -A dist/htmcp.js serve works as a user tries it first: it restarts itself under the flags", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-bundle-a-" }));
+  try {
+    const file = join(dir, "dist", "htmcp.js");
+    await Deno.mkdir(join(dir, "dist"));
+    assert.equal(await bundle(file), null);
+    const policy = await writePolicy(dir);
+    const stderr = await driveOverStdio(
+      Deno.execPath(),
+      ["run", "-A", file, "serve", "--policy", policy],
+      { PATH: "/usr/bin:/bin", HOME: dir },
+    );
+    assert.doesNotMatch(stderr, /Unstable API/);
+    assert.match(stderr, /starting again under exactly its flags/);
+    assert.match(stderr, /permission layer: flags/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
