@@ -5,6 +5,7 @@
  * launcher generates from the policy; and the bundle runs as a user would try
  * it first, `deno run -A dist/htmcp.js serve ...`.
  */
+import { prepareJail } from "../_helpers/jail.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -18,6 +19,8 @@ async function writePolicy(dir: string): Promise<string> {
   await Deno.mkdir(join(dir, "jail"));
   await Deno.mkdir(join(dir, "log"));
   await Deno.writeTextFile(join(dir, "jail", "notes.txt"), "installed\n");
+  // Commands run in the kernel sandbox as the jail's owner: hand the jail to it.
+  await prepareJail(join(dir, "jail"));
   const policy = join(dir, "policy.toml");
   await Deno.writeTextFile(
     policy,
@@ -26,9 +29,6 @@ audit_log = "log/audit.jsonl"
 
 [allowlist]
 commands = ["cat", "echo"]
-
-[sandbox]
-mode = "none"
 `,
   );
   return policy;

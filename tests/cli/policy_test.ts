@@ -48,14 +48,18 @@ cwd = "../"
 expect = "CWD_ESCAPE"
 `;
 
-async function tempPolicy(extra: string, allow = ["ls", "cat", "touch"]) {
+async function tempPolicy(
+  extra: string,
+  allow = ["ls", "cat", "touch"],
+  sandbox: "bwrap" | "none" = "bwrap",
+) {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-policy-cli-" }));
   const jail = `${dir}/jail`;
   await Deno.mkdir(jail);
   const policy = `${dir}/policy.toml`;
   await Deno.writeTextFile(
     policy,
-    policyToml(jail, `${dir}/audit/audit.jsonl`, { allow, extraToml: extra }),
+    policyToml(jail, `${dir}/audit/audit.jsonl`, { allow, extraToml: extra, sandbox }),
   );
   await Deno.mkdir(`${dir}/audit`);
   return {
@@ -146,6 +150,7 @@ reason = "no writing"
 pass = ["HOME", "GITHUB_TOKEN"]
 `,
     ["ls", "python3", "tee", "dd"],
+    "none",
   );
   const run = await htmcp(["policy", "lint", temp.policy, "--json"]);
   assert.equal(run.code, 1, run.stderr);

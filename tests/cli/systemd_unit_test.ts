@@ -5,6 +5,7 @@
  * closed), serves HTTP with the PIN from that file, which the real SDK
  * client's OAuth flow then uses to reach run_command.
  */
+import { prepareJail } from "../_helpers/jail.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { LAUNCH, serverEnv } from "../_helpers/stdio_harness.ts";
@@ -64,6 +65,8 @@ async function writePolicy(dir: string, auth: "oauth" | "none"): Promise<string>
   await Deno.mkdir(join(dir, "jail"));
   await Deno.mkdir(join(dir, "log"));
   await Deno.writeTextFile(join(dir, "jail", "status.txt"), "served by the unit\n");
+  // Commands run in the kernel sandbox as the jail's owner: hand the jail to it.
+  await prepareJail(join(dir, "jail"));
   const policy = join(dir, "policy.toml");
   await Deno.writeTextFile(
     policy,
@@ -73,9 +76,6 @@ state_dir = "state"
 
 [allowlist]
 commands = ["cat"]
-
-[sandbox]
-mode = "none"
 
 [auth]
 mode = "${auth}"

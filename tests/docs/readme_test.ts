@@ -2,6 +2,7 @@
  * The README is a contract: its result-code table, the version, the install
  * command and client JSON, and the release line must stay true to the code.
  */
+import { prepareJail } from "../_helpers/jail.ts";
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -67,9 +68,11 @@ Deno.test("the README's client JSON runs: deno task install --prefix, then the J
     assert.equal(installed.code, 0, new TextDecoder().decode(installed.stderr));
     // The JSON's policy path, pointed at a policy of our own.
     await Deno.mkdir(`${dir}/jail`);
+    // Commands run in the kernel sandbox as the jail's owner: hand the jail to it.
+    await prepareJail(`${dir}/jail`);
     await Deno.writeTextFile(
       `${dir}/policy.toml`,
-      `jail_root = "jail"\naudit_log = "log/audit.jsonl"\n[allowlist]\ncommands = ["echo"]\n[sandbox]\nmode = "none"\n`,
+      `jail_root = "jail"\naudit_log = "log/audit.jsonl"\n[allowlist]\ncommands = ["echo"]\n`,
     );
     await Deno.mkdir(`${dir}/log`);
     const args = entry.args.map((arg) =>

@@ -8,6 +8,7 @@
  * Chromium posted `Origin: null` and the approval was refused). The client
  * then exchanges the code and calls run_command.
  */
+import { prepareJail } from "../_helpers/jail.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -98,6 +99,8 @@ function startCallback(): { url: string; code: Promise<string>; close(): Promise
 async function writeOAuthPolicy(dir: string): Promise<string> {
   await Deno.mkdir(join(dir, "jail"));
   await Deno.writeTextFile(join(dir, "jail", "notes.txt"), "approved in a browser\n");
+  // Commands run in the kernel sandbox as the jail's owner: hand the jail to it.
+  await prepareJail(join(dir, "jail"));
   const path = join(dir, "policy.toml");
   await Deno.writeTextFile(
     path,
@@ -107,9 +110,6 @@ state_dir = "state"
 
 [allowlist]
 commands = ["cat", "echo"]
-
-[sandbox]
-mode = "none"
 
 [auth]
 mode = "oauth"
