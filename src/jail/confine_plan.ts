@@ -1,0 +1,99 @@
+/**
+ * Carries out a `PathPlan` (from the policy's path model) against the real
+ * filesystem: resolves every folder change, checks every candidate from the
+ * cwd and from every folder the tool may be in, and walks the trees of
+ * link-following tools. One budget (lookups and a deadline) bounds it all.
+ *
+ * Checking each candidate from every folder, rather than from the one the
+ * tool will be in at that argument, errs towards refusing: an extra folder
+ * can only add checks.
+ *
+ * @module
+ */
+
+import type { PathPlan } from "../policy/mod.ts";
+import { CheckBudget } from "./budget.ts";
+import { confineArgs } from "./confine_args.ts";
+import { isInside } from "./is_inside.ts";
+import { resolveFollowingSymlinks } from "./resolve.ts";
+import { findEscapingLink } from "./tree_walk.ts";
+import type { JailResult } from "./types.ts";
+
+/** The most distinct folders one command may change to. */
+export const MAX_BASE_FOLDERS = 16;
+
+function escape(reason: string): JailResult<void> {
+  return { ok: false, code: "PATH_ESCAPE", reason };
+}
+
+/**
+ * Checks `plan` for a command run in `cwd`.
+ *
+ * @param jailRoot The jail's real path.
+ * @param cwd The confined real working directory.
+ * @param plan From `planPathChecks`.
+ * @param budget The call's lookup count and deadline.
+ * @returns `{ ok: true }` or PATH_ESCAPE with a sentence naming the argument.
+ */
+export async function confinePlan(
+  jailRoot: string,
+  cwd: string,
+  plan: PathPlan,
+  budget: CheckBudget = new CheckBudget(),
+): Promise<JailResult<void>> {
+  const folders: { real: string; via: string | null }[] = [{ real: cwd, via: null }];
+  for (const text of plan.bases) {
+    for (const from of [...folders]) {
+      const checked = await confineArgs(jailRoot, from.real, [text], budget);
+      if (!checked.ok) {
+        const where = from.via === null ? "" : ` (from the folder "${from.via}")`;
+        return escape(`The folder change "${text}"${where} leaves the jail: ${checked.reason}`);
+      }
+      const resolved = await resolveFollowingSymlinks(jailRoot, from.real, text, budget);
+      if (!resolved.ok) return escape(`The folder "${text}" cannot be resolved (${resolved.why}).`);
+      if (!folders.some((folder) => folder.real === resolved.path)) {
+        folders.push({ real: resolved.path, via: text });
+      }
+      if (folders.length > MAX_BASE_FOLDERS) {
+        return escape(
+          `The command changes folder more than ${
+            MAX_BASE_FOLDERS - 1
+          } ways; htmcp checks at most that many.`,
+        );
+      }
+    }
+  }
+  for (const folder of folders) {
+    const checked = await confineArgs(jailRoot, folder.real, plan.candidates, budget);
+    if (!checked.ok) {
+      if (folder.via === null) return checked;
+      return escape(`${checked.reason} (resolved from the folder "${folder.via}" it changes to)`);
+    }
+  }
+  if (plan.walks.length === 0) return { ok: true, value: undefined };
+  const visited = new Set<string>();
+  for (const folder of folders) {
+    for (const text of plan.walks) {
+      const resolved = await resolveFollowingSymlinks(jailRoot, folder.real, text, budget);
+      if (!resolved.ok) return escape(`The tree "${text}" cannot be checked (${resolved.why}).`);
+      // Candidates already proved inside; a bare word that names no entry is no tree.
+      if (!resolved.exists || !isInside(jailRoot, resolved.path)) continue;
+      let isFolder: boolean;
+      try {
+        isFolder = (await Deno.stat(resolved.path)).isDirectory;
+      } catch {
+        continue;
+      }
+      if (!isFolder) continue;
+      const found = await findEscapingLink(jailRoot, resolved.path, budget, visited);
+      if (found !== null) {
+        return escape(
+          `With ${
+            plan.walkFlag.startsWith("-") ? `"${plan.walkFlag}"` : plan.walkFlag
+          } the command follows the links in "${text}", and "${found.path}" cannot be shown to stay inside the jail: ${found.why}.`,
+        );
+      }
+    }
+  }
+  return { ok: true, value: undefined };
+}

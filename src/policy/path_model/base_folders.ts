@@ -1,0 +1,227 @@
+/**
+ * Flags that change the folder a tool resolves its other paths from. A path
+ * checked against the cwd is not the path the tool opens once it has run
+ * `chdir(DIR)`: `tar -C .. -cf t.tar ../outside/secret` reads the secret
+ * although each argument alone is inside. So every folder change is found
+ * here, and the jail checks every path against the cwd and against every
+ * folder the tool may be in.
+ *
+ * The reading errs towards "yes": a word that may be a folder change is
+ * taken as one (tar's old-style `tar cfC a.tar dir`, a `C` anywhere in a
+ * short cluster), because an extra folder only adds checks, while a missed
+ * one is an escape.
+ *
+ * A tool htmcp has no model for is refused when an argument is spelled like
+ * a common folder change (`-C`, `--directory`, `--chdir`, `--cwd`,
+ * `--work-tree`, `--git-dir`, `--target-directory`, `--root`, `--basedir`):
+ * the check cannot know which folder the tool's other paths start from.
+ *
+ * @module
+ */
+
+import { anyPrefixLong, type LongOption, matchesLong, shortCluster } from "../flags.ts";
+
+/** Folder changes in command-line order, or the flag that cannot be modelled. */
+export type BaseFolders =
+  | { readonly ok: true; readonly folders: readonly string[] }
+  | { readonly ok: false; readonly flag: string };
+
+interface BaseSpec {
+  /** Letters that change the folder, in a `-` cluster (value attached or the next word). */
+  readonly short: string;
+  readonly long: readonly LongOption[];
+  /** Reads a dash-less first argument as a cluster (tar's old style). */
+  readonly oldStyleFirst: string | null;
+}
+
+/** tar's letters that take a value, for its old-style first argument. */
+const TAR_VALUE_LETTERS = "bCfFgHIKLNTVX";
+
+const SPECS: ReadonlyMap<string, BaseSpec> = new Map([
+  ["tar", { short: "C", long: [anyPrefixLong("directory")], oldStyleFirst: TAR_VALUE_LETTERS }],
+  ["make", { short: "C", long: [anyPrefixLong("directory")], oldStyleFirst: null }],
+  ["gmake", { short: "C", long: [anyPrefixLong("directory")], oldStyleFirst: null }],
+  ["patch", { short: "d", long: [anyPrefixLong("directory")], oldStyleFirst: null }],
+]);
+
+/**
+ * Tools whose whole option grammar htmcp knows to hold no folder change
+ * (beyond those modelled above and `cp`/`mv` in `copy_operands.ts`), so
+ * the generic spellings mean something else there (`ls --directory`,
+ * `grep -C 3`, `sort -C`).
+ */
+const NO_BASE_FLAGS: ReadonlySet<string> = new Set([
+  "ls",
+  "cat",
+  "head",
+  "tail",
+  "wc",
+  "stat",
+  "du",
+  "realpath",
+  "readlink",
+  "basename",
+  "dirname",
+  "find",
+  "grep",
+  "egrep",
+  "fgrep",
+  "sort",
+  "uniq",
+  "cut",
+  "tr",
+  "nl",
+  "diff",
+  "cmp",
+  "comm",
+  "sha256sum",
+  "sha1sum",
+  "sha512sum",
+  "md5sum",
+  "b2sum",
+  "cksum",
+  "echo",
+  "printf",
+  "pwd",
+  "date",
+  "true",
+  "false",
+  "sleep",
+  "seq",
+  "mkdir",
+  "touch",
+  "cp",
+  "mv",
+  "sed",
+  "awk",
+  "gawk",
+  "mawk",
+  "diff3",
+  "sdiff",
+  "file",
+  "tee",
+  "head",
+  "od",
+  "xxd",
+  "hexdump",
+  "paste",
+  "join",
+  "fold",
+  "fmt",
+  "expand",
+  "unexpand",
+  "rev",
+  "tac",
+  "column",
+  "env",
+  "id",
+  "whoami",
+  "uname",
+  "hostname",
+  "ln",
+  "link",
+]);
+
+const GENERIC_LONG: readonly LongOption[] = [
+  "directory",
+  "chdir",
+  "cwd",
+  "work-tree",
+  "git-dir",
+  "target-directory",
+  "root",
+  "basedir",
+  "base-dir",
+].map((name) => ({ name, minPrefix: Math.min(3, name.length) }));
+
+/** Whether htmcp knows where `tool` resolves its paths from. */
+export function hasPathModel(tool: string): boolean {
+  return SPECS.has(tool) || NO_BASE_FLAGS.has(tool) || tool === "git";
+}
+
+/** git's global options before the subcommand: the folder changes and the options with a separate value. */
+function gitFolders(argv: readonly string[]): string[] {
+  const folders: string[] = [];
+  for (let index = 1; index < argv.length; index++) {
+    const word = argv[index] as string;
+    if (!word.startsWith("-")) break; // the subcommand: later -C means something else
+    if (word === "-C" || word === "--git-dir" || word === "--work-tree") {
+      const value = argv[index + 1];
+      if (value !== undefined) folders.push(value);
+      index++;
+      continue;
+    }
+    for (const prefix of ["--git-dir=", "--work-tree="]) {
+      if (word.startsWith(prefix)) folders.push(word.slice(prefix.length));
+    }
+    if (["-c", "--namespace", "--config-env", "--super-prefix", "--list-cmds"].includes(word)) {
+      index++;
+    }
+  }
+  return folders;
+}
+
+function specFolders(argv: readonly string[], spec: BaseSpec): string[] {
+  const folders: string[] = [];
+  for (let index = 1; index < argv.length; index++) {
+    const word = argv[index] as string;
+    if (word === "--") break;
+    if (index === 1 && spec.oldStyleFirst !== null && !word.startsWith("-")) {
+      // `tar cfC a.tar dir`: each value letter takes the next word in turn.
+      const takers = [...word].filter((letter) => spec.oldStyleFirst?.includes(letter)).length;
+      if (word.includes(spec.short)) {
+        for (let next = 1; next <= takers; next++) {
+          const value = argv[index + next];
+          if (value !== undefined) folders.push(value);
+        }
+      }
+      continue;
+    }
+    if (spec.long.some((option) => matchesLong(word, option))) {
+      const equals = word.indexOf("=");
+      const value = equals === -1 ? argv[index + 1] : word.slice(equals + 1);
+      if (value !== undefined) folders.push(value);
+      continue;
+    }
+    const cluster = shortCluster(word);
+    if (cluster === null) continue;
+    const at = cluster.indexOf(spec.short);
+    if (at === -1) continue;
+    const attached = cluster.slice(at + 1);
+    if (attached !== "") folders.push(attached);
+    // Also the next word: the letter may end the cluster, or an earlier
+    // letter may have taken the rest as its value; both are checked.
+    const next = argv[index + 1];
+    if (next !== undefined) folders.push(next);
+  }
+  return folders;
+}
+
+function genericFlag(argv: readonly string[]): string | null {
+  for (const word of argv.slice(1)) {
+    if (word === "--") return null;
+    for (const option of GENERIC_LONG) {
+      if (matchesLong(word, option)) return `--${option.name}`;
+    }
+    const cluster = shortCluster(word);
+    if (cluster !== null && /^[A-Za-z]*C/.test(cluster)) return "-C";
+  }
+  return null;
+}
+
+/**
+ * The folder changes of `argv` for `tool`.
+ *
+ * @param argv The whole argv.
+ * @param tool The command's name (or the real file's name).
+ * @returns The folder values in order, or the flag of an unmodelled tool
+ *   that may change the folder.
+ */
+export function baseFolders(argv: readonly string[], tool: string): BaseFolders {
+  if (tool === "git") return { ok: true, folders: gitFolders(argv) };
+  const spec = SPECS.get(tool);
+  if (spec !== undefined) return { ok: true, folders: specFolders(argv, spec) };
+  if (NO_BASE_FLAGS.has(tool)) return { ok: true, folders: [] };
+  const flag = genericFlag(argv);
+  return flag === null ? { ok: true, folders: [] } : { ok: false, flag };
+}

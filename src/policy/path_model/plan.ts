@@ -1,0 +1,93 @@
+/**
+ * The path model of one command: which texts the jail must resolve, from
+ * which folders, and which trees it must walk for links. Pure: it reads the
+ * argv only; the jail (`src/jail/confine_plan.ts`) does the lookups.
+ *
+ * @module
+ */
+
+import { pathArgumentCandidates } from "../path_candidates.ts";
+import { baseFolders, hasPathModel } from "./base_folders.ts";
+import { type CopyOperands, readCopyOperands } from "./copy_operands.ts";
+import { linkEffect } from "./links.ts";
+
+/** What the jail must check for one command. */
+export interface PathPlan {
+  /**
+   * Folder changes in command-line order. Each is resolved from the cwd
+   * and from every folder found before it, and each result becomes a
+   * folder every candidate is checked from too.
+   */
+  readonly bases: readonly string[];
+  /** Every text that names or may name a path, joins included. */
+  readonly candidates: readonly string[];
+  /**
+   * Trees whose symlinks must all stay inside: these candidates where they
+   * are folders (and `.` when the tool defaults to the cwd); empty for none.
+   */
+  readonly walks: readonly string[];
+  /** The flag that made the walk necessary, for the refusal sentence. */
+  readonly walkFlag: string;
+}
+
+/** The plan, or a refusal decided from the arguments alone. */
+export type PlanResult =
+  | { readonly ok: true; readonly plan: PathPlan }
+  | { readonly ok: false; readonly code: "POLICY_DENIED"; readonly reason: string };
+
+function deny(reason: string): PlanResult {
+  return { ok: false, code: "POLICY_DENIED", reason };
+}
+
+/**
+ * Builds the path plan of `argv`.
+ *
+ * @param argv The decision's argv.
+ * @param tools The names the command goes by: the allowlisted name first,
+ *   then the real file's name (`cp` may be a link to a multi-call binary);
+ *   the first one with a model is used.
+ * @param sandboxed Whether the kernel sandbox will contain the command.
+ * @returns The plan, or POLICY_DENIED with the sentence for the model.
+ *
+ * @example
+ * ```ts
+ * import { planPathChecks } from "./plan.ts";
+ * planPathChecks(["tar", "-C", "..", "-cf", "t.tar", "x"], ["tar"], false);
+ * // { ok: true, plan: { bases: [".."], candidates: [...], walks: [], walkFlag: "" } }
+ * ```
+ */
+export function planPathChecks(
+  argv: readonly string[],
+  tools: readonly string[],
+  sandboxed: boolean,
+): PlanResult {
+  const collected = pathArgumentCandidates(argv);
+  if (!collected.ok) return deny(collected.reason);
+  const tool = tools.find((name) => hasPathModel(name)) ?? tools[0] ?? "";
+
+  const folders = baseFolders(argv, tool);
+  if (!folders.ok) {
+    return deny(
+      `htmcp has no model of how "${tool}" resolves paths, and "${folders.flag}" usually changes the folder they start from, so its paths cannot be checked. Run the command from that folder (the cwd argument) instead.`,
+    );
+  }
+  const copy: CopyOperands | null = tool === "cp" || tool === "mv"
+    ? readCopyOperands(argv, tool)
+    : null;
+  const effect = linkEffect(argv, tool, copy, sandboxed);
+  if (effect.kind === "refuse") return deny(effect.reason);
+
+  const candidates = [...collected.candidates, ...(copy?.joins ?? [])];
+  const walks = effect.kind === "walk"
+    ? [...collected.candidates, ...(effect.defaultsToCwd ? ["."] : [])]
+    : [];
+  return {
+    ok: true,
+    plan: {
+      bases: folders.folders,
+      candidates,
+      walks,
+      walkFlag: effect.kind === "walk" ? effect.flag : "",
+    },
+  };
+}
