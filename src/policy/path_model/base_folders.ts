@@ -21,9 +21,18 @@
 
 import { anyPrefixLong, type LongOption, matchesLong, shortCluster } from "../flags.ts";
 
+/** One folder change: its value, and the argv word it came from. */
+export interface FolderChange {
+  readonly text: string;
+  /** Index in argv of the word holding the value. */
+  readonly word: number;
+  /** True when the value is part of a longer word (`-CDIR`, `--directory=DIR`). */
+  readonly attached: boolean;
+}
+
 /** Folder changes in command-line order, or the flag that cannot be modelled. */
 export type BaseFolders =
-  | { readonly ok: true; readonly folders: readonly string[] }
+  | { readonly ok: true; readonly folders: readonly FolderChange[] }
   | { readonly ok: false; readonly flag: string };
 
 interface BaseSpec {
@@ -140,19 +149,21 @@ export function hasPathModel(tool: string): boolean {
 }
 
 /** git's global options before the subcommand: the folder changes and the options with a separate value. */
-function gitFolders(argv: readonly string[]): string[] {
-  const folders: string[] = [];
+function gitFolders(argv: readonly string[]): FolderChange[] {
+  const folders: FolderChange[] = [];
   for (let index = 1; index < argv.length; index++) {
     const word = argv[index] as string;
     if (!word.startsWith("-")) break; // the subcommand: later -C means something else
     if (word === "-C" || word === "--git-dir" || word === "--work-tree") {
       const value = argv[index + 1];
-      if (value !== undefined) folders.push(value);
+      if (value !== undefined) folders.push({ text: value, word: index + 1, attached: false });
       index++;
       continue;
     }
     for (const prefix of ["--git-dir=", "--work-tree="]) {
-      if (word.startsWith(prefix)) folders.push(word.slice(prefix.length));
+      if (word.startsWith(prefix)) {
+        folders.push({ text: word.slice(prefix.length), word: index, attached: true });
+      }
     }
     if (["-c", "--namespace", "--config-env", "--super-prefix", "--list-cmds"].includes(word)) {
       index++;
@@ -161,8 +172,8 @@ function gitFolders(argv: readonly string[]): string[] {
   return folders;
 }
 
-function specFolders(argv: readonly string[], spec: BaseSpec): string[] {
-  const folders: string[] = [];
+function specFolders(argv: readonly string[], spec: BaseSpec): FolderChange[] {
+  const folders: FolderChange[] = [];
   for (let index = 1; index < argv.length; index++) {
     const word = argv[index] as string;
     if (word === "--") break;
@@ -172,15 +183,22 @@ function specFolders(argv: readonly string[], spec: BaseSpec): string[] {
       if (word.includes(spec.short)) {
         for (let next = 1; next <= takers; next++) {
           const value = argv[index + next];
-          if (value !== undefined) folders.push(value);
+          if (value !== undefined) {
+            folders.push({ text: value, word: index + next, attached: false });
+          }
         }
       }
       continue;
     }
     if (spec.long.some((option) => matchesLong(word, option))) {
       const equals = word.indexOf("=");
-      const value = equals === -1 ? argv[index + 1] : word.slice(equals + 1);
-      if (value !== undefined) folders.push(value);
+      if (equals !== -1) {
+        folders.push({ text: word.slice(equals + 1), word: index, attached: true });
+      }
+      const value = argv[index + 1];
+      if (equals === -1 && value !== undefined) {
+        folders.push({ text: value, word: index + 1, attached: false });
+      }
       continue;
     }
     const cluster = shortCluster(word);
@@ -188,11 +206,11 @@ function specFolders(argv: readonly string[], spec: BaseSpec): string[] {
     const at = cluster.indexOf(spec.short);
     if (at === -1) continue;
     const attached = cluster.slice(at + 1);
-    if (attached !== "") folders.push(attached);
+    if (attached !== "") folders.push({ text: attached, word: index, attached: true });
     // Also the next word: the letter may end the cluster, or an earlier
     // letter may have taken the rest as its value; both are checked.
     const next = argv[index + 1];
-    if (next !== undefined) folders.push(next);
+    if (next !== undefined) folders.push({ text: next, word: index + 1, attached: false });
   }
   return folders;
 }

@@ -77,14 +77,30 @@ export function planPathChecks(
   const effect = linkEffect(argv, tool, copy, sandboxed);
   if (effect.kind === "refuse") return deny(effect.reason);
 
-  const candidates = [...collected.candidates, ...(copy?.joins ?? [])];
+  // A folder value is checked as a folder change (from the cwd and every
+  // folder before it); checking it again from the folder it changes to
+  // would refuse `tar -C .. -tf t.tar` for the `..` itself. Its word is
+  // therefore left out of the candidates checked from every folder, except
+  // for the rest of a longer word (`-fC../x` may be the archive `C../x`).
+  const valueWords = new Map<number, string>();
+  for (const change of folders.folders) valueWords.set(change.word, change.text);
+  const checked = new Set<string>();
+  for (let index = 1; index < argv.length; index++) {
+    const word = argv[index] as string;
+    const value = valueWords.get(index);
+    if (value === word) continue;
+    const own = pathArgumentCandidates(["", word]);
+    if (!own.ok) return deny(own.reason);
+    for (const text of own.candidates) if (text !== value) checked.add(text);
+  }
+  const candidates = [...checked, ...(copy?.joins ?? [])];
   const walks = effect.kind === "walk"
     ? [...collected.candidates, ...(effect.defaultsToCwd ? ["."] : [])]
     : [];
   return {
     ok: true,
     plan: {
-      bases: folders.folders,
+      bases: folders.folders.map((change) => change.text),
       candidates,
       walks,
       walkFlag: effect.kind === "walk" ? effect.flag : "",
