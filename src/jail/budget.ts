@@ -13,10 +13,16 @@ export const PATH_CHECK_DEADLINE_MS = 5_000;
 /** How many `lstat`/`readlink`/`readDir` calls one call's path checks may make. */
 export const MAX_PATH_LOOKUPS = 200_000;
 
-/** Counts lookups against a deadline; shared by every check of one call. */
+/**
+ * Counts lookups against a deadline; shared by every check of one call.
+ * It also remembers each `lstat` it paid for, so a path that names the same
+ * folder thousands of times (`x/../x/../...`) costs one lookup per distinct
+ * folder, and every check of the call sees one consistent answer.
+ */
 export class CheckBudget {
   readonly #deadline: number;
   #lookupsLeft: number;
+  readonly #lstats = new Map<string, Deno.FileInfo | { readonly error: unknown }>();
 
   /**
    * @param deadlineMs Milliseconds from now.
@@ -40,5 +46,26 @@ export class CheckBudget {
       return `the path checks did not finish within ${PATH_CHECK_DEADLINE_MS} ms`;
     }
     return null;
+  }
+
+  /**
+   * `Deno.lstat` through the call's cache and budget: the info, the lookup
+   * error, or `{ budget }` with the sentence when the budget is spent.
+   */
+  async lstat(
+    path: string,
+  ): Promise<Deno.FileInfo | { readonly error: unknown } | { readonly budget: string }> {
+    const known = this.#lstats.get(path);
+    if (known !== undefined) return known;
+    const spent = this.spend();
+    if (spent !== null) return { budget: spent };
+    let found: Deno.FileInfo | { readonly error: unknown };
+    try {
+      found = await Deno.lstat(path);
+    } catch (error) {
+      found = { error };
+    }
+    this.#lstats.set(path, found);
+    return found;
   }
 }

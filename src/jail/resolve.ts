@@ -4,7 +4,8 @@
  * target a write would create), and applying `..` to the resolved parent,
  * never to the text. Where the path stops existing, the remaining segments
  * are applied lexically to the deepest existing folder, so a file a command
- * may create is judged by where it would land.
+ * may create is judged by where it would land; a `..` that climbs back to
+ * that folder resumes the lookups (as `realpath -m` and `mkdir -p` do).
  *
  * Only `lstat` and `readlink` are used, and only on paths the walk reaches.
  * Anything the walk cannot settle is a refusal, never "missing": a name or
@@ -22,7 +23,7 @@
  */
 
 import { posix } from "node:path";
-import type { CheckBudget } from "./budget.ts";
+import { CheckBudget } from "./budget.ts";
 
 /** Linux gives up after 40 symlinks (ELOOP); so do we. */
 const MAX_SYMLINK_HOPS = 40;
@@ -90,10 +91,13 @@ export async function resolveFollowingSymlinks(
   target: string,
   budget?: CheckBudget,
 ): Promise<Resolution> {
+  const lookups = budget ?? new CheckBudget();
   const jailSegments = segmentsOf(jailRoot);
   let current = target.startsWith("/") ? "/" : base;
   const pending = segmentsOf(target);
   let exists = true;
+  /** The real folder the lexical tail hangs from while `exists` is false. */
+  let deepestExisting = current;
   let hops = 0;
 
   while (pending.length > 0) {
@@ -115,6 +119,10 @@ export async function resolveFollowingSymlinks(
     const segment = pending.shift() as string;
     if (segment === "..") {
       current = posix.dirname(current);
+      // Back at (or above) the deepest folder that exists: from here the
+      // names exist again, and a link among them is followed. `mkdir -p
+      // new/../link/x` creates `new`, comes back, and goes through `link`.
+      if (!exists && current.length <= deepestExisting.length) exists = true;
       continue;
     }
     const next = posix.join(current, segment);
@@ -128,17 +136,16 @@ export async function resolveFollowingSymlinks(
       current = next;
       continue;
     }
-    const spent = budget?.spend() ?? null;
-    if (spent !== null) return { ok: false, why: spent };
-    let info: Deno.FileInfo;
-    try {
-      info = await Deno.lstat(next);
-    } catch (error) {
-      if (!isMissing(error)) return { ok: false, why: describeError(error) };
+    const looked = await lookups.lstat(next);
+    if ("budget" in looked) return { ok: false, why: looked.budget };
+    if ("error" in looked) {
+      if (!isMissing(looked.error)) return { ok: false, why: describeError(looked.error) };
       exists = false;
+      deepestExisting = current;
       current = next;
       continue;
     }
+    const info = looked;
     if (!info.isSymlink) {
       current = next;
       continue;
