@@ -110,6 +110,8 @@ export async function layer1(allow: readonly string[] = LAYER1_ALLOW): Promise<L
 export async function snapshotTree(root: string, skip = ""): Promise<Map<string, string>> {
   const found = new Map<string, string>();
   const walk = async (folder: string) => {
+    // A folder deeper than PATH_MAX cannot be listed by its path; note it.
+    if (folder.length >= 4000) return void found.set(folder, "too deep to list");
     for await (const entry of Deno.readDir(folder)) {
       const path = `${folder}/${entry.name}`;
       if (path === skip) continue;

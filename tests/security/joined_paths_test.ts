@@ -136,6 +136,21 @@ const CASES: readonly Case[] = [
     reason: /outside the jail/,
   },
   {
+    what: "git -C .. --work-tree=../outside (a work tree that is inside only from the cwd)",
+    setup: async (tree) => {
+      const git = (...args: string[]) => runRaw(tree.jail, "git", args);
+      await Deno.mkdir(`${tree.jail}/repo`);
+      await Deno.writeTextFile(`${tree.jail}/repo/secret.txt`, "committed\n");
+      ok((await git("-C", "repo", "init", "-q")).success);
+      ok((await git("-C", "repo", "add", "secret.txt")).success);
+    },
+    cwd: "deep",
+    command: "git -C .. --git-dir=repo/.git --work-tree=../outside diff",
+    escaped: (raw) => Promise.resolve(raw.stdout.includes("+TOP-SECRET-OUTSIDE")),
+    code: "PATH_ESCAPE",
+    reason: /folder change "\.\.\/outside"/,
+  },
+  {
     what: "make -C .. -f of a makefile outside",
     setup: async (tree) => {
       await Deno.writeTextFile(`${tree.outside}/Makefile`, "all:\n\t@echo OUTSIDE-MAKEFILE-RAN\n");
