@@ -49,7 +49,7 @@ Deno.test("baseFolders() reports a folder-changing flag of a tool it has no mode
       ["ninja", "-C", "build"],
       ["cargo", "--cwd=x"],
       ["npm", "--root", "x"],
-      ["rsync", "--chdir=x"],
+      ["meson", "--chdir=x"],
       ["install", "--target-directory=d", "f"],
     ]
   ) {
@@ -167,4 +167,15 @@ Deno.test("planPathChecks() uses the real file's name when the allowlisted name 
   const result = planPathChecks(["mytar", "-C", "..", "-cf", "t", "x"], ["mytar", "tar"], false);
   ok(result.ok);
   deepEqual(result.plan.bases.slice(0, 1), [".."]);
+});
+
+Deno.test("planPathChecks() models the other tools with a guard: gtar/bsdtar folders, rg -L, rsync dest-relative folders", () => {
+  deepEqual(plan(["gtar", "-C", "d", "-tf", "t"]).bases, ["d"]);
+  match(refusal(["bsdtar", "-xf", "t"]), /extract/);
+  ok(plan(["rg", "-L", "x"]).walks.includes("."));
+  equal(plan(["rg", "x"]).walks.length, 0);
+  match(refusal(["rsync", "-a", "--link-dest=../old", "src/", "dst/"]), /--link-dest/);
+  ok(plan(["rsync", "-rL", "src/", "dst/"]).walks.length > 0);
+  equal(plan(["zip", "-r", "z.zip", "d"]).walks.includes("."), false);
+  plan(["man", "-C", "conf", "ls"]);
 });

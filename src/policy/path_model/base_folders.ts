@@ -48,6 +48,8 @@ const TAR_VALUE_LETTERS = "bCfFgHIKLNTVX";
 
 const SPECS: ReadonlyMap<string, BaseSpec> = new Map([
   ["tar", { short: "C", long: [anyPrefixLong("directory")], oldStyleFirst: TAR_VALUE_LETTERS }],
+  ["gtar", { short: "C", long: [anyPrefixLong("directory")], oldStyleFirst: TAR_VALUE_LETTERS }],
+  ["bsdtar", { short: "C", long: [anyPrefixLong("directory")], oldStyleFirst: TAR_VALUE_LETTERS }],
   ["make", { short: "C", long: [anyPrefixLong("directory")], oldStyleFirst: null }],
   ["gmake", { short: "C", long: [anyPrefixLong("directory")], oldStyleFirst: null }],
   ["patch", { short: "d", long: [anyPrefixLong("directory")], oldStyleFirst: null }],
@@ -129,6 +131,28 @@ const NO_BASE_FLAGS: ReadonlySet<string> = new Set([
   "hostname",
   "ln",
   "link",
+  "rg",
+  "gsed",
+  "nawk",
+  "original-awk",
+  "split",
+  "man",
+  "zip",
+  "rsync",
+]);
+
+/**
+ * Options whose relative folder starts somewhere htmcp does not model
+ * (rsync's `--link-dest` and friends are relative to the destination, and
+ * `--link-dest` makes hard links), refused like an unknown folder change.
+ */
+const UNMODELLED_FOLDER_OPTIONS: ReadonlyMap<string, readonly LongOption[]> = new Map([
+  [
+    "rsync",
+    ["compare-dest", "copy-dest", "link-dest", "backup-dir", "partial-dir", "temp-dir"].map(
+      anyPrefixLong,
+    ),
+  ],
 ]);
 
 const GENERIC_LONG: readonly LongOption[] = [
@@ -239,6 +263,10 @@ export function baseFolders(argv: readonly string[], tool: string): BaseFolders 
   if (tool === "git") return { ok: true, folders: gitFolders(argv) };
   const spec = SPECS.get(tool);
   if (spec !== undefined) return { ok: true, folders: specFolders(argv, spec) };
+  for (const option of UNMODELLED_FOLDER_OPTIONS.get(tool) ?? []) {
+    const word = argv.find((arg) => matchesLong(arg, option));
+    if (word !== undefined) return { ok: false, flag: `--${option.name}` };
+  }
   if (NO_BASE_FLAGS.has(tool)) return { ok: true, folders: [] };
   const flag = genericFlag(argv);
   return flag === null ? { ok: true, folders: [] } : { ok: false, flag };

@@ -48,9 +48,36 @@ const FOLLOWING: ReadonlyMap<string, FlagSet> = new Map([
   ["du", set(["L"], ["dereference"])],
   ["ls", set(["L"], ["dereference"])],
   ["tar", set(["h"], ["dereference"])],
+  ["gtar", set(["h"], ["dereference"])],
+  ["bsdtar", set(["h", "L"], ["dereference"])],
+  // rg recurses by default; -L follows links.
+  ["rg", set(["L"], ["follow"])],
+  // zip stores what links point to unless -y; rsync follows with -L/-k.
+  ["zip", set(["r", "R"], ["recurse-paths", "recurse-patterns"])],
+  [
+    "rsync",
+    set(["L", "k", "r", "a"], [
+      "copy-links",
+      "copy-dirlinks",
+      "copy-unsafe-links",
+      "recursive",
+      "archive",
+    ]),
+  ],
 ]);
 
 const TAR_EXTRACT = set(["x"], ["extract", "get"]);
+const TARS: ReadonlySet<string> = new Set(["tar", "gtar", "bsdtar"]);
+/** Tools that walk `.` when given no folder. */
+const DEFAULTS_TO_CWD: ReadonlySet<string> = new Set([
+  "grep",
+  "egrep",
+  "fgrep",
+  "find",
+  "du",
+  "ls",
+  "rg",
+]);
 
 /** `tar`'s dash-less first argument is a cluster (`tar xf a.tar`). */
 function tarCluster(argv: readonly string[]): string | null {
@@ -62,7 +89,7 @@ function firstMatch(argv: readonly string[], flags: FlagSet, tool: string): stri
   for (let index = 1; index < argv.length; index++) {
     const word = argv[index] as string;
     if (word === "--" && tool !== "find") return null;
-    const override = tool === "tar" && index === 1 ? tarCluster(argv) : null;
+    const override = TARS.has(tool) && index === 1 ? tarCluster(argv) : null;
     const found = matchFlag(word, flags, override);
     if (found !== null) return found;
   }
@@ -97,7 +124,7 @@ export function linkEffect(
         `The option "${copy.linkOption}" makes "${tool}" create links instead of copies, which htmcp refuses: a link made inside the jail can be moved to where it leads outside.`,
     };
   }
-  if (tool === "tar" && !sandboxed) {
+  if (TARS.has(tool) && !sandboxed) {
     const extract = firstMatch(argv, TAR_EXTRACT, tool);
     if (extract !== null) {
       return {
@@ -114,7 +141,7 @@ export function linkEffect(
   if (following !== undefined) {
     const flag = firstMatch(argv, following, tool);
     if (flag !== null) {
-      return { kind: "walk", flag, defaultsToCwd: tool !== "diff" && tool !== "tar" };
+      return { kind: "walk", flag, defaultsToCwd: DEFAULTS_TO_CWD.has(tool) };
     }
   }
   return { kind: "none" };
