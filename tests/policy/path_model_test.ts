@@ -179,3 +179,21 @@ Deno.test("planPathChecks() models the other tools with a guard: gtar/bsdtar fol
   equal(plan(["zip", "-r", "z.zip", "d"]).walks.includes("."), false);
   plan(["man", "-C", "conf", "ls"]);
 });
+
+Deno.test("planPathChecks() refuses reading the paths to open from a file without the sandbox", () => {
+  for (
+    const argv of [
+      ["tar", "-cf", "t", "-T", "list"],
+      ["tar", "cTf", "list", "t"],
+      ["tar", "--files-from=list", "-cf", "t"],
+      ["du", "--files0-from=list"],
+      ["wc", "--files0-from", "list"],
+      ["rsync", "--files-from=list", "a", "b"],
+      ["find", "-files0-from", "list"],
+    ]
+  ) {
+    match(refusal(argv), /read the paths it opens from a file/, argv.join(" "));
+    plan(argv, true);
+  }
+  plan(["tar", "-cf", "t", "d"]);
+});

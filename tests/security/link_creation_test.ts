@@ -103,3 +103,24 @@ Deno.test("layer 1 still lists an archive and copies files without links", async
   }
   equal(await Deno.readTextFile(`${fx.jail}/copy.txt`), "notes\n");
 });
+
+Deno.test("raw tar -T archives a host file named only inside a list file", async () => {
+  const tree = await makeTree();
+  try {
+    await Deno.writeTextFile(`${tree.jail}/list`, `${tree.outside}/secret.txt\n`);
+    ok((await runRaw(tree.jail, "tar", ["-cf", "t.tar", "-T", "list"])).success);
+    const listed = await runRaw(tree.jail, "tar", ["-xOf", "t.tar"]);
+    ok(listed.stdout.includes("TOP-SECRET-OUTSIDE"));
+  } finally {
+    await Deno.remove(tree.base, { recursive: true });
+  }
+});
+
+Deno.test("layer 1 refuses tar -T and du --files0-from without the kernel sandbox (POLICY_DENIED)", async () => {
+  await using fx = await layer1();
+  await Deno.writeTextFile(`${fx.jail}/list`, `${fx.outside}/secret.txt\n`);
+  for (const command of ["tar -cf t.tar -T list", "du --files0-from=list"]) {
+    const result = await assertRefused(fx, command, "POLICY_DENIED");
+    match(result.policy_reason, /read the paths it opens from a file/);
+  }
+});

@@ -10,6 +10,7 @@ import { pathArgumentCandidates } from "../path_candidates.ts";
 import { baseFolders, hasPathModel } from "./base_folders.ts";
 import { type CopyOperands, readCopyOperands } from "./copy_operands.ts";
 import { linkEffect } from "./links.ts";
+import { pathListOption } from "./path_lists.ts";
 
 /** What the jail must check for one command. */
 export interface PathPlan {
@@ -76,6 +77,12 @@ export function planPathChecks(
     : null;
   const effect = linkEffect(argv, tool, copy, sandboxed);
   if (effect.kind === "refuse") return deny(effect.reason);
+  const list = sandboxed ? null : pathListOption(argv, tool);
+  if (list !== null) {
+    return deny(
+      `"${list}" makes "${tool}" read the paths it opens from a file, which no argument check can see; without the kernel sandbox htmcp refuses it. Name the paths as arguments instead.`,
+    );
+  }
 
   // A folder value is checked as a folder change (from the cwd and every
   // folder before it); checking it again from the folder it changes to
