@@ -10,10 +10,10 @@
  * in the cwd, since `cat link` with `link -> /etc/passwd` names a path
  * without a slash, while `grep pattern` names none.
  *
- * Limits: files named inside other files (`tar -T list`, `rsync
- * --files-from`) and paths a program computes are not visible here; and the
- * check-then-use race described in `confine_cwd.ts` applies equally. The
- * kernel sandbox is what contains both.
+ * Limits: files named inside other files and paths a program computes are
+ * not visible here (the path model refuses the list options it knows of
+ * without the sandbox); and the check-then-use race described in
+ * `confine_cwd.ts` applies equally. The kernel sandbox is what contains both.
  *
  * @module
  */
