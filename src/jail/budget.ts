@@ -21,6 +21,8 @@ export const MAX_PATH_LOOKUPS = 200_000;
  */
 export class CheckBudget {
   readonly #deadline: number;
+  readonly #deadlineMs: number;
+  readonly #lookups: number;
   #lookupsLeft: number;
   readonly #lstats = new Map<string, Deno.FileInfo | { readonly error: unknown }>();
 
@@ -30,6 +32,8 @@ export class CheckBudget {
    */
   constructor(deadlineMs: number = PATH_CHECK_DEADLINE_MS, lookups: number = MAX_PATH_LOOKUPS) {
     this.#deadline = performance.now() + deadlineMs;
+    this.#deadlineMs = deadlineMs;
+    this.#lookups = lookups;
     this.#lookupsLeft = lookups;
   }
 
@@ -40,10 +44,10 @@ export class CheckBudget {
   spend(): string | null {
     this.#lookupsLeft--;
     if (this.#lookupsLeft < 0) {
-      return `the path checks would need more than ${MAX_PATH_LOOKUPS} filesystem lookups`;
+      return `the path checks would need more than ${this.#lookups} filesystem lookups`;
     }
     if (performance.now() > this.#deadline) {
-      return `the path checks did not finish within ${PATH_CHECK_DEADLINE_MS} ms`;
+      return `the path checks did not finish within ${this.#deadlineMs} ms`;
     }
     return null;
   }

@@ -4,9 +4,9 @@
  * cwd and from every folder the tool may be in, and walks the trees of
  * link-following tools. One budget (lookups and a deadline) bounds it all.
  *
- * Checking each candidate from every folder, rather than from the one the
- * tool will be in at that argument, errs towards refusing: an extra folder
- * can only add checks.
+ * Each folder change is resolved from the folder the tool is in at that
+ * point; each candidate is checked from every folder that occurs, rather
+ * than from the one in effect at its position, which can only add checks.
  *
  * @module
  */
@@ -42,25 +42,28 @@ export async function confinePlan(
   budget: CheckBudget = new CheckBudget(),
 ): Promise<JailResult<void>> {
   const folders: { real: string; via: string | null }[] = [{ real: cwd, via: null }];
-  for (const text of plan.bases) {
-    for (const from of [...folders]) {
-      const checked = await confineArgs(jailRoot, from.real, [text], budget);
-      if (!checked.ok) {
-        const where = from.via === null ? "" : ` (from the folder "${from.via}")`;
-        return escape(`The folder change "${text}"${where} leaves the jail: ${checked.reason}`);
-      }
-      const resolved = await resolveFollowingSymlinks(jailRoot, from.real, text, budget);
-      if (!resolved.ok) return escape(`The folder "${text}" cannot be resolved (${resolved.why}).`);
-      if (!folders.some((folder) => folder.real === resolved.path)) {
-        folders.push({ real: resolved.path, via: text });
-      }
-      if (folders.length > MAX_BASE_FOLDERS) {
-        return escape(
-          `The command changes folder more than ${
-            MAX_BASE_FOLDERS - 1
-          } ways; htmcp checks at most that many.`,
-        );
-      }
+  // The tool's current folder: `tar -C a -C ..` is back in the cwd.
+  let current = folders[0] as { real: string; via: string | null };
+  for (const { text, kind } of plan.bases) {
+    const checked = await confineArgs(jailRoot, current.real, [text], budget);
+    if (!checked.ok) {
+      const where = current.via === null ? "" : ` (from the folder "${current.via}")`;
+      return escape(`The folder change "${text}"${where} leaves the jail: ${checked.reason}`);
+    }
+    const resolved = await resolveFollowingSymlinks(jailRoot, current.real, text, budget);
+    if (!resolved.ok) return escape(`The folder "${text}" cannot be resolved (${resolved.why}).`);
+    let reached = folders.find((folder) => folder.real === resolved.path);
+    if (reached === undefined) {
+      reached = { real: resolved.path, via: text };
+      folders.push(reached);
+    }
+    if (kind === "chdir") current = reached;
+    if (folders.length > MAX_BASE_FOLDERS) {
+      return escape(
+        `The command changes folder more than ${
+          MAX_BASE_FOLDERS - 1
+        } ways; htmcp checks at most that many.`,
+      );
     }
   }
   for (const folder of folders) {

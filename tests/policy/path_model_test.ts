@@ -20,8 +20,11 @@ const FOLDERS: readonly (readonly [readonly string[], readonly string[]])[] = [
   [["tar", "-C..", "-cf", "t.tar", "x"], [".."]],
   [["tar", "--directory=a", "--dir", "b", "-tf", "t"], ["a", "b"]],
   [["tar", "-xvC", "d", "-f", "t"], ["d"]],
-  // Old style: f takes a.tar, C takes d; both are read as possible folders.
-  [["tar", "cfC", "a.tar", "d", "x"], ["a.tar", "d"]],
+  // Old style: f takes a.tar, C takes d, in turn.
+  [["tar", "cfC", "a.tar", "d", "x"], ["d"]],
+  // getopt: f takes the rest of the cluster ("C"), so there is no folder change.
+  [["tar", "-fC", "x"], []],
+  [["tar", "-f", "-C", "x"], []],
   [["git", "-C", "..", "--git-dir=g", "--work-tree", "w", "status"], ["..", "g", "w"]],
   // After the subcommand, -C is git diff's copy detection, not a folder.
   [["git", "diff", "-C", "x"], []],
@@ -37,9 +40,7 @@ for (const [argv, expected] of FOLDERS) {
   Deno.test(`baseFolders() reads ${JSON.stringify(expected)} from ${JSON.stringify(argv)}`, () => {
     const found = baseFolders(argv, argv[0] as string);
     ok(found.ok);
-    // The word after a -C cluster is always a possible folder too; compare the set.
-    for (const text of expected) ok(found.folders.some((change) => change.text === text), text);
-    if (expected.length === 0) deepEqual(found.folders, []);
+    deepEqual(found.folders.map((change) => change.text), expected);
   });
 }
 
@@ -84,7 +85,7 @@ Deno.test("planPathChecks() checks the joins and leaves a folder value out of th
   const copy = plan(["cp", "--parents", "../outside/x", ".."]);
   ok(copy.candidates.includes("../../outside/x"));
   const tar = plan(["tar", "-C", "..", "-tf", "t.tar"]);
-  deepEqual(tar.bases, [".."]);
+  deepEqual(tar.bases, [{ text: "..", kind: "chdir" }]);
   ok(!tar.candidates.includes(".."), "the folder value is checked as a folder change");
   ok(tar.candidates.includes("t.tar"));
   const attached = plan(["tar", "--directory=..", "-tf", "t.tar"]);
@@ -166,11 +167,11 @@ Deno.test("planPathChecks() walks the cwd for a tool that defaults to it", () =>
 Deno.test("planPathChecks() uses the real file's name when the allowlisted name has no model", () => {
   const result = planPathChecks(["mytar", "-C", "..", "-cf", "t", "x"], ["mytar", "tar"], false);
   ok(result.ok);
-  deepEqual(result.plan.bases.slice(0, 1), [".."]);
+  deepEqual(result.plan.bases, [{ text: "..", kind: "chdir" }]);
 });
 
 Deno.test("planPathChecks() models the other tools with a guard: gtar/bsdtar folders, rg -L, rsync dest-relative folders", () => {
-  deepEqual(plan(["gtar", "-C", "d", "-tf", "t"]).bases, ["d"]);
+  deepEqual(plan(["gtar", "-C", "d", "-tf", "t"]).bases, [{ text: "d", kind: "chdir" }]);
   match(refusal(["bsdtar", "-xf", "t"]), /extract/);
   ok(plan(["rg", "-L", "x"]).walks.includes("."));
   equal(plan(["rg", "x"]).walks.length, 0);

@@ -6,10 +6,9 @@
  * here, and the jail checks every path against the cwd and against every
  * folder the tool may be in.
  *
- * The reading errs towards "yes": a word that may be a folder change is
- * taken as one (tar's old-style `tar cfC a.tar dir`, a `C` anywhere in a
- * short cluster), because an extra folder only adds checks, while a missed
- * one is an escape.
+ * Clusters are read as GNU getopt reads them (below); and every path is
+ * checked from every folder the tool is ever in, so a path between two
+ * folder changes is covered whichever one applies to it.
  *
  * A tool htmcp has no model for is refused when an argument is spelled like
  * a common folder change (`-C`, `--directory`, `--chdir`, `--cwd`,
@@ -28,6 +27,12 @@ export interface FolderChange {
   readonly word: number;
   /** True when the value is part of a longer word (`-CDIR`, `--directory=DIR`). */
   readonly attached: boolean;
+  /**
+   * `chdir`: later folder changes start from here (`tar -C a -C b` is
+   * `a/b`). `folder`: a folder the tool resolves some paths from without
+   * moving (git's `--git-dir`, `--work-tree`).
+   */
+  readonly kind: "chdir" | "folder";
 }
 
 /** Folder changes in command-line order, or the flag that cannot be modelled. */
@@ -36,23 +41,47 @@ export type BaseFolders =
   | { readonly ok: false; readonly flag: string };
 
 interface BaseSpec {
-  /** Letters that change the folder, in a `-` cluster (value attached or the next word). */
+  /** The letter that changes the folder, in a `-` cluster (value attached or the next word). */
   readonly short: string;
+  /** Letters that take a value, attached or the next word (`short` among them). */
+  readonly valueLetters: string;
+  /** Letters whose optional value can only be attached (`make -j4`). */
+  readonly optionalLetters: string;
   readonly long: readonly LongOption[];
   /** Reads a dash-less first argument as a cluster (tar's old style). */
-  readonly oldStyleFirst: string | null;
+  readonly oldStyleFirst: boolean;
 }
 
-/** tar's letters that take a value, for its old-style first argument. */
+/** tar's letters that take a value. */
 const TAR_VALUE_LETTERS = "bCfFgHIKLNTVX";
+const TAR: BaseSpec = {
+  short: "C",
+  valueLetters: TAR_VALUE_LETTERS,
+  optionalLetters: "",
+  long: [anyPrefixLong("directory")],
+  oldStyleFirst: true,
+};
+const MAKE: BaseSpec = {
+  short: "C",
+  valueLetters: "CfIoWE",
+  optionalLetters: "jlO",
+  long: [anyPrefixLong("directory")],
+  oldStyleFirst: false,
+};
 
 const SPECS: ReadonlyMap<string, BaseSpec> = new Map([
-  ["tar", { short: "C", long: [anyPrefixLong("directory")], oldStyleFirst: TAR_VALUE_LETTERS }],
-  ["gtar", { short: "C", long: [anyPrefixLong("directory")], oldStyleFirst: TAR_VALUE_LETTERS }],
-  ["bsdtar", { short: "C", long: [anyPrefixLong("directory")], oldStyleFirst: TAR_VALUE_LETTERS }],
-  ["make", { short: "C", long: [anyPrefixLong("directory")], oldStyleFirst: null }],
-  ["gmake", { short: "C", long: [anyPrefixLong("directory")], oldStyleFirst: null }],
-  ["patch", { short: "d", long: [anyPrefixLong("directory")], oldStyleFirst: null }],
+  ["tar", TAR],
+  ["gtar", TAR],
+  ["bsdtar", TAR],
+  ["make", MAKE],
+  ["gmake", MAKE],
+  ["patch", {
+    short: "d",
+    valueLetters: "BDdFgiopVrYz",
+    optionalLetters: "",
+    long: [anyPrefixLong("directory")],
+    oldStyleFirst: false,
+  }],
 ]);
 
 /**
@@ -180,13 +209,21 @@ function gitFolders(argv: readonly string[]): FolderChange[] {
     if (!word.startsWith("-")) break; // the subcommand: later -C means something else
     if (word === "-C" || word === "--git-dir" || word === "--work-tree") {
       const value = argv[index + 1];
-      if (value !== undefined) folders.push({ text: value, word: index + 1, attached: false });
+      const kind = word === "-C" ? "chdir" : "folder";
+      if (value !== undefined) {
+        folders.push({ text: value, word: index + 1, attached: false, kind });
+      }
       index++;
       continue;
     }
     for (const prefix of ["--git-dir=", "--work-tree="]) {
       if (word.startsWith(prefix)) {
-        folders.push({ text: word.slice(prefix.length), word: index, attached: true });
+        folders.push({
+          text: word.slice(prefix.length),
+          word: index,
+          attached: true,
+          kind: "folder",
+        });
       }
     }
     if (["-c", "--namespace", "--config-env", "--super-prefix", "--list-cmds"].includes(word)) {
@@ -196,45 +233,54 @@ function gitFolders(argv: readonly string[]): FolderChange[] {
   return folders;
 }
 
+/**
+ * Reads folder changes as GNU getopt reads the cluster: the first letter
+ * that takes a value takes the rest of the word, or else the next word, and
+ * ends the cluster (in `-fC x`, `C` is the archive's name, not a folder
+ * change). Old-style `tar cfC a.tar dir` gives the value letters the
+ * following words in turn.
+ */
 function specFolders(argv: readonly string[], spec: BaseSpec): FolderChange[] {
   const folders: FolderChange[] = [];
+  const change = (text: string, word: number, attached: boolean) =>
+    folders.push({ text, word, attached, kind: "chdir" });
   for (let index = 1; index < argv.length; index++) {
     const word = argv[index] as string;
     if (word === "--") break;
-    if (index === 1 && spec.oldStyleFirst !== null && !word.startsWith("-")) {
-      // `tar cfC a.tar dir`: each value letter takes the next word in turn.
-      const takers = [...word].filter((letter) => spec.oldStyleFirst?.includes(letter)).length;
-      if (word.includes(spec.short)) {
-        for (let next = 1; next <= takers; next++) {
-          const value = argv[index + next];
-          if (value !== undefined) {
-            folders.push({ text: value, word: index + next, attached: false });
-          }
-        }
+    if (index === 1 && spec.oldStyleFirst && !word.startsWith("-")) {
+      let taken = 0;
+      for (const letter of word) {
+        if (!spec.valueLetters.includes(letter)) continue;
+        taken++;
+        const value = argv[index + taken];
+        if (letter === spec.short && value !== undefined) change(value, index + taken, false);
       }
+      index += taken;
       continue;
     }
     if (spec.long.some((option) => matchesLong(word, option))) {
       const equals = word.indexOf("=");
-      if (equals !== -1) {
-        folders.push({ text: word.slice(equals + 1), word: index, attached: true });
-      }
-      const value = argv[index + 1];
-      if (equals === -1 && value !== undefined) {
-        folders.push({ text: value, word: index + 1, attached: false });
+      if (equals !== -1) change(word.slice(equals + 1), index, true);
+      else if (argv[index + 1] !== undefined) {
+        change(argv[index + 1] as string, index + 1, false);
+        index++;
       }
       continue;
     }
     const cluster = shortCluster(word);
     if (cluster === null) continue;
-    const at = cluster.indexOf(spec.short);
-    if (at === -1) continue;
-    const attached = cluster.slice(at + 1);
-    if (attached !== "") folders.push({ text: attached, word: index, attached: true });
-    // Also the next word: the letter may end the cluster, or an earlier
-    // letter may have taken the rest as its value; both are checked.
-    const next = argv[index + 1];
-    if (next !== undefined) folders.push({ text: next, word: index + 1, attached: false });
+    for (let at = 0; at < cluster.length; at++) {
+      const letter = cluster[at] as string;
+      if (spec.optionalLetters.includes(letter)) break;
+      if (!spec.valueLetters.includes(letter)) continue;
+      const attached = cluster.slice(at + 1);
+      const value = attached !== "" ? attached : argv[index + 1];
+      if (letter === spec.short && value !== undefined) {
+        change(value, attached !== "" ? index : index + 1, attached !== "");
+      }
+      if (attached === "") index++;
+      break;
+    }
   }
   return folders;
 }

@@ -15,11 +15,11 @@ import { pathListOption } from "./path_lists.ts";
 /** What the jail must check for one command. */
 export interface PathPlan {
   /**
-   * Folder changes in command-line order. Each is resolved from the cwd
-   * and from every folder found before it, and each result becomes a
-   * folder every candidate is checked from too.
+   * Folder changes in command-line order. Each is resolved from the folder
+   * the tool is in at that point (a `chdir` moves it there; a `folder` does
+   * not), and every candidate is checked from every folder that occurs.
    */
-  readonly bases: readonly string[];
+  readonly bases: readonly { readonly text: string; readonly kind: "chdir" | "folder" }[];
   /** Every text that names or may name a path, joins included. */
   readonly candidates: readonly string[];
   /**
@@ -107,7 +107,7 @@ export function planPathChecks(
   return {
     ok: true,
     plan: {
-      bases: folders.folders.map((change) => change.text),
+      bases: folders.folders.map(({ text, kind }) => ({ text, kind })),
       candidates,
       walks,
       walkFlag: effect.kind === "walk" ? effect.flag : "",
