@@ -11,6 +11,7 @@
  * @module
  */
 
+import { posix } from "node:path";
 import type { PathPlan } from "../policy/mod.ts";
 import { CheckBudget } from "./budget.ts";
 import { confineArgs } from "./confine_args.ts";
@@ -24,6 +25,49 @@ export const MAX_BASE_FOLDERS = 16;
 
 function escape(reason: string): JailResult<void> {
   return { ok: false, code: "PATH_ESCAPE", reason };
+}
+
+/**
+ * A copy that reproduces links (`cp -r`, `-a`, `-P`) makes a new link at
+ * another depth, where its relative text may lead outside: refused when a
+ * source is a symlink or holds one. (`-L` copies what links point to.)
+ */
+async function checkLinkCopies(
+  jailRoot: string,
+  folders: readonly { real: string }[],
+  sources: readonly string[],
+  budget: CheckBudget,
+): Promise<JailResult<void>> {
+  const refuse = (detail: string) =>
+    escape(
+      `The copy would make the symlink ${detail} again at another depth, where it may lead outside the jail; htmcp refuses copying links (use -L to copy what they point to).`,
+    );
+  const visited = new Set<string>();
+  for (const folder of folders) {
+    for (const text of sources) {
+      const trimmed = text.replace(/\/+$/, "");
+      if (trimmed === "") continue;
+      const parent = await resolveFollowingSymlinks(
+        jailRoot,
+        folder.real,
+        posix.dirname(trimmed),
+        budget,
+      );
+      if (!parent.ok) return escape(`The source "${text}" cannot be checked (${parent.why}).`);
+      if (!parent.exists) continue;
+      const looked = await budget.lstat(posix.join(parent.path, posix.basename(trimmed)));
+      if ("budget" in looked) {
+        return escape(`The source "${text}" cannot be checked (${looked.budget}).`);
+      }
+      if ("error" in looked) continue; // missing: cp fails, nothing is copied
+      if (looked.isSymlink) return refuse(`"${text}"`);
+      if (!looked.isDirectory) continue;
+      const real = posix.join(parent.path, posix.basename(trimmed));
+      const found = await findEscapingLink(jailRoot, real, budget, visited, true);
+      if (found !== null) return refuse(`"${found.path}" (in "${text}")`);
+    }
+  }
+  return { ok: true, value: undefined };
 }
 
 /**
@@ -73,6 +117,8 @@ export async function confinePlan(
       return escape(`${checked.reason} (resolved from the folder "${folder.via}" it changes to)`);
     }
   }
+  const copied = await checkLinkCopies(jailRoot, folders, plan.linkCopySources, budget);
+  if (!copied.ok) return copied;
   if (plan.walks.length === 0) return { ok: true, value: undefined };
   const visited = new Set<string>();
   for (const folder of folders) {

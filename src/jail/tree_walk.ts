@@ -30,12 +30,15 @@ export type WalkFinding = { readonly path: string; readonly why: string } | null
  * @param root A real folder inside the jail.
  * @param budget The call's lookup count and deadline.
  * @param visited Real folders already walked in this call (shared across roots).
+ * @param anyLink Report every symlink, not only those leading out (for a
+ *   copy that would reproduce the links at another depth).
  */
 export async function findEscapingLink(
   jailRoot: string,
   root: string,
   budget: CheckBudget,
   visited: Set<string>,
+  anyLink = false,
 ): Promise<WalkFinding> {
   const pending = [root];
   const relative = (path: string) => posix.relative(jailRoot, path) || ".";
@@ -60,6 +63,9 @@ export async function findEscapingLink(
         continue;
       }
       if (!entry.isSymlink) continue;
+      if (anyLink) {
+        return { path: relative(path), why: "it is a symlink, which the copy would make again" };
+      }
       const resolved = await resolveFollowingSymlinks(jailRoot, folder, entry.name, budget);
       if (!resolved.ok) return { path: relative(path), why: resolved.why };
       if (!isInside(jailRoot, resolved.path)) {

@@ -198,3 +198,16 @@ Deno.test("planPathChecks() refuses reading the paths to open from a file withou
   }
   plan(["tar", "-cf", "t", "d"]);
 });
+
+Deno.test("readCopyOperands() lists the sources a copy reproduces links of", () => {
+  const sources = (argv: readonly string[]) =>
+    readCopyOperands(argv, argv[0] as "cp" | "mv").linkCopySources;
+  deepEqual(sources(["cp", "-r", "a", "b", "dst"]), ["a", "b"]);
+  deepEqual(sources(["cp", "-a", "a", "dst"]), ["a"]);
+  deepEqual(sources(["cp", "-P", "a", "dst"]), ["a"]);
+  deepEqual(sources(["cp", "--no-dereference", "a", "dst"]), ["a"]);
+  deepEqual(sources(["cp", "-rL", "a", "dst"]), []);
+  deepEqual(sources(["cp", "-rH", "a", "dst"]), []);
+  deepEqual(sources(["cp", "a", "dst"]), []);
+  deepEqual(sources(["mv", "a", "dst"]), []);
+});

@@ -88,7 +88,7 @@ Deno.test("layer 1 allows the same tree tools when every link in the tree stays 
       "grep -R inside deep",
       "find -L deep -name S",
       "du -L deep",
-      "cp -r deep copy",
+      "cp -rL deep copy",
     ]
   ) {
     const result = await fx.run(command);
@@ -103,3 +103,30 @@ Deno.test("layer 1 refuses a link to the server's own /proc entries", async () =
   await assertRefused(fx, "cat env", "PATH_ESCAPE");
   await assertRefused(fx, "grep -R PIN .", "PATH_ESCAPE");
 });
+
+Deno.test("raw cp -r copies a link one level up, where the same text leads outside", async () => {
+  const raw = await makeTree();
+  try {
+    await plantDeepLink(raw.jail);
+    ok((await runRaw(raw.jail, "cp", ["-r", DEEP, "deep/a/b/c/d/g"])).success);
+    equal(await Deno.readTextFile(`${raw.jail}/deep/a/b/c/d/g/S`), "TOP-SECRET-OUTSIDE\n");
+  } finally {
+    await Deno.remove(raw.base, { recursive: true });
+  }
+});
+
+for (
+  const command of [
+    `cp -r ${DEEP} deep/a/b/c/d/g`,
+    `cp -a ${DEEP} deep/a/b/c/d/g`,
+    `cp -P ${DEEP}/S deep/a/b/c/d/e/S2`,
+    `cp --no-dereference ${DEEP}/S deep/a/b/c/d/e/S2`,
+  ]
+) {
+  Deno.test(`layer 1 refuses the link-copying ${JSON.stringify(command)} (PATH_ESCAPE)`, async () => {
+    await using fx = await layer1();
+    await plantDeepLink(fx.jail);
+    const result = await assertRefused(fx, command, "PATH_ESCAPE");
+    match(result.policy_reason, /refuses copying links/);
+  });
+}

@@ -26,6 +26,12 @@ export interface CopyOperands {
   readonly recursive: boolean;
   /** Whether symlinks in the source are followed (`-L`, `--dereference`). */
   readonly dereference: boolean;
+  /**
+   * The sources `cp` copies links of as links: every source when `-P`,
+   * `-d`, `--no-dereference`, `-a`, or `-r` without `-L`/`-H` (GNU's
+   * default for recursive copies); none otherwise, and none for `mv`.
+   */
+  readonly linkCopySources: readonly string[];
 }
 
 interface OptionTable {
@@ -125,6 +131,8 @@ export function readCopyOperands(argv: readonly string[], tool: "cp" | "mv"): Co
   let linkOption: string | null = null;
   let recursive = false;
   let dereference = false;
+  let noDereference = false;
+  let commandLineOnly = false;
   let endOfOptions = false;
 
   for (let index = 1; index < argv.length; index++) {
@@ -150,6 +158,7 @@ export function readCopyOperands(argv: readonly string[], tool: "cp" | "mv"): Co
       if (name === "symbolic-link" || name === "link") linkOption = `--${name}`;
       if (name === "recursive" || name === "archive") recursive = true;
       if (name === "dereference") dereference = true;
+      if (name === "no-dereference" || name === "archive") noDereference = true;
       continue;
     }
     for (let at = 1; at < word.length; at++) {
@@ -166,6 +175,10 @@ export function readCopyOperands(argv: readonly string[], tool: "cp" | "mv"): Co
       if (tool === "cp" && (letter === "s" || letter === "l")) linkOption = `-${letter}`;
       if (tool === "cp" && (letter === "r" || letter === "R" || letter === "a")) recursive = true;
       if (tool === "cp" && letter === "L") dereference = true;
+      if (tool === "cp" && (letter === "P" || letter === "d" || letter === "a")) {
+        noDereference = true;
+      }
+      if (tool === "cp" && letter === "H") commandLineOnly = true;
     }
   }
 
@@ -178,5 +191,15 @@ export function readCopyOperands(argv: readonly string[], tool: "cp" | "mv"): Co
       if (tail !== "") joins.push(`${destination}/${tail}`);
     }
   }
-  return { joins, linkOption, recursive, dereference };
+  // The last of -L/-P/-d wins in GNU cp; erring towards "copies links",
+  // any of -P/-d/-a, or -r without -L, counts.
+  const copiesLinks = tool === "cp" &&
+    (noDereference || (recursive && !dereference && !commandLineOnly));
+  return {
+    joins,
+    linkOption,
+    recursive,
+    dereference,
+    linkCopySources: copiesLinks ? sources : [],
+  };
 }

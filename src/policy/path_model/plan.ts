@@ -29,6 +29,12 @@ export interface PathPlan {
   readonly walks: readonly string[];
   /** The flag that made the walk necessary, for the refusal sentence. */
   readonly walkFlag: string;
+  /**
+   * Sources a copy would reproduce links of as links (`cp -r`, `-a`, `-P`):
+   * refused if they are, or hold, any symlink, because the copy lands at
+   * another depth where the same link text may lead outside.
+   */
+  readonly linkCopySources: readonly string[];
 }
 
 /** The plan, or a refusal decided from the arguments alone. */
@@ -111,6 +117,7 @@ export function planPathChecks(
       candidates,
       walks,
       walkFlag: effect.kind === "walk" ? effect.flag : "",
+      linkCopySources: copy?.linkCopySources ?? [],
     },
   };
 }
