@@ -60,7 +60,7 @@ function deny(reason: string): PlanResult {
  * ```ts
  * import { planPathChecks } from "./plan.ts";
  * planPathChecks(["tar", "-C", "..", "-cf", "t.tar", "x"], ["tar"], false);
- * // { ok: true, plan: { bases: [".."], candidates: [...], walks: [], walkFlag: "" } }
+ * // { ok: true, plan: { bases: [{ text: "..", kind: "chdir" }], candidates: [...], ... } }
  * ```
  */
 export function planPathChecks(
@@ -90,11 +90,11 @@ export function planPathChecks(
     );
   }
 
-  // A folder value is checked as a folder change (from the cwd and every
-  // folder before it); checking it again from the folder it changes to
+  // A folder value is checked as a folder change, from the folder the tool
+  // is in at that point; checking it again from the folder it changes to
   // would refuse `tar -C .. -tf t.tar` for the `..` itself. Its word is
-  // therefore left out of the candidates checked from every folder, except
-  // for the rest of a longer word (`-fC../x` may be the archive `C../x`).
+  // therefore left out of the candidates checked from every folder, but the
+  // other candidates of a longer word (`--directory=..` itself) stay.
   const valueWords = new Map<number, string>();
   for (const change of folders.folders) valueWords.set(change.word, change.text);
   const checked = new Set<string>();
