@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { basename, dirname, isAbsolute, resolve, sep } from "node:path";
+import { basename, dirname, isAbsolute, resolve } from "node:path";
 import { type Checked, fail, pass, quote } from "./_checked.ts";
 
 /** The most symlinks followed for one path, as Linux's `MAXSYMLINKS`. */
@@ -29,12 +29,11 @@ export function absolutePath(value: string, baseDir: string, label: string): Che
   return pass(isAbsolute(value) ? resolve(value) : resolve(baseDir, value));
 }
 
-/** True when `path` is `root` or below it, compared segment by segment (`/jail-evil` is not in `/jail`). */
-export function isInside(root: string, path: string): boolean {
-  if (path === root) return true;
-  const prefix = root.endsWith(sep) ? root : root + sep;
-  return path.startsWith(prefix);
-}
+/**
+ * The one containment predicate of every layer: segment by segment after
+ * normalisation, so neither `/jail-evil` nor `/jail/../etc` is in `/jail`.
+ */
+export { isInside } from "../jail/is_inside.ts";
 
 /**
  * The real path `path` refers to, whether or not it exists: `realpath` for an

@@ -10,10 +10,10 @@
  * in the cwd, since `cat link` with `link -> /etc/passwd` names a path
  * without a slash, while `grep pattern` names none.
  *
- * Limits: files named inside other files (`tar -T list`, `rsync
- * --files-from`) and paths a program computes are not visible here; and the
- * check-then-use race described in `confine_cwd.ts` applies equally. The
- * kernel sandbox is what contains both.
+ * Limits: files named inside other files and paths a program computes are
+ * not visible here (the path model refuses the list options it knows of
+ * without the sandbox); and the check-then-use race described in
+ * `confine_cwd.ts` applies equally. The kernel sandbox is what contains both.
  *
  * @module
  */
@@ -21,20 +21,30 @@
 import { looksLikePath } from "../policy/mod.ts";
 import { posix } from "node:path";
 import { isInside } from "./is_inside.ts";
-import { isMissing, resolveFollowingSymlinks } from "./resolve.ts";
+import { CheckBudget } from "./budget.ts";
+import { describeError, isMissing, NAME_MAX, resolveFollowingSymlinks } from "./resolve.ts";
 import type { JailResult } from "./types.ts";
 
 function escape(reason: string): JailResult<void> {
   return { ok: false, code: "PATH_ESCAPE", reason };
 }
 
-async function namesExistingEntry(cwd: string, word: string): Promise<boolean | string> {
+async function namesExistingEntry(
+  cwd: string,
+  word: string,
+  budget: CheckBudget,
+): Promise<boolean | string> {
+  // A bare word longer than NAME_MAX cannot be a folder entry: the kernel
+  // fails its lookup, and no `*at()` walk reaches it either (it has no `/`).
+  if (new TextEncoder().encode(word).length > NAME_MAX) return false;
+  const spent = budget.spend();
+  if (spent !== null) return spent;
   try {
     await Deno.lstat(posix.join(cwd, word));
     return true;
   } catch (error) {
     if (isMissing(error)) return false;
-    return error instanceof Error ? error.name : "unknown error";
+    return describeError(error);
   }
 }
 
@@ -44,6 +54,7 @@ async function namesExistingEntry(cwd: string, word: string): Promise<boolean | 
  * @param jailRoot The jail's real path.
  * @param cwd The confined real working directory (from `confineCwd`).
  * @param candidates From `pathArgumentCandidates(argv)`.
+ * @param budget The call's lookup count and deadline.
  * @returns `{ ok: true }` or `PATH_ESCAPE` naming the first offending argument.
  *
  * @example
@@ -57,6 +68,7 @@ export async function confineArgs(
   jailRoot: string,
   cwd: string,
   candidates: readonly string[],
+  budget: CheckBudget = new CheckBudget(),
 ): Promise<JailResult<void>> {
   for (const candidate of candidates) {
     if (candidate.startsWith("~")) {
@@ -65,7 +77,7 @@ export async function confineArgs(
       );
     }
     if (!looksLikePath(candidate)) {
-      const exists = await namesExistingEntry(cwd, candidate);
+      const exists = await namesExistingEntry(cwd, candidate, budget);
       if (exists === false) continue;
       if (exists !== true) {
         return escape(
@@ -80,7 +92,7 @@ export async function confineArgs(
     if (!isInside(jailRoot, posix.resolve(cwd, candidate))) {
       return escape(`The argument "${candidate}" names a path outside the jail.`);
     }
-    const resolved = await resolveFollowingSymlinks(jailRoot, cwd, candidate);
+    const resolved = await resolveFollowingSymlinks(jailRoot, cwd, candidate, budget);
     if (!resolved.ok) {
       return escape(
         `The argument "${candidate}" cannot be shown to stay inside the jail (${resolved.why}).`,

@@ -11,4 +11,6 @@ export type { JailRefusalCode, JailResult } from "./types.ts";
 export { isInside } from "./is_inside.ts";
 export { confineCwd } from "./confine_cwd.ts";
 export { confineArgs } from "./confine_args.ts";
+export { confinePlan, MAX_BASE_FOLDERS } from "./confine_plan.ts";
+export { CheckBudget, MAX_PATH_LOOKUPS, PATH_CHECK_DEADLINE_MS } from "./budget.ts";
 export { type Resolution, resolveFollowingSymlinks } from "./resolve.ts";

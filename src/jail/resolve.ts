@@ -4,9 +4,15 @@
  * target a write would create), and applying `..` to the resolved parent,
  * never to the text. Where the path stops existing, the remaining segments
  * are applied lexically to the deepest existing folder, so a file a command
- * may create is judged by where it would land.
+ * may create is judged by where it would land; a `..` that climbs back to
+ * that folder resumes the lookups (as `realpath -m` and `mkdir -p` do).
  *
  * Only `lstat` and `readlink` are used, and only on paths the walk reaches.
+ * Anything the walk cannot settle is a refusal, never "missing": a name or
+ * path too long for the kernel (ENAMETOOLONG; `mkdir -p` and `*at()` calls
+ * still reach such paths one component at a time), a symlink loop (ELOOP),
+ * a folder the server may not search (EACCES), a lookup the budget does not
+ * allow.
  * A walk that starts at the jail (relative paths, or absolute ones spelled
  * under the jail root) never touches a folder above the jail, so it works
  * under a Deno read grant for the jail alone. An error other than "does not
@@ -17,9 +23,20 @@
  */
 
 import { posix } from "node:path";
+import { CheckBudget } from "./budget.ts";
 
 /** Linux gives up after 40 symlinks (ELOOP); so do we. */
 const MAX_SYMLINK_HOPS = 40;
+/** Linux's PATH_MAX, including the terminating NUL. */
+const PATH_MAX = 4096;
+/** Linux's NAME_MAX: the longest name of one folder entry. */
+export const NAME_MAX = 255;
+
+const ENCODER = new TextEncoder();
+
+function byteLength(text: string): number {
+  return ENCODER.encode(text).length;
+}
 
 /** Where a path leads. */
 export type Resolution =
@@ -37,17 +54,27 @@ function segmentsOf(path: string): string[] {
 }
 
 /**
- * Errors that mean "no entry here": the kernel would fail the same open, so
- * the rest of the path is applied lexically. A name too long to exist
- * (ENAMETOOLONG, e.g. a long grep pattern) is one of them.
+ * Errors that mean "no entry here", so the rest of the path is applied
+ * lexically to the deepest existing folder. Only these two: every other
+ * error (ENAMETOOLONG, ELOOP, EACCES, NotCapable) means the walk does not
+ * know what is there, and the path is refused.
  */
 export function isMissing(error: unknown): boolean {
-  return error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory ||
-    (error instanceof Error && (error as { code?: unknown }).code === "ENAMETOOLONG");
+  return error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory;
 }
 
-function describeError(error: unknown): string {
-  return error instanceof Error ? error.name : "unknown error";
+/** A plain name for a lookup error, for the refusal sentence. */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === "ENAMETOOLONG") return "a name or path is too long to resolve";
+    if (code === "ELOOP") return "too many levels of symbolic links";
+    if (error instanceof Deno.errors.PermissionDenied) {
+      return "a folder on the way cannot be searched";
+    }
+    return error.name;
+  }
+  return "unknown error";
 }
 
 /**
@@ -56,16 +83,21 @@ function describeError(error: unknown): string {
  * @param jailRoot The jail's real path: a known symlink-free prefix the walk may jump to.
  * @param base A real, absolute folder that relative targets start from.
  * @param target The path as the command will see it.
+ * @param budget Shared lookup count and deadline; none for unbounded callers.
  */
 export async function resolveFollowingSymlinks(
   jailRoot: string,
   base: string,
   target: string,
+  budget?: CheckBudget,
 ): Promise<Resolution> {
+  const lookups = budget ?? new CheckBudget();
   const jailSegments = segmentsOf(jailRoot);
   let current = target.startsWith("/") ? "/" : base;
   const pending = segmentsOf(target);
   let exists = true;
+  /** The real folder the lexical tail hangs from while `exists` is false. */
+  let deepestExisting = current;
   let hops = 0;
 
   while (pending.length > 0) {
@@ -87,22 +119,33 @@ export async function resolveFollowingSymlinks(
     const segment = pending.shift() as string;
     if (segment === "..") {
       current = posix.dirname(current);
+      // Back at (or above) the deepest folder that exists: from here the
+      // names exist again, and a link among them is followed. `mkdir -p
+      // new/../link/x` creates `new`, comes back, and goes through `link`.
+      if (!exists && current.length <= deepestExisting.length) exists = true;
       continue;
     }
     const next = posix.join(current, segment);
+    // The kernel refuses such names (ENAMETOOLONG) but `mkdir -p` and other
+    // tools walk one component at a time with `*at()` calls and get there:
+    // a path this walk cannot look up is not a path it may judge lexically.
+    if (byteLength(segment) > NAME_MAX || byteLength(next) >= PATH_MAX) {
+      return { ok: false, why: "a name or path is too long to resolve" };
+    }
     if (!exists) {
       current = next;
       continue;
     }
-    let info: Deno.FileInfo;
-    try {
-      info = await Deno.lstat(next);
-    } catch (error) {
-      if (!isMissing(error)) return { ok: false, why: describeError(error) };
+    const looked = await lookups.lstat(next);
+    if ("budget" in looked) return { ok: false, why: looked.budget };
+    if ("error" in looked) {
+      if (!isMissing(looked.error)) return { ok: false, why: describeError(looked.error) };
       exists = false;
+      deepestExisting = current;
       current = next;
       continue;
     }
+    const info = looked;
     if (!info.isSymlink) {
       current = next;
       continue;

@@ -13,13 +13,9 @@ export function cleanPath(path: string): string {
   return normal.length > 1 && normal.endsWith("/") ? normal.slice(0, -1) : normal;
 }
 
-/** True when `path` is `root` or below it, segment by segment (`/jail-evil` is not in `/jail`). */
-export function isInside(root: string, path: string): boolean {
-  const r = cleanPath(root);
-  const p = cleanPath(path);
-  if (p === r) return true;
-  return p.startsWith(r === "/" ? "/" : `${r}/`);
-}
+/** The one containment predicate of every layer (segment-wise, after normalising). */
+export { isInside } from "../jail/is_inside.ts";
+import { isInside } from "../jail/is_inside.ts";
 
 /** True when either path contains the other. */
 export function overlaps(a: string, b: string): boolean {

@@ -24,3 +24,4 @@ export {
   gitSafetyEnv,
 } from "./git_safety.ts";
 export { ruleWordMatches } from "./rules.ts";
+export { type PathPlan, planPathChecks, type PlanResult } from "./path_model/mod.ts";

@@ -38,39 +38,96 @@ function fileUrlPath(word: string): string | null {
   return afterHost === -1 ? "/" : rest.slice(afterHost);
 }
 
+/** The most argument words whose paths htmcp checks in one command. */
+export const MAX_PATH_WORDS = 4096;
 /**
- * Lists the strings among `argv.slice(1)` that name or may name a path.
+ * The most candidate text, summed over candidates, checked for one command.
+ * Each `=` and each attached-value position yields a suffix of its word, so
+ * a word like `x/..=x/..=...` holds quadratically many bytes of candidates:
+ * the sum is counted first, in one pass, and over this budget the command
+ * is refused before any suffix is built or looked up.
+ */
+export const MAX_CANDIDATE_BYTES = 131_072;
+
+/** The candidates, or why there are too many to check. */
+export type CandidateResult =
+  | { readonly ok: true; readonly candidates: readonly string[] }
+  | { readonly ok: false; readonly reason: string };
+
+/** Start offsets of the suffixes of `word` that are candidates (besides `word` itself). */
+function suffixStarts(word: string): number[] {
+  const starts: number[] = [];
+  for (let at = word.indexOf("="); at !== -1; at = word.indexOf("=", at + 1)) starts.push(at + 1);
+  if (word.startsWith("-") && !word.startsWith("--")) {
+    // The option letters run from 1 to `lettersEnd`; an attached value may
+    // start after any of them. Whether the suffix at `at` looks like a path
+    // is read from the last `/` and `..` of the word, so the scan stays
+    // linear in the word's length.
+    let lettersEnd = 1;
+    while (lettersEnd < word.length && /[A-Za-z0-9]/.test(word[lettersEnd] as string)) lettersEnd++;
+    const lastSlash = word.lastIndexOf("/");
+    const lastDots = word.lastIndexOf("..");
+    for (let at = 2; at <= lettersEnd && at < word.length; at++) {
+      const first = word[at];
+      if (
+        first === "/" || first === "~" || lastSlash >= at || lastDots >= at ||
+        word.length - at === 1 && first === "."
+      ) {
+        starts.push(at);
+      }
+    }
+  }
+  if (word.startsWith("@")) starts.push(1);
+  return starts;
+}
+
+/**
+ * Lists the strings among `argv.slice(1)` that name or may name a path,
+ * within the bounds above.
  *
  * @param argv The decision's argv; `argv[0]` (the command word, already
  *   resolved by the policy) is skipped.
- * @returns Candidates in order, without duplicates.
+ * @returns Candidates in order, without duplicates; or the refusal sentence
+ *   when the command holds more words or candidate text than htmcp checks.
  *
  * @example
  * ```ts
  * import { pathArgumentCandidates } from "./path_candidates.ts";
  * pathArgumentCandidates(["sort", "-o/etc/x", "--file=notes"]);
- * // ["-o/etc/x", "/etc/x", "--file=notes", "notes"]
+ * // { ok: true, candidates: ["-o/etc/x", "/etc/x", "--file=notes", "notes"] }
  * ```
  */
-export function pathArgumentCandidates(argv: readonly string[]): readonly string[] {
+export function pathArgumentCandidates(argv: readonly string[]): CandidateResult {
+  const words = argv.slice(1);
+  if (words.length > MAX_PATH_WORDS) {
+    return {
+      ok: false,
+      reason:
+        `The command has ${words.length} arguments; htmcp checks the paths of at most ${MAX_PATH_WORDS}. Split it into smaller commands.`,
+    };
+  }
+  const plan = words.map((word) => ({ word, starts: suffixStarts(word) }));
+  let total = 0;
+  for (const { word, starts } of plan) {
+    total += word.length;
+    for (const start of starts) total += word.length - start;
+  }
+  if (total > MAX_CANDIDATE_BYTES) {
+    return {
+      ok: false,
+      reason:
+        `The arguments hold ${total} characters of possible paths (every text after "=" or an option letter counts); htmcp checks at most ${MAX_CANDIDATE_BYTES}. Shorten the arguments or split the command.`,
+    };
+  }
   const found = new Set<string>();
   const add = (text: string) => {
     if (text.length > 0) found.add(text);
   };
-  for (const word of argv.slice(1)) {
+  for (const { word, starts } of plan) {
     add(word);
-    for (let at = word.indexOf("="); at !== -1; at = word.indexOf("=", at + 1)) {
-      add(word.slice(at + 1));
-    }
-    if (word.startsWith("-") && !word.startsWith("--")) {
-      for (let at = 2; at < word.length && /^[A-Za-z0-9]+$/.test(word.slice(1, at)); at++) {
-        const attached = word.slice(at);
-        if (looksLikePath(attached)) add(attached);
-      }
-    }
-    if (word.startsWith("@")) add(word.slice(1));
+    for (const start of starts) add(word.slice(start));
     const urlPath = fileUrlPath(word);
     if (urlPath !== null) add(urlPath);
   }
-  return Object.freeze([...found]);
+  return { ok: true, candidates: Object.freeze([...found]) };
 }

@@ -1,19 +1,17 @@
 /**
  * The checks shared by `run_command` and `explain_command`: parse, policy,
- * cwd jail, argument-path jail. Pure policy first, then the realpath-based
+ * path model, cwd jail, argument-path jail. Pure policy first (the command
+ * and its path model are judged from the text), then the realpath-based
  * jail, in that order, so a refused command never causes filesystem lookups
- * of its arguments.
+ * of its arguments. The jail's lookups share one budget and deadline, so the
+ * check cannot itself become the denial of service.
  *
  * @module
  */
+import { basename } from "node:path";
 import type { Policy, ResolvedCommand } from "../config/types.ts";
-import {
-  type Decision,
-  evaluateArgv,
-  evaluateCommand,
-  pathArgumentCandidates,
-} from "../policy/mod.ts";
-import { confineArgs, confineCwd } from "../jail/mod.ts";
+import { type Decision, evaluateArgv, evaluateCommand, planPathChecks } from "../policy/mod.ts";
+import { CheckBudget, confineCwd, confinePlan } from "../jail/mod.ts";
 import type { ResultCode } from "../result/codes.ts";
 
 export type CheckResult =
@@ -68,16 +66,33 @@ async function checkDecision(
       cwd: null,
     };
   }
+  // `[paths] confine_args = false` is the operator's opt-out of the whole
+  // path model (folder changes, link refusals, tree walks), not only of the
+  // per-argument check: they are one claim, "paths stay in the jail".
+  const planned = policy.confineArgs
+    ? planPathChecks(
+      decision.argv,
+      [decision.command.name, basename(decision.command.realPath)],
+      // Only the kernel sandbox contains what no argument shows (tar -x).
+      policy.sandbox.mode !== "none",
+    )
+    : null;
+  if (planned !== null && !planned.ok) {
+    return {
+      ok: false,
+      code: planned.code,
+      reason: planned.reason,
+      argv: decision.argv,
+      cwd: null,
+    };
+  }
+  const budget = new CheckBudget();
   const cwd = await confineCwd(policy.jailRoot, requestedCwd);
   if (!cwd.ok) {
     return { ok: false, code: cwd.code, reason: cwd.reason, argv: decision.argv, cwd: null };
   }
-  if (policy.confineArgs) {
-    const confined = await confineArgs(
-      policy.jailRoot,
-      cwd.value,
-      pathArgumentCandidates(decision.argv),
-    );
+  if (planned !== null) {
+    const confined = await confinePlan(policy.jailRoot, cwd.value, planned.plan, budget);
     if (!confined.ok) {
       return {
         ok: false,

@@ -93,7 +93,30 @@ async function explainChecked(
     });
     return makeResult("SCOPE_DENIED", { policyReason: reason, startedAt });
   }
-  const checked = await checkCommand(context.policy, command, cwd);
+  // explain_command does the same lookups as run_command, so it takes a
+  // slot too: with only shell:read, path checks must not be a way around
+  // the concurrency cap.
+  const slot = context.limiter.tryAcquire(
+    caller.clientId,
+    context.policy.http.maxConcurrentPerClient,
+  );
+  if (!slot.ok) {
+    await context.audit.writeExplain({
+      ...base,
+      command_raw: command,
+      argv: null,
+      verdict: "deny",
+      code: "BUSY",
+      reason: slot.reason,
+    });
+    return makeResult("BUSY", { policyReason: slot.reason, startedAt });
+  }
+  let checked;
+  try {
+    checked = await checkCommand(context.policy, command, cwd);
+  } finally {
+    slot.release();
+  }
   const code = checked.ok ? "OK" : checked.code;
   const reason = checked.ok
     ? `Would run ${checked.command.path} with ${

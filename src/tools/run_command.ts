@@ -2,8 +2,8 @@
  * `run_command`: the one tool that executes. The order of steps is the
  * security argument and is tested as such:
  *
- *   snapshot -> scope -> parse + policy -> cwd jail -> argument jail ->
- *   concurrency slot -> audit attempt (fsync; fail closed) -> exec ->
+ *   snapshot -> scope -> concurrency slot -> parse + policy + path model ->
+ *   cwd jail -> argument jail -> audit attempt (fsync; fail closed) -> exec ->
  *   (redact, then cap: inside exec) -> audit outcome -> envelope
  *
  * Nothing runs unless every step before exec said yes, and the attempt record
@@ -90,21 +90,9 @@ async function runChecked(
     return makeResult("SCOPE_DENIED", { policyReason: reason, startedAt });
   }
 
-  const checked = await checkCommand(policy, command, requestedCwd);
-  if (!checked.ok) {
-    // Refusals are audited too: an operator must see what the model tried.
-    await audit.writeAttempt({
-      ...base,
-      command_raw: command,
-      argv: checked.argv,
-      cwd: checked.cwd ?? requestedCwd ?? null,
-      verdict: "deny",
-      code: checked.code,
-      reason: checked.reason,
-    });
-    return makeResult(checked.code, { policyReason: checked.reason, startedAt });
-  }
-
+  // The slot is taken before the path checks: they do filesystem lookups on
+  // the model's input, so they count against the same concurrency cap as
+  // the commands themselves (their own budget bounds each one).
   const slot = context.limiter.tryAcquire(
     caller.clientId,
     policy.http.maxConcurrentPerClient,
@@ -113,8 +101,8 @@ async function runChecked(
     await audit.writeAttempt({
       ...base,
       command_raw: command,
-      argv: checked.argv,
-      cwd: checked.cwd,
+      argv: null,
+      cwd: requestedCwd ?? null,
       verdict: "deny",
       code: "BUSY",
       reason: slot.reason,
@@ -122,6 +110,20 @@ async function runChecked(
     return makeResult("BUSY", { policyReason: slot.reason, startedAt });
   }
   try {
+    const checked = await checkCommand(policy, command, requestedCwd);
+    if (!checked.ok) {
+      // Refusals are audited too: an operator must see what the model tried.
+      await audit.writeAttempt({
+        ...base,
+        command_raw: command,
+        argv: checked.argv,
+        cwd: checked.cwd ?? requestedCwd ?? null,
+        verdict: "deny",
+        code: checked.code,
+        reason: checked.reason,
+      });
+      return makeResult(checked.code, { policyReason: checked.reason, startedAt });
+    }
     const attempt = await audit.writeAttempt({
       ...base,
       command_raw: command,

@@ -17,7 +17,6 @@ const INSIDE: readonly string[] = [
   "-la",
   "https://example.com/a/b",
   "x".repeat(300),
-  `sub/${"y".repeat(300)}/z`,
 ];
 
 for (const candidate of INSIDE) {
@@ -69,6 +68,9 @@ const OUTSIDE: readonly (readonly [string, (jailBase: string) => string, RegExp]
   ["a symlink loop", () => "loop-a", /cannot be shown|levels/],
   ["a symlink loop reached through a slash", () => "./loop-a/x", /cannot be shown|levels/],
   ["a too-long name followed by a way out", () => `${"y".repeat(300)}/../../x`, /outside the jail/],
+  // A name the kernel cannot look up is not judged lexically as "missing".
+  ["a path with a name longer than NAME_MAX", () => `sub/${"y".repeat(300)}/z`, /too long/],
+  ["a path longer than PATH_MAX", () => `sub/${"d/".repeat(2100)}x`, /too long/],
 ];
 
 for (const [what, candidate, reason] of OUTSIDE) {
@@ -134,6 +136,46 @@ Deno.test("confineArgs() refuses a relative path that plainly leaves the jail wi
       }
     }
   } finally {
+    await jail.cleanup();
+  }
+});
+
+Deno.test("every layer uses the one isInside: config and permissions refuse /jail/../etc too", async () => {
+  const { isInside: configIsInside } = await import("../../src/config/paths.ts");
+  const { isInside: grantIsInside } = await import("../../src/permissions/_paths.ts");
+  equal(configIsInside, isInside);
+  equal(grantIsInside, isInside);
+  ok(!configIsInside("/jail", "/jail/../etc"));
+  ok(!configIsInside("/jail", "/jail/./../etc/shadow"));
+});
+
+Deno.test("confineArgs() resumes lookups when .. climbs back from a missing name to a link", async () => {
+  // mkdir -p new/../link-out/x creates new, comes back, and goes through the link.
+  const jail = await makeJail();
+  try {
+    const result = await confineArgs(jail.root, jail.root, ["new/../link-out/x"]);
+    ok(!result.ok);
+    equal(result.code, "PATH_ESCAPE");
+    ok((await confineArgs(jail.root, jail.root, ["new/../link-in/x"])).ok);
+  } finally {
+    await jail.cleanup();
+  }
+});
+
+Deno.test("confineArgs() refuses a path it cannot search instead of judging it missing", async () => {
+  const jail = await makeJail();
+  try {
+    await Deno.mkdir(`${jail.root}/locked/inner`, { recursive: true });
+    await Deno.chmod(`${jail.root}/locked`, 0o000);
+    // As root the kernel ignores the mode; the verdict is then "inside" on real lookups.
+    const canSearch = await Deno.lstat(`${jail.root}/locked/inner`).then(() => true, () => false);
+    const result = await confineArgs(jail.root, jail.root, [
+      "locked/inner/../../../outside/secret",
+    ]);
+    ok(!result.ok, "refused either way");
+    if (!canSearch && !result.ok) match(result.reason, /cannot be searched/);
+  } finally {
+    await Deno.chmod(`${jail.root}/locked`, 0o755);
     await jail.cleanup();
   }
 });

@@ -21,12 +21,12 @@ const CASES: readonly (readonly [readonly string[], readonly string[]])[] = [
 
 for (const [argv, expected] of CASES) {
   Deno.test(`pathArgumentCandidates() collects ${JSON.stringify(expected)} from ${JSON.stringify(argv)}`, () => {
-    deepEqual(pathArgumentCandidates(argv), expected);
+    deepEqual(pathArgumentCandidates(argv), { ok: true, candidates: expected });
   });
 }
 
 Deno.test("pathArgumentCandidates() skips the command word, which the policy already resolved", () => {
-  deepEqual(pathArgumentCandidates(["/usr/bin/ls"]), []);
+  deepEqual(pathArgumentCandidates(["/usr/bin/ls"]), { ok: true, candidates: [] });
 });
 
 Deno.test("looksLikePath() is true for absolute, ~, slash, .. and . and false for bare words", () => {

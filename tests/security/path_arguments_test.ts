@@ -23,7 +23,9 @@ function policyFor(jail: JailFixture): Policy {
 async function check(raw: string, jail: JailFixture) {
   const decision = evaluateCommand(raw, policyFor(jail));
   ok(decision.ok, JSON.stringify(decision));
-  const confined = await confineArgs(jail.root, jail.root, pathArgumentCandidates(decision.argv));
+  const collected = pathArgumentCandidates(decision.argv);
+  ok(collected.ok);
+  const confined = await confineArgs(jail.root, jail.root, collected.candidates);
   return { decision, confined };
 }
 

@@ -1,0 +1,75 @@
+/**
+ * A deadline and a lookup count for one call's path checks. The checks run
+ * before the command and on the model's input, so without a bound a crafted
+ * argument or a huge tree would make the check itself the denial of
+ * service. Running out is a refusal (the path cannot be shown to stay
+ * inside), never a pass.
+ *
+ * @module
+ */
+
+/** How long one call's path checks may take in all. */
+export const PATH_CHECK_DEADLINE_MS = 5_000;
+/** How many `lstat`/`readlink`/`readDir` calls one call's path checks may make. */
+export const MAX_PATH_LOOKUPS = 200_000;
+
+/**
+ * Counts lookups against a deadline; shared by every check of one call.
+ * It also remembers each `lstat` it paid for, so a path that names the same
+ * folder thousands of times (`x/../x/../...`) costs one lookup per distinct
+ * folder, and every check of the call sees one consistent answer.
+ */
+export class CheckBudget {
+  readonly #deadline: number;
+  readonly #deadlineMs: number;
+  readonly #lookups: number;
+  #lookupsLeft: number;
+  readonly #lstats = new Map<string, Deno.FileInfo | { readonly error: unknown }>();
+
+  /**
+   * @param deadlineMs Milliseconds from now.
+   * @param lookups The most filesystem lookups allowed.
+   */
+  constructor(deadlineMs: number = PATH_CHECK_DEADLINE_MS, lookups: number = MAX_PATH_LOOKUPS) {
+    this.#deadline = performance.now() + deadlineMs;
+    this.#deadlineMs = deadlineMs;
+    this.#lookups = lookups;
+    this.#lookupsLeft = lookups;
+  }
+
+  /**
+   * Takes one lookup. Returns null when allowed, else the sentence saying
+   * which bound was hit.
+   */
+  spend(): string | null {
+    this.#lookupsLeft--;
+    if (this.#lookupsLeft < 0) {
+      return `the path checks would need more than ${this.#lookups} filesystem lookups`;
+    }
+    if (performance.now() > this.#deadline) {
+      return `the path checks did not finish within ${this.#deadlineMs} ms`;
+    }
+    return null;
+  }
+
+  /**
+   * `Deno.lstat` through the call's cache and budget: the info, the lookup
+   * error, or `{ budget }` with the sentence when the budget is spent.
+   */
+  async lstat(
+    path: string,
+  ): Promise<Deno.FileInfo | { readonly error: unknown } | { readonly budget: string }> {
+    const known = this.#lstats.get(path);
+    if (known !== undefined) return known;
+    const spent = this.spend();
+    if (spent !== null) return { budget: spent };
+    let found: Deno.FileInfo | { readonly error: unknown };
+    try {
+      found = await Deno.lstat(path);
+    } catch (error) {
+      found = { error };
+    }
+    this.#lstats.set(path, found);
+    return found;
+  }
+}
