@@ -52,7 +52,7 @@ import {
   SANDBOX_UID,
   UNKNOWN_LAYOUT,
 } from "../sandbox/mod.ts";
-import { DEFAULT_HELPER_PATH } from "./spawn/helper.ts";
+import { DEFAULT_HELPER_PATH, HELPER_MANIFEST, HELPER_SOURCE } from "./spawn/helper.ts";
 import { type CommandPlan, encodePlan } from "./plan.ts";
 
 /** Absolute paths of the launcher helper and of bubblewrap. */
@@ -82,6 +82,14 @@ export const SANDBOX_HELPER_PATH = "/dev/.htmcp-spawn";
  */
 export function launcherPaths(tools: LauncherTools = DEFAULT_LAUNCHER_TOOLS): string[] {
   return [tools.spawn];
+}
+
+/**
+ * The files the executor reads at startup to verify the helper: the build's
+ * manifest and the helper's source (when shipped). Pure.
+ */
+export function launcherReadPaths(): string[] {
+  return [HELPER_MANIFEST, HELPER_SOURCE].filter((path) => path !== "");
 }
 
 /**

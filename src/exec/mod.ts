@@ -27,6 +27,7 @@ export {
   chainTools,
   DEFAULT_LAUNCHER_TOOLS,
   launcherPaths,
+  launcherReadPaths,
   type LauncherTools,
   type LaunchPlan,
   type LaunchTarget,

@@ -19,22 +19,35 @@
  */
 import { fileURLToPath } from "node:url";
 
-/** Where a release install puts the helper when the server does not run from a checkout. */
+/**
+ * The checkout a bundle was built from: `deno task bundle` writes its build
+ * folder here (the bundle's own URL says nothing about where the checkout
+ * is), so a bundle runs the helper of the checkout that built it.
+ */
+const BUNDLED_FROM = "";
+
+/** Where a release install puts the helper when the server runs neither from a checkout nor a bundle. */
 const INSTALLED_HELPER = "/usr/libexec/htmcp/htmcp-spawn";
 
-function fromModule(relative: string, fallback: string): string {
-  const url = new URL(relative, import.meta.url);
-  return url.protocol === "file:" ? fileURLToPath(url) : fallback;
+function locate(): { helper: string; source: string } {
+  if (BUNDLED_FROM !== "") return { helper: `${BUNDLED_FROM}/htmcp-spawn`, source: "" };
+  const url = new URL(import.meta.url);
+  if (url.protocol !== "file:" || !url.pathname.endsWith("/src/exec/spawn/helper.ts")) {
+    return { helper: INSTALLED_HELPER, source: "" };
+  }
+  return {
+    helper: fileURLToPath(new URL("../../../build/htmcp-spawn", url)),
+    source: fileURLToPath(new URL("./htmcp_spawn.c", url)),
+  };
 }
 
-/** The C source of the helper, in this repository. */
-export const HELPER_SOURCE: string = fromModule("./htmcp_spawn.c", "");
+const LOCATION = locate();
+
+/** The C source of the helper, in this repository ("" when not shipped). */
+export const HELPER_SOURCE: string = LOCATION.source;
 
 /** Where the build puts the helper binary (`build/htmcp-spawn` in the checkout). */
-export const DEFAULT_HELPER_PATH: string = fromModule(
-  "../../../build/htmcp-spawn",
-  INSTALLED_HELPER,
-);
+export const DEFAULT_HELPER_PATH: string = LOCATION.helper;
 
 /** The build's manifest: the SHA-256 of the binary and of the source it was built from. */
 export const HELPER_MANIFEST: string = `${DEFAULT_HELPER_PATH}.sha256`;
