@@ -23,10 +23,12 @@
  *     COMMAND ARGS (pid 2)          after rlimits, no_new_privs, default
  *                                   signals, fds above 2 closed
  *
- * bwrap mode: ... --init-exec -- bwrap ... --ro-bind HELPER /dev/.htmcp-spawn
- *   -- /dev/.htmcp-spawn --inner [--rlimit=...] -- COMMAND ARGS
- *   (the init execs bwrap itself; inside the jail the helper sets the
- *    rlimits and no_new_privs, closes fds and execs the command, pid 2)
+ * bwrap mode: ... --init-exec -- bwrap ... -- COMMAND ARGS
+ *   (the init execs bwrap itself, which runs the command at pid 2); with
+ *   rlimits to set, or a plan to run, the helper is bound read-only into the
+ *   jail and runs again there, after bwrap:
+ *   ... -- bwrap ... --ro-bind HELPER /dev/.htmcp-spawn
+ *   -- /dev/.htmcp-spawn --inner [--rlimit=...] (-- COMMAND ARGS | --plan)
  * ```
  *
  * The outer namespace stays in bwrap mode: bwrap's outer process exits as
@@ -220,12 +222,21 @@ function buildArgv(
   else inner.push("--", ...payload.argv);
   if (plan.mode === "none") return [...head, ...inner];
   const unset = toolsInCLocale(plan, env) ? ["--unsetenv", TOOL_LOCALE[0]] : [];
-  return [
+  const bwrap = [
     ...head,
     "--init-exec",
     "--",
     tools.bwrap,
     ...buildBwrapArgs(policy, { cwd }, plan.layout ?? UNKNOWN_LAYOUT),
+  ];
+  if (!needsInnerHelper(plan, payload)) {
+    // One exec less: bwrap itself sets no_new_privs and inherits no stray
+    // descriptor (the helper closed them before exec'ing it), so with no
+    // rlimit to set there is nothing left for the inner helper to do.
+    return [...bwrap, ...unset, "--", ...inner.slice(1)];
+  }
+  return [
+    ...bwrap,
     "--ro-bind",
     tools.spawn,
     SANDBOX_HELPER_PATH,
@@ -235,6 +246,11 @@ function buildArgv(
     "--inner",
     ...inner,
   ];
+}
+
+/** True when bwrap must run the helper again inside: to set rlimits or to run a plan. */
+function needsInnerHelper(plan: LaunchPlan, payload: Payload): boolean {
+  return payload.kind === "plan" || rlimitOptions(plan.limits).length > 0;
 }
 
 /** The contained argv: `[head, ...rest]`; Deno spawns `head` (`tools.spawn`) with `rest`. */
@@ -263,8 +279,10 @@ export function buildPlanLaunch(
   };
 }
 
-/** Every binary the launcher of `plan` executes, in order (for `describe()`). */
+/** Every binary the launcher of `plan` executes before a single command, in order (for `describe()`). */
 export function chainTools(plan: LaunchPlan): string[] {
   const { tools } = plan;
-  return plan.mode === "none" ? [tools.spawn] : [tools.spawn, tools.bwrap, SANDBOX_HELPER_PATH];
+  if (plan.mode === "none") return [tools.spawn];
+  const inner = needsInnerHelper(plan, { kind: "command", argv: [] });
+  return inner ? [tools.spawn, tools.bwrap, SANDBOX_HELPER_PATH] : [tools.spawn, tools.bwrap];
 }

@@ -73,11 +73,25 @@ Deno.test("buildLaunchArgv() in bwrap mode drops a root server to 65534 and exec
     "--",
   ]);
   assert.equal(argv[7], "/usr/bin/bwrap");
-  // The helper is bound read-only into the jail and runs the command there.
+  // No rlimit to set: bwrap runs the command itself.
+  assert.ok(!argv.includes(SANDBOX_HELPER_PATH));
+  assert.deepEqual(argv.slice(argv.lastIndexOf("--")), ["--", ...argvTail]);
+});
+
+Deno.test("buildLaunchArgv() in bwrap mode with rlimits binds the helper read-only and runs it inside", () => {
+  const limits = { ...TEST_LIMITS, openFiles: 64 };
+  const argv = buildLaunchArgv(plan({ mode: "bwrap", limits }), policy, target);
   const bind = argv.indexOf(SANDBOX_HELPER_PATH);
   assert.deepEqual(argv.slice(bind - 2, bind + 1), ["--ro-bind", SPAWN, SANDBOX_HELPER_PATH]);
   const sep = argv.lastIndexOf("--");
-  assert.deepEqual(argv.slice(sep - 2), [SANDBOX_HELPER_PATH, "--inner", "--", ...argvTail]);
+  assert.deepEqual(argv.slice(sep - 4), [
+    "--",
+    SANDBOX_HELPER_PATH,
+    "--inner",
+    "--rlimit=nofile=64:64",
+    "--",
+    ...argvTail,
+  ]);
 });
 
 Deno.test("buildLaunchArgv() honours runAs in both modes, and null keeps the server's uid", () => {
@@ -143,11 +157,11 @@ Deno.test("rlimitOptions() maps each policy limit to its rlimit with equal soft 
 });
 
 Deno.test("chainTools() lists every binary the launcher executes, in order", () => {
-  assert.deepEqual(chainTools(plan({ mode: "bwrap" })), [
-    SPAWN,
-    "/usr/bin/bwrap",
-    SANDBOX_HELPER_PATH,
-  ]);
+  assert.deepEqual(chainTools(plan({ mode: "bwrap" })), [SPAWN, "/usr/bin/bwrap"]);
+  assert.deepEqual(
+    chainTools(plan({ mode: "bwrap", limits: { ...TEST_LIMITS, cpuSeconds: 1 } })),
+    [SPAWN, "/usr/bin/bwrap", SANDBOX_HELPER_PATH],
+  );
   assert.deepEqual(chainTools(plan({ limits: { ...TEST_LIMITS, openFiles: 64 } })), [SPAWN]);
 });
 
@@ -157,7 +171,7 @@ Deno.test("chainEnvironment() gives bwrap's tools LC_ALL=C, which bwrap removes 
   assert.deepEqual(chainEnvironment(bwrap, env), { ...env, LC_ALL: "C" });
   const argv = buildLaunchArgv(bwrap, policy, { ...target, env });
   const at = argv.indexOf("--unsetenv");
-  assert.deepEqual(argv.slice(at, at + 4), ["--unsetenv", "LC_ALL", "--", SANDBOX_HELPER_PATH]);
+  assert.deepEqual(argv.slice(at), ["--unsetenv", "LC_ALL", "--", ...argvTail]);
   // No value ever goes on argv (readable by every local user).
   assert.ok(!argv.some((a) => a.includes("C.UTF-8") || a === "/usr/bin"));
 });
