@@ -28,14 +28,34 @@ export interface LauncherFigures {
   readonly floor: Percentiles;
   /** Calls per second with eight calls in flight on one connection. */
   readonly inflightCallsPerSecond: number;
-  /** Peak RSS growth of the server while one call prints 50 MB, in MiB. */
+  /**
+   * Peak RSS growth of the server over one call that prints just over the
+   * cap (what rendering the kept output costs), in MiB.
+   */
+  readonly capPeakMiB: number;
+  /** Peak RSS growth after a further call that prints 50 MB, in MiB. */
   readonly floodPeakMiB: number;
   /** How long that call took, in ms. */
   readonly floodMs: number;
 }
 
-/** Bytes `seq 1 FLOOD_LINES` prints: 56,888,897, about 50 MB (decimal) of output. */
+/** Bytes `seq 1 FLOOD_LINES` prints: 54,888,896, about 50 MB (decimal) of output. */
 const FLOOD_LINES = 7_000_000;
+
+/** `seq 1 CAP_LINES` prints 1,288,895 bytes: just over the default 1 MiB cap. */
+const CAP_LINES = 190_000;
+
+async function truncatedCall(client: Client, lines: number): Promise<number> {
+  const t0 = performance.now();
+  const result = await client.callTool({
+    name: "run_command",
+    arguments: { command: `seq 1 ${lines}` },
+  });
+  const ms = performance.now() - t0;
+  const code = (result.structuredContent as { code?: string } | undefined)?.code;
+  if (code !== "OUTPUT_TRUNCATED") throw new Error(`seq 1 ${lines} returned ${code}`);
+  return ms;
+}
 
 async function statusKiB(pid: number, field: "VmRSS" | "VmHWM"): Promise<number> {
   const status = await Deno.readTextFile(`/proc/${pid}/status`);
@@ -109,18 +129,16 @@ export async function measureLauncher(
     for (let round = 0; round < 3; round++) rates.push(await inflight(client, 25));
     rates.sort((a, b) => a - b);
 
+    let capPeakMiB = NaN;
     let floodPeakMiB = NaN;
     let floodMs = NaN;
     if (pid !== undefined) {
+      // The peak (VmHWM) only grows: the flood's own cost is what it adds
+      // beyond the peak of rendering one capped output.
       const before = await statusKiB(pid, "VmRSS");
-      const t0 = performance.now();
-      const result = await client.callTool({
-        name: "run_command",
-        arguments: { command: `seq 1 ${FLOOD_LINES}` },
-      });
-      floodMs = performance.now() - t0;
-      const code = (result.structuredContent as { code?: string } | undefined)?.code;
-      if (code !== "OUTPUT_TRUNCATED") throw new Error(`the 50 MB call returned ${code}`);
+      await truncatedCall(client, CAP_LINES);
+      capPeakMiB = ((await statusKiB(pid, "VmHWM")) - before) / 1024;
+      floodMs = await truncatedCall(client, FLOOD_LINES);
       floodPeakMiB = ((await statusKiB(pid, "VmHWM")) - before) / 1024;
     }
     return {
@@ -128,6 +146,7 @@ export async function measureLauncher(
       server: percentiles(server),
       floor: percentiles(floor),
       inflightCallsPerSecond: rates[1] ?? NaN,
+      capPeakMiB,
       floodPeakMiB,
       floodMs,
     };

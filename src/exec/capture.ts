@@ -12,8 +12,10 @@
  * @module
  */
 
-/** Size of the one buffer each stream is read into. */
-export const READ_BUFFER_BYTES = 64 * 1024;
+/** Size of the one buffer each stream is read into: it starts small and grows to this. */
+export const READ_BUFFER_BYTES = 256 * 1024;
+
+const FIRST_READ_BYTES = 16 * 1024;
 
 /** Keeps the first `windowBytes` and the last `tailBytes` of a stream, and counts every byte. */
 export class BoundedCapture {
@@ -125,13 +127,19 @@ export async function drainInto(
   stop?.addEventListener("abort", cancel, { once: true });
   try {
     if (reader instanceof ReadableStreamBYOBReader) {
-      let buffer = new Uint8Array(READ_BUFFER_BYTES);
+      // A call printing a line costs 16 KiB; a flood, whose reads fill the
+      // buffer, gets one of the largest size (the helper widens the pipes to
+      // match), so it takes few reads.
+      let buffer = new Uint8Array(FIRST_READ_BYTES);
       while (true) {
         const { done, value } = await reader.read(buffer);
         if (done || value === undefined) return;
         capture.push(value);
+        const size = value.buffer.byteLength;
         // The read transferred the buffer into `value`; reuse that memory.
-        buffer = new Uint8Array(value.buffer, 0, READ_BUFFER_BYTES);
+        buffer = value.byteLength === size && size < READ_BUFFER_BYTES
+          ? new Uint8Array(READ_BUFFER_BYTES)
+          : new Uint8Array(value.buffer, 0, size);
       }
     }
     while (true) {
