@@ -145,7 +145,8 @@ static int encode_status(int status) {
 /* ---- plans -------------------------------------------------------------- */
 
 struct plan {
-  char *tokens[MAX_PLAN_BYTES / 2];
+  /* Every token ends in a NUL, so there are at most as many as plan bytes. */
+  char *tokens[MAX_PLAN_BYTES];
   int count, at;
   const char *nonce;
   const char *jail;
