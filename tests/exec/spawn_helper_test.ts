@@ -58,3 +58,15 @@ Deno.test("verifyHelper() refuses a changed binary, a changed source, and a bad 
     await Deno.remove(f.dir, { recursive: true });
   }
 });
+
+Deno.test("deno task build-launcher leaves a helper the server accepts", async () => {
+  const config = new URL("../../deno.json", import.meta.url).pathname;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "--quiet", "--config", config, "build-launcher"],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  const check = await verifyHelper(DEFAULT_HELPER_PATH);
+  assert.ok(check.ok, JSON.stringify(check));
+});
