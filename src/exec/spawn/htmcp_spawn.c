@@ -77,17 +77,18 @@ struct options {
 };
 
 static void say(const char *fmt, ...) {
-  char line[512];
+  /* Room for a whole path (PATH_MAX), which classify.ts looks for in the line. */
+  char line[4096 + 512] = NAME ": ";
+  size_t at = sizeof NAME + 1;
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+  int n = vsnprintf(line + at, sizeof line - at - 1, fmt, ap);
   va_end(ap);
   if (n < 0) return;
-  if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;
-  line[n++] = '\n';
+  at += (size_t)n < sizeof line - at - 2 ? (size_t)n : sizeof line - at - 2;
+  line[at++] = '\n';
   /* One write: messages from concurrent stages never interleave mid-line. */
-  ssize_t ignored = write(2, NAME ": ", sizeof NAME + 1);
-  ignored = write(2, line, (size_t)n);
+  ssize_t ignored = write(2, line, at);
   (void)ignored;
 }
 
