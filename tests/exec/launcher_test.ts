@@ -9,6 +9,7 @@ import {
   rlimitOptions,
   SANDBOX_HELPER_PATH,
 } from "../../src/exec/mod.ts";
+import { detectHostLayout } from "../../src/sandbox/mod.ts";
 import { makePolicy, TEST_LIMITS } from "../_helpers/policy.ts";
 import {
   identity,
@@ -361,4 +362,49 @@ Deno.test("buildLaunchArgv() spawned detached still puts the command at pid 2 in
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+for (const mode of ["none", "bwrap"] as const) {
+  Deno.test(`[${mode}] runAs drops the command to that uid and gid with no supplementary groups`, async () => {
+    const dir = await makeJail();
+    try {
+      const p = makePolicy({ jailRoot: dir });
+      const argv = buildLaunchArgv(
+        { ...plan({ mode, runAs: { uid: 4242, gid: 4343 } }), layout: detectHostLayout() },
+        p,
+        { path: "/bin/sh", args: ["-c", "id -u; id -g; id -G; echo $$"], cwd: p.jailRoot },
+      );
+      const out = await new Deno.Command(argv[0]!, {
+        args: argv.slice(1),
+        cwd: p.jailRoot,
+        clearEnv: true,
+        env: { PATH: "/usr/bin:/bin" },
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const text = new TextDecoder().decode(out.stdout);
+      assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+      // bwrap maps the dropped uid to its own 65534 inside the sandbox.
+      const inside = mode === "bwrap" ? ["65534", "65534", "65534"] : ["4242", "4343", "4343"];
+      assert.deepEqual(text.trim().split("\n"), [...inside, "2"]);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+}
+
+Deno.test("the helper refuses to run a plan outside a PID namespace of its own", async () => {
+  // kill(-1) at the end of a plan must never reach the host's processes.
+  const out = await new Deno.Command(DEFAULT_LAUNCHER_TOOLS.spawn, {
+    args: ["--inner", "--plan"],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 125);
+  assert.match(
+    new TextDecoder().decode(out.stderr),
+    /^htmcp-spawn: a plan runs only inside a new PID namespace/,
+  );
 });
