@@ -32,7 +32,16 @@ import {
   type NamespacePrivilege,
 } from "./launcher.ts";
 import { lookupUser, probePlan, probeServerUid } from "./probe.ts";
-import { emptyOutcome, runContained, type RunHandle, type RunSettings } from "./run.ts";
+import { verifyHelper } from "./spawn/helper.ts";
+import {
+  emptyOutcome,
+  type PlanOutcome,
+  type PlanRequest,
+  runContained,
+  type RunHandle,
+  runPlanContained,
+  type RunSettings,
+} from "./run.ts";
 import type {
   CommandHardening,
   CreateExecutorResult,
@@ -86,18 +95,22 @@ export async function createExecutor(
   }
 
   const probes: ProbeResult[] = [];
-  const server = await probeServerUid(tools.unshare, tools.setpriv);
+  // Before anything runs through it: the helper must be the binary our build
+  // made from this source (helper.ts says what this defends against).
+  const verified = await verifyHelper(tools.spawn);
+  if (!verified.ok) return refuse(`Cannot start: ${verified.detail}.`);
+  const server = await probeServerUid(tools.spawn);
   if (!server.ok) {
     return refuse(`Cannot start: process containment is unavailable because ${server.detail}.`);
   }
   probes.push({
     name: "launcher",
     ok: true,
-    detail: `${tools.unshare} runs; server uid ${server.uid}`,
+    detail: `${tools.spawn} (SHA-256 ${verified.sha256}) runs; server uid ${server.uid}`,
   });
   const serverIsRoot = server.uid === 0;
 
-  const identity = await chooseIdentity(policy, tools.unshare, server.uid);
+  const identity = await chooseIdentity(policy, tools.spawn, server.uid);
   if (!identity.ok) return refuse(identity.message);
   const runAs = identity.runAs;
   const commandUid = runAs?.uid ?? server.uid;
@@ -132,7 +145,7 @@ export async function createExecutor(
   const description: ExecutorDescription = Object.freeze({
     requestedMode: requested,
     mode,
-    launcherPath: tools.unshare,
+    launcherPath: tools.spawn,
     chain: Object.freeze(chainTools(plan)),
     serverUid: server.uid,
     commandUid,
@@ -157,7 +170,7 @@ type Identity =
 /** Gathers the facts for `chooseRunAs`: the jail's owner and `[sandbox] user`. */
 async function chooseIdentity(
   policy: Policy,
-  unshare: string,
+  spawn: string,
   serverUid: number,
 ): Promise<Identity> {
   let owner: UserEntry;
@@ -178,7 +191,7 @@ async function chooseIdentity(
   const configuredKey = policy.sandbox.user;
   let configured: UserEntry | null = null;
   if (configuredKey !== null) {
-    const found = await lookupUser(unshare, configuredKey);
+    const found = await lookupUser(spawn, configuredKey);
     if (!found.ok) return { ok: false, message: `Cannot start: ${found.detail}.` };
     if (found.entry === null) {
       return {
@@ -190,7 +203,7 @@ async function chooseIdentity(
     configured = found.entry;
   } else if (serverUid === 0 && owner.uid !== 0) {
     // The owner's primary group, when the passwd database knows the owner.
-    const found = await lookupUser(unshare, owner.uid);
+    const found = await lookupUser(spawn, owner.uid);
     if (!found.ok) return { ok: false, message: `Cannot start: ${found.detail}.` };
     owner = found.entry ?? owner;
   }
@@ -222,7 +235,7 @@ function probeRefusal(
   const namespaceRefused =
     /user namespace|No permissions to creat|unshare failed|Operation not permitted|No space left/i
       .test(probe.detail);
-  if (facts.serverIsRoot && /^unshare: /.test(probe.detail)) {
+  if (facts.serverIsRoot && /unshare\(CLONE_NEWPID\)/.test(probe.detail)) {
     return `Cannot start: the server runs as root but cannot create a PID namespace (${probe.detail}); give it CAP_SYS_ADMIN (a container needs --cap-add SYS_ADMIN or its equivalent) or run it as a non-root user, which uses unprivileged user namespaces instead.`;
   }
   if (namespaceRefused) {
@@ -231,7 +244,7 @@ function probeRefusal(
     } (${probe.detail}); enable unprivileged user namespaces (sysctl user.max_user_namespaces=15000, kernel.unprivileged_userns_clone=1 where it exists, or an AppArmor profile for bwrap where kernel.apparmor_restrict_unprivileged_userns=1).`;
   }
   if (facts.mode === "none") {
-    return `Cannot start: process-tree containment (a PID namespace via ${DEFAULT_LAUNCHER_TOOLS.unshare}) could not be set up: ${probe.detail}.`;
+    return `Cannot start: process-tree containment (a PID namespace via ${DEFAULT_LAUNCHER_TOOLS.spawn}) could not be set up: ${probe.detail}.`;
   }
   if (/No such file|not found|missing/i.test(probe.detail)) {
     return `Cannot start with ${modeLabel}: the bubblewrap probe failed (${probe.detail}); install bubblewrap (apt-get install bubblewrap).`;
@@ -252,36 +265,56 @@ class ContainedExecutor implements Executor {
   }
 
   run(request: ExecRequest): Promise<ExecOutcome> {
+    const refused = this.#refusal(request.command.name, [request.command]);
+    if (refused !== null) return Promise.resolve(refused);
+    return this.#track(runContained(this.#settings, request, this.#register));
+  }
+
+  runPlan(request: PlanRequest): Promise<PlanOutcome> {
+    const commands = request.plan.steps.flatMap(({ step }) =>
+      step.kind === "pipeline" ? step.stages.map((s) => ({ name: request.name, path: s.path })) : []
+    );
+    const refused = this.#refusal(request.name, commands);
+    if (refused !== null) return Promise.resolve({ ...refused, stages: [] });
+    return this.#track(runPlanContained(this.#settings, request, this.#register));
+  }
+
+  /** Why a run must not start (shutting down, or Deno's run gate), or null. */
+  #refusal(name: string, commands: readonly { name: string; path: string }[]): ExecOutcome | null {
     if (this.#closed) {
-      return Promise.resolve(emptyOutcome(
+      return emptyOutcome(
         "CANCELLED",
-        `The server is shutting down; "${request.command.name}" was not started.`,
+        `The server is shutting down; "${name}" was not started.`,
         0,
-      ));
+      );
     }
     // The run gate. Deno spawns only the launcher, which then starts the
     // command, so Deno's own --allow-run check never sees the command's
     // path. Asking Deno here keeps the second layer meaningful: the
     // generated grant lists exactly the allowlisted paths, so a binary our
     // policy engine let through by mistake is refused here (RUNTIME_DENIED)
-    // even though the spawn itself would succeed. The startup probes do not
-    // come through run(), so they are not gated.
-    if (
-      Deno.permissions.querySync({ name: "run", command: request.command.path }).state !==
-        "granted"
-    ) {
-      return Promise.resolve(emptyOutcome(
-        "RUNTIME_DENIED",
-        `Deno's permissions refused running "${request.command.name}" (${request.command.path}), which the policy engine had allowed.`,
-        0,
-      ));
+    // even though the spawn itself would succeed. Every stage of a plan is
+    // asked. The startup probes do not come through here, so they are not gated.
+    for (const command of commands) {
+      if (Deno.permissions.querySync({ name: "run", command: command.path }).state !== "granted") {
+        return emptyOutcome(
+          "RUNTIME_DENIED",
+          `Deno's permissions refused running "${command.name}" (${command.path}), which the policy engine had allowed.`,
+          0,
+        );
+      }
     }
-    const call = runContained(this.#settings, request, (handle) => {
-      // A run that spawned after shutdown began is stopped at once.
-      if (this.#closed) handle.stop("shutdown");
-      this.#running.add(handle);
-      return () => this.#running.delete(handle);
-    });
+    return null;
+  }
+
+  readonly #register = (handle: RunHandle) => {
+    // A run that spawned after shutdown began is stopped at once.
+    if (this.#closed) handle.stop("shutdown");
+    this.#running.add(handle);
+    return () => this.#running.delete(handle);
+  };
+
+  #track<T extends ExecOutcome>(call: Promise<T>): Promise<T> {
     this.#inflight.add(call);
     const forget = () => this.#inflight.delete(call);
     call.then(forget, forget);

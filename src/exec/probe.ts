@@ -18,18 +18,16 @@ export const PROBE_SHELL = "/bin/sh";
 const PROBE_TIMEOUT_MS = 5_000;
 
 /**
- * Reads the server's uid through the launcher head itself
- * (`unshare -- setpriv --dump`: no namespace, just exec), which also proves
- * Deno may spawn the head and that both util-linux tools exist.
- * `Deno.uid()` would need `--allow-sys`.
+ * Reads the server's uid and gid through the launcher helper itself
+ * (`htmcp-spawn --dump`: no namespace, just exec), which also proves Deno may
+ * spawn it. `Deno.uid()` would need `--allow-sys`.
  */
 export async function probeServerUid(
-  unshare: string,
-  setpriv: string,
+  spawn: string,
 ): Promise<{ ok: true; uid: number; gid: number | null } | { ok: false; detail: string }> {
   try {
-    const output = await new Deno.Command(unshare, {
-      args: ["--", setpriv, "--dump"],
+    const output = await new Deno.Command(spawn, {
+      args: ["--dump"],
       clearEnv: true,
       stdin: "null",
       stdout: "piped",
@@ -39,18 +37,18 @@ export async function probeServerUid(
     const match = /^uid: (\d+)$/m.exec(text);
     if (!output.success || match === null) {
       const said = new TextDecoder().decode(output.stderr).split("\n", 1)[0]?.trim();
-      return { ok: false, detail: said || `"${setpriv} --dump" did not report a uid` };
+      return { ok: false, detail: said || `"${spawn} --dump" did not report a uid` };
     }
     const gid = /^gid: (\d+)$/m.exec(text);
     return { ok: true, uid: Number(match[1]), gid: gid === null ? null : Number(gid[1]) };
   } catch (error) {
     if (error instanceof Deno.errors.NotCapable) {
-      return { ok: false, detail: `Deno's permissions do not allow running ${unshare}` };
+      return { ok: false, detail: `Deno's permissions do not allow running ${spawn}` };
     }
     if (error instanceof Deno.errors.NotFound) {
-      return { ok: false, detail: `${unshare} (util-linux) is missing` };
+      return { ok: false, detail: `${spawn} is missing (run \`deno task build-launcher\`)` };
     }
-    return { ok: false, detail: `${unshare} could not be started` };
+    return { ok: false, detail: `${spawn} could not be started` };
   }
 }
 
@@ -59,20 +57,21 @@ export const GETENT = "/usr/bin/getent";
 
 /**
  * Looks `key` (a user name or a uid) up in the passwd database. Run through
- * the launcher head (`unshare -- getent passwd KEY`, no namespace) because
- * the server's own permissions do not, and need not, include reading
- * `/etc/passwd`; the head is the one program it may spawn.
+ * the launcher helper (`htmcp-spawn --inner -- getent passwd KEY`: no
+ * namespace, just exec) because the server's own permissions do not, and
+ * need not, include reading `/etc/passwd`; the helper is the one program it
+ * may spawn.
  *
  * @returns The entry; for a uid without an entry, that uid with gid null;
  *   for a name without one, null.
  */
 export async function lookupUser(
-  unshare: string,
+  spawn: string,
   key: string | number,
 ): Promise<{ ok: true; entry: UserEntry | null } | { ok: false; detail: string }> {
   try {
-    const output = await new Deno.Command(unshare, {
-      args: ["--", GETENT, "passwd", String(key)],
+    const output = await new Deno.Command(spawn, {
+      args: ["--inner", "--", GETENT, "passwd", String(key)],
       clearEnv: true,
       stdin: "null",
       stdout: "piped",
@@ -91,7 +90,7 @@ export async function lookupUser(
     }
     return { ok: true, entry: { uid, gid } };
   } catch {
-    return { ok: false, detail: `${unshare} could not run ${GETENT}` };
+    return { ok: false, detail: `${spawn} could not run ${GETENT}` };
   }
 }
 

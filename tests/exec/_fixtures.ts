@@ -7,7 +7,12 @@
  */
 import { fileURLToPath } from "node:url";
 import type { Limits, Policy, SandboxMode } from "../../src/config/types.ts";
-import { createExecutor, type ExecOutcome, type Executor } from "../../src/exec/mod.ts";
+import {
+  createExecutor,
+  DEFAULT_LAUNCHER_TOOLS,
+  type ExecOutcome,
+  type Executor,
+} from "../../src/exec/mod.ts";
 import { makePolicy, TEST_LIMITS } from "../_helpers/policy.ts";
 import { assertSandboxMode, prepareJail } from "../_helpers/jail.ts";
 
@@ -62,21 +67,22 @@ export async function makeJail(): Promise<string> {
 }
 
 /**
- * Starts a real executor whose launcher tool `tool` is a private copy, removes
- * that copy after startup (the chain now breaks mid-call), runs
- * `sh -c 'touch canary'`, and returns the outcome and whether the canary
- * appeared. Everything is cleaned up.
+ * Starts a real executor whose launcher tool `tool` (the helper, or bwrap in
+ * bwrap mode) is a private copy, removes that copy after startup (the
+ * launcher now breaks mid-call), runs `sh -c 'touch canary'`, and returns the
+ * outcome and whether the canary appeared. Everything is cleaned up.
  */
 export async function runWithToolRemovedAfterStartup(
-  tool: "timeout" | "setpriv" | "setsid" | "bwrap",
+  tool: "spawn" | "bwrap",
 ): Promise<{ outcome: ExecOutcome; canaryCreated: boolean }> {
   const jail = await makeJail();
   const tools = await Deno.makeTempDir();
-  // The chain runs as the jail's uid after the drop: it must reach the copy.
+  // The launcher runs as the jail's uid after the drop: it must reach the copy.
   await Deno.chmod(tools, 0o755);
+  const copy = `${tools}/${tool}`;
   try {
-    await Deno.copyFile(`/usr/bin/${tool}`, `${tools}/${tool}`);
-    await Deno.chmod(`${tools}/${tool}`, 0o755);
+    await Deno.copyFile(tool === "spawn" ? DEFAULT_LAUNCHER_TOOLS.spawn : "/usr/bin/bwrap", copy);
+    await Deno.chmod(copy, 0o755);
     const mode = tool === "bwrap" ? "bwrap" : "none";
     const policy = makePolicy({
       jailRoot: jail,
@@ -85,10 +91,10 @@ export async function runWithToolRemovedAfterStartup(
         sandbox: { mode, network: false, acceptPathCheckOnly: mode === "none", user: null },
       },
     });
-    const built = await createExecutor(policy, { tools: { [tool]: `${tools}/${tool}` } });
+    const built = await createExecutor(policy, { tools: { [tool]: copy } });
     if (!built.ok) throw new Error(`startup failed: ${built.message}`);
     await assertSandboxMode(built.executor, mode);
-    await Deno.remove(`${tools}/${tool}`);
+    await Deno.remove(copy);
     const outcome = await built.executor.run({
       callId: "1",
       command: policy.allowlist.get("sh")!,

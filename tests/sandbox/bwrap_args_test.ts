@@ -5,9 +5,8 @@ import {
   ETC_FILES,
   isUsrTarget,
   jailRootRefusal,
-  prlimitOptions,
 } from "../../src/sandbox/mod.ts";
-import { makePolicy, TEST_LIMITS } from "../_helpers/policy.ts";
+import { makePolicy } from "../_helpers/policy.ts";
 
 const dir = Deno.makeTempDirSync();
 const base = makePolicy({ jailRoot: dir });
@@ -99,21 +98,6 @@ Deno.test("buildBwrapArgs() refuses a jail root that is / or contains a system f
   assert.match(jailRootRefusal("/tmp") ?? "", /"\/tmp"/);
   assert.equal(jailRootRefusal("/tmp/jail"), null);
   assert.equal(jailRootRefusal("/srv/project"), null);
-});
-
-Deno.test("prlimitOptions() maps each policy limit to its rlimit with equal soft and hard values", () => {
-  assert.deepEqual(prlimitOptions(TEST_LIMITS), []);
-  assert.deepEqual(
-    prlimitOptions({
-      ...TEST_LIMITS,
-      cpuSeconds: 5,
-      addressSpaceBytes: 1_000_000,
-      maxProcesses: 32,
-      fileSizeBytes: 4096,
-      openFiles: 64,
-    }),
-    ["--cpu=5:6", "--as=1000000", "--nproc=32", "--fsize=4096", "--nofile=64"],
-  );
 });
 
 Deno.test("buildBwrapArgs() recreates merged-/usr folders as symlinks, binding the rest", () => {

@@ -14,6 +14,7 @@
  */
 import { equal, ok } from "node:assert/strict";
 import { makePolicy } from "../_helpers/policy.ts";
+import { prepareJail } from "../_helpers/jail.ts";
 import { createServerContext, type ServerContext } from "../../src/server/mod.ts";
 import { runCommandTool } from "../../src/tools/run_command.ts";
 import { explainCommandTool } from "../../src/tools/explain_command.ts";
@@ -75,6 +76,8 @@ export async function makeTree(): Promise<{ base: string; jail: string; outside:
 
 export async function layer1(allow: readonly string[] = LAYER1_ALLOW): Promise<Layer1> {
   const tree = await makeTree();
+  // Commands run as the jail's owner (never root): hand the jail to it.
+  await prepareJail(tree.jail);
   const auditLog = `${tree.base}/audit.jsonl`;
   const policy = makePolicy({
     jailRoot: tree.jail,
