@@ -11,6 +11,9 @@
  *
  * @module
  */
+import { stripAnsi } from "./_ansi.ts";
+import { hasPrivateKeyMarker, keyLineView, walkKeyBlocks } from "./_key_lines.ts";
+import { type MatchView, sourceSpan } from "./_match_view.ts";
 import { redactionMarker } from "./_markers.ts";
 import { mergeSpans, type RankedSpan } from "./_merge.ts";
 import { createScanInput, ScratchBuffer } from "./_scan_input.ts";
@@ -19,6 +22,7 @@ import { createAuthorizationDetector } from "./authorization_detector.ts";
 import { createEntropyDetector } from "./entropy_detector.ts";
 import { createExtraPatternDetectors } from "./extra_patterns.ts";
 import { createPemDetector } from "./pem_detector.ts";
+import { createPemLinesDetector } from "./pem_lines_detector.ts";
 import { createTokenDetector, TOKEN_KINDS } from "./token_detectors.ts";
 import { createUrlCredentialsDetector } from "./url_credentials_detector.ts";
 import type {
@@ -112,7 +116,7 @@ function rescanEdges(
   detectors: readonly Detector[],
   emitters: readonly Emit[],
   kinds: ReadonlySet<string>,
-): DetectedSpan[] {
+): RankedSpan[] {
   const text = input.text;
   let merged = mergeSpans(found, text, kinds);
   const scannedAfter = new Map<number, number>();
@@ -156,21 +160,66 @@ function rescanEdges(
 export function createRedactor(settings: RedactionSettings): Redactor {
   const enabled = settings.enabled;
   const detectors = enabled ? buildDetectors(settings) : [];
+  // The line view only matters to detectors that read key material line by
+  // line; both emit `private_key`, the block detector's kind and rank (0).
+  const keyDetectors: Detector[] = [createPemDetector(), createPemLinesDetector()];
   const scratch = new ScratchBuffer();
   const kinds: ReadonlySet<string> = new Set([
     ...BUILT_IN_KINDS,
     ...settings.extraPatterns.map((pattern) => pattern.name),
   ]);
 
-  const findSpans = (text: string): readonly DetectedSpan[] => {
-    if (!enabled || text.length === 0) return [];
+  /** Every detector of `list` over `text`, merged; `rankOf(i)` ranks the i-th. */
+  const detectIn = (
+    text: string,
+    list: readonly Detector[],
+    rankOf: (index: number) => number,
+  ): RankedSpan[] => {
     const input = createScanInput(text, scratch, kinds);
     const found: RankedSpan[] = [];
-    const emitters = detectors.map((_, rank) => (start: number, end: number, kind: string) => {
-      found.push({ start, end, kind, rank });
+    const emitters = list.map((_, index) => (start: number, end: number, kind: string) => {
+      found.push({ start, end, kind, rank: rankOf(index) });
     });
-    detectors.forEach((detector, rank) => detector.scan(input, emitters[rank]!));
-    return rescanEdges(input, found, detectors, emitters, kinds);
+    list.forEach((detector, index) => detector.scan(input, emitters[index]!));
+    return rescanEdges(input, found, list, emitters, kinds);
+  };
+
+  /** Adds the findings of a view to `found`, in source indices. */
+  const addFromView = (found: RankedSpan[], view: MatchView | null, spans: RankedSpan[]) => {
+    for (const span of spans) {
+      found.push(view === null ? span : { ...span, ...sourceSpan(view, span.start, span.end) });
+    }
+  };
+
+  const findSpans = (text: string): readonly DetectedSpan[] => {
+    if (!enabled || text.length === 0) return [];
+    const found = detectIn(text, detectors, (index) => index);
+    // The match views: the text as printed hides secrets that its
+    // rendering split (colour escapes) or prefixed line by line (`grep -r`,
+    // `cat -n`, `diff`). Each view only adds findings: the text as printed
+    // is always scanned, so no view can make redaction miss what it caught.
+    const ansi = stripAnsi(text);
+    let viewed = false;
+    if (ansi !== null) {
+      addFromView(found, ansi, detectIn(ansi.text, detectors, (index) => index));
+      viewed = true;
+    }
+    const plain = ansi?.text ?? text;
+    if (hasPrivateKeyMarker(plain)) {
+      const blocks = walkKeyBlocks(plain);
+      const lines = keyLineView(plain, blocks, ansi);
+      // With nothing cut, the block detector has read this text already;
+      // the lines detector only acts on broken-up blocks.
+      if (lines !== null) {
+        addFromView(found, lines, detectIn(lines.text, keyDetectors, () => 0));
+        viewed = true;
+      } else if (!blocks.wellFormed) {
+        addFromView(found, ansi, detectIn(plain, keyDetectors.slice(1), () => 0));
+        viewed = true;
+      }
+    }
+    const merged = viewed ? mergeSpans(found, text, kinds) : found;
+    return merged.map(({ start, end, kind }) => ({ start, end, kind }));
   };
   const redactWithSpans = (text: string): RedactionResult => applySpans(text, findSpans(text));
   const redact = (text: string): string => redactWithSpans(text).text;
