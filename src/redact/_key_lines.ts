@@ -23,10 +23,10 @@
  *
  * @module
  */
+import { isPlausibleKeyBody } from "./_key_body.ts";
 import { type MatchView, ViewBuilder } from "./_match_view.ts";
 import { MAX_LABEL, PRIVATE_LABEL } from "./_pem_syntax.ts";
 
-const LF = 10;
 const CR = 13;
 const TAB = 9;
 const SPACE = 32;
@@ -91,7 +91,7 @@ function endsNumberField(text: string, lineStart: number, dash: number): boolean
  * forward, so a whole text costs one pass of each search. Searched from
  * `BEGIN `/`END ` (upper-case letters are rare in output, dashes are not).
  */
-export class MarkerCursor {
+class MarkerCursor {
   readonly #text: string;
   #begin = -2;
   #end = -2;
@@ -103,7 +103,7 @@ export class MarkerCursor {
   #advance(anchor: string, at: number, from: number): number {
     let hit = at;
     if (hit !== -1 && hit < from + 5) hit = this.#text.indexOf(anchor, from + 5);
-    while (hit !== -1 && !this.#text.startsWith("-----", hit - 5)) {
+    while (hit !== -1 && (hit < 5 || !this.#text.startsWith("-----", hit - 5))) {
       hit = this.#text.indexOf(anchor, hit + 1);
     }
     return hit;
@@ -197,6 +197,9 @@ export function readKeyLine(
     contentEnd--;
   }
   if (contentEnd === start) return { kind: "blank", at: start };
+  // Only a prefix (`path:4:`, `     7\t`): a blank line of the file.
+  const bare = cutBefore(text, start, contentEnd, paths);
+  if (bare !== -1) return { kind: "blank", at: bare };
   if (contentEnd - start >= 14 && text.startsWith("-----", contentEnd - 5)) {
     // The dashes that open the marker: the label between has none.
     const open = text.lastIndexOf("-----", contentEnd - 6);
@@ -263,8 +266,10 @@ export interface KeyBlocks {
  * `path-` context lines. Costs one pass of the marker search plus the
  * blocks' own lines, so ordinary text around a key costs nothing.
  *
- * A block is malformed when its BEGIN line has no key material after it, or
- * an END line closes no block: the shape `sort`, `tac` and `grep -v` leave.
+ * A block is malformed when its BEGIN line has no key material after it, an
+ * END line closes no block (the shapes `sort`, `tac` and `grep -v` leave),
+ * or its material is not a key in order (`grep -rn . | sort`, see
+ * `_key_body.ts`).
  */
 export function walkKeyBlocks(text: string): KeyBlocks {
   const lines: number[] = [];
@@ -275,25 +280,39 @@ export function walkKeyBlocks(text: string): KeyBlocks {
   while (at !== -1) {
     const marker = lineAround(text, at);
     const head = readKeyLine(text, marker.start, marker.end, paths);
+    if (
+      (head.kind === "begin" || head.kind === "end") && head.at > marker.start &&
+      text.charCodeAt(head.at - 1) === COLON && paths.size < MAX_PATHS
+    ) {
+      // `path:` or `path:12:`: remember `path` for its `path-` context lines.
+      const colon = text.indexOf(":", marker.start);
+      if (colon < head.at) paths.add(text.slice(marker.start, colon));
+    }
     if (head.kind === "end") wellFormed = false;
     if (head.kind !== "begin") {
       at = markers.next(marker.end + 1);
       continue;
     }
-    if (
-      head.at > marker.start && text.charCodeAt(head.at - 1) === COLON && paths.size < MAX_PATHS
-    ) {
-      const colon = text.indexOf(":", marker.start);
-      if (colon < head.at) paths.add(text.slice(marker.start, colon));
-    }
     lines.push(marker.start, marker.end, head.at);
+    const labelAt = text.indexOf("BEGIN ", head.at) + 6;
+    const label = text.slice(labelAt, text.indexOf("-----", labelAt));
     let material = 0;
+    let bodyHead = "";
+    let length = 0;
+    let headers = false;
+    let closed = false;
     let start = marker.end + 1;
     while (start < text.length) {
       let end = text.indexOf("\n", start);
       if (end === -1) end = text.length;
       const line = readKeyLine(text, start, end, paths);
       if (line.kind === "base64" || line.kind === "header" || line.kind === "blank") {
+        if (line.kind === "header") headers = true;
+        if (line.kind === "base64") {
+          const content = text.slice(line.at, end).trim();
+          if (material === 0) bodyHead = content.slice(0, 24);
+          length += content.length;
+        }
         if (line.kind !== "blank") material++;
         lines.push(start, end, line.at);
         start = end + 1;
@@ -302,10 +321,14 @@ export function walkKeyBlocks(text: string): KeyBlocks {
       if (line.kind === "end" && material > 0) {
         lines.push(start, end, line.at);
         start = end + 1;
+        closed = true;
       }
       break;
     }
     if (material === 0) wellFormed = false;
+    else if (!isPlausibleKeyBody({ label, head: bodyHead, length, closed, headers })) {
+      wellFormed = false;
+    }
     at = markers.next(start);
   }
   return { lines, wellFormed, paths };

@@ -19,6 +19,12 @@ export interface MatchView {
   readonly text: string;
   /** The source index of view index `at` (`0 <= at < text.length`). */
   readonly toSource: (at: number) => number;
+  /**
+   * The source index after view character `at`: `toSource(at) + 1`, except
+   * for a character that stands for a deleted stretch (a blank put in place
+   * of an escape sequence), whose stretch it ends.
+   */
+  readonly toSourceEnd: (at: number) => number;
 }
 
 /** Builds a view from kept stretches of a source, in order. */
@@ -28,6 +34,8 @@ export class ViewBuilder {
   /** Start of each kept segment, in the view and in the source. */
   readonly #viewStarts: number[] = [];
   readonly #sourceStarts: number[] = [];
+  /** For a substituted character's segment, the end of what it replaced; else -1. */
+  readonly #replacedEnds: number[] = [];
   #length = 0;
   /** The segment being extended: `source[#from, #to)`, not yet sliced. */
   #from = 0;
@@ -51,10 +59,27 @@ export class ViewBuilder {
     this.#to = end;
   }
 
+  /**
+   * Puts `char` in the view in place of the deleted `source[start, end)`;
+   * it maps back to `start`. Calls must come in source order.
+   */
+  substitute(start: number, end: number, char: string): void {
+    this.#flush();
+    this.#deleted = true;
+    this.#viewStarts.push(this.#length);
+    this.#sourceStarts.push(start);
+    this.#replacedEnds.push(end);
+    this.#parts.push(char);
+    this.#length += char.length;
+    this.#from = end;
+    this.#to = end;
+  }
+
   #flush(): void {
     if (this.#to <= this.#from) return;
     this.#viewStarts.push(this.#length);
     this.#sourceStarts.push(this.#from);
+    this.#replacedEnds.push(-1);
     this.#parts.push(this.#source.slice(this.#from, this.#to));
     this.#length += this.#to - this.#from;
   }
@@ -69,7 +94,8 @@ export class ViewBuilder {
     this.#from = this.#to;
     const viewStarts = Int32Array.from(this.#viewStarts);
     const sourceStarts = Int32Array.from(this.#sourceStarts);
-    const local = (at: number): number => {
+    const replacedEnds = Int32Array.from(this.#replacedEnds);
+    const segment = (at: number): number => {
       let lo = 0;
       let hi = viewStarts.length - 1;
       while (lo < hi) {
@@ -77,10 +103,22 @@ export class ViewBuilder {
         if (viewStarts[mid]! <= at) lo = mid;
         else hi = mid - 1;
       }
-      return sourceStarts[lo]! + (at - viewStarts[lo]!);
+      return lo;
+    };
+    const local = (at: number): number => {
+      const i = segment(at);
+      return sourceStarts[i]! + (at - viewStarts[i]!);
+    };
+    const localEnd = (at: number): number => {
+      const i = segment(at);
+      const replaced = replacedEnds[i]!;
+      return replaced !== -1 ? replaced : sourceStarts[i]! + (at - viewStarts[i]!) + 1;
     };
     const toSource = parent === null ? local : (at: number) => parent.toSource(local(at));
-    return { text: this.#parts.join(""), toSource };
+    const toSourceEnd = parent === null
+      ? localEnd
+      : (at: number) => parent.toSourceEnd(localEnd(at) - 1);
+    return { text: this.#parts.join(""), toSource, toSourceEnd };
   }
 }
 
@@ -93,5 +131,5 @@ export function sourceSpan(
   start: number,
   end: number,
 ): { start: number; end: number } {
-  return { start: view.toSource(start), end: view.toSource(end - 1) + 1 };
+  return { start: view.toSource(start), end: view.toSourceEnd(end - 1) };
 }

@@ -193,28 +193,33 @@ export function createRedactor(settings: RedactionSettings): Redactor {
 
   const findSpans = (text: string): readonly DetectedSpan[] => {
     if (!enabled || text.length === 0) return [];
-    const found = detectIn(text, detectors, (index) => index);
-    // The match views: the text as printed hides secrets that its
-    // rendering split (colour escapes) or prefixed line by line (`grep -r`,
-    // `cat -n`, `diff`). Each view only adds findings: the text as printed
-    // is always scanned, so no view can make redaction miss what it caught.
+    const all = (index: number) => index;
+    // Match views: the text as printed hides secrets that its rendering
+    // split (colour escapes) or prefixed line by line (`grep -r`, `cat -n`,
+    // `diff`). Text with escapes is read in both escape-free views (the
+    // spaced one sees what the printed text shows, minus the escapes'
+    // letters glued to a token); each view only adds findings.
     const ansi = stripAnsi(text);
-    let viewed = false;
-    if (ansi !== null) {
-      addFromView(found, ansi, detectIn(ansi.text, detectors, (index) => index));
-      viewed = true;
+    let found: RankedSpan[];
+    if (ansi === null) found = detectIn(text, detectors, all);
+    else {
+      found = [];
+      addFromView(found, ansi.spaced, detectIn(ansi.spaced.text, detectors, all));
+      addFromView(found, ansi.joined, detectIn(ansi.joined.text, detectors, all));
     }
-    const plain = ansi?.text ?? text;
-    if (hasPrivateKeyMarker(plain)) {
-      const blocks = walkKeyBlocks(plain);
-      const lines = keyLineView(plain, blocks, ansi);
+    let viewed = ansi !== null;
+    const plain = ansi?.joined ?? null;
+    const plainText = plain?.text ?? text;
+    if (hasPrivateKeyMarker(plainText)) {
+      const blocks = walkKeyBlocks(plainText);
+      const lines = keyLineView(plainText, blocks, plain);
       // With nothing cut, the block detector has read this text already;
       // the lines detector only acts on broken-up blocks.
       if (lines !== null) {
         addFromView(found, lines, detectIn(lines.text, keyDetectors, () => 0));
         viewed = true;
       } else if (!blocks.wellFormed) {
-        addFromView(found, ansi, detectIn(plain, keyDetectors.slice(1), () => 0));
+        addFromView(found, plain, detectIn(plainText, keyDetectors.slice(1), () => 0));
         viewed = true;
       }
     }
