@@ -138,7 +138,7 @@ function markerKind(text: string, at: number, end: number): KeyLineKind {
  * what precedes `content` is no rendering prefix. Blanks between the prefix
  * and the content stay (the PEM detector skips them).
  */
-function cutBefore(
+export function cutBefore(
   text: string,
   start: number,
   content: number,
@@ -229,11 +229,10 @@ const NO_PATHS: ReadonlySet<string> = new Set();
  * can differ in what it reveals.
  */
 export function hasPrivateKeyMarker(text: string): boolean {
-  for (
-    let hit = text.indexOf("PRIVATE KEY");
-    hit !== -1;
-    hit = text.indexOf("PRIVATE KEY", hit + 1)
-  ) {
+  // Searched from `VATE KEY`: `indexOf` goes by the first character, and an
+  // upper-case V is far rarer in output than the P of `PATH=` or `PWD=`.
+  for (let hit = text.indexOf("VATE KEY"); hit !== -1; hit = text.indexOf("VATE KEY", hit + 1)) {
+    if (hit < 3 || !text.startsWith("PRI", hit - 3)) continue;
     const dashes = text.lastIndexOf("-----", hit);
     if (dashes === -1 || hit - dashes > 11 + 40) continue;
     if (text.startsWith("-----BEGIN ", dashes) || text.startsWith("-----END ", dashes)) return true;

@@ -18,40 +18,49 @@
  *
  * @module
  */
-import { readKeyLine, walkKeyBlocks } from "./_key_lines.ts";
+import { table } from "./_ascii.ts";
+import { cutBefore, walkKeyBlocks } from "./_key_lines.ts";
 import type { Detector, Emit, ScanInput } from "./types.ts";
 
 /** A key's base64 lines are 64 (RFC 7468), 70 (OpenSSH) or 76 (MIME) wide; the last is shorter. */
 const MAX_KEY_LINE = 100;
 /** Shorter base64 lines are too short to matter and too likely to be words. */
 const MIN_KEY_LINE = 4;
+const LONG_LINE = 16;
+
+const BASE64 = table("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=");
+const EQUALS = 61;
 
 /**
- * True when `text[start, end)` reads as one line of a key's base64: the
- * alphabet with `=` padding only at the end, and either long with mixed case
- * or holding a digit, `+`, `/` or padding (so `Makefile` or `README` is not).
+ * True when `bytes[start, end)` reads as one line of a key's base64: the
+ * alphabet with `=` padding only at the end; a long line mixes both cases
+ * with a digit, `+` or `/`, a short one (a key's last line) holds a digit
+ * and a letter or ends in padding. `Makefile`, `README`, `/bin` and `2024`
+ * are not key lines.
  */
-function isKeyLine(text: string, start: number, end: number): boolean {
+function isKeyLine(bytes: Uint8Array, start: number, end: number): boolean {
   const length = end - start;
   if (length < MIN_KEY_LINE || length > MAX_KEY_LINE) return false;
   let padding = 0;
   let upper = false;
   let lower = false;
-  let marked = false;
+  let digit = false;
+  let mark = false;
   for (let i = start; i < end; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 61) {
+    const c = bytes[i]!;
+    if (c === EQUALS) {
       padding++;
       continue;
     }
     if (padding > 0) return false; // `=` inside: an assignment, not base64
     if (c >= 65 && c <= 90) upper = true;
     else if (c >= 97 && c <= 122) lower = true;
-    else if ((c >= 48 && c <= 57) || c === 43 || c === 47) marked = true;
-    else return false;
+    else if (c >= 48 && c <= 57) digit = true;
+    else mark = true; // `+` or `/`
   }
   if (padding > 2) return false;
-  return marked || padding > 0 || (length >= 16 && upper && lower);
+  if (length >= LONG_LINE) return upper && lower && (digit || mark || padding > 0);
+  return padding > 0 || (digit && (upper || lower));
 }
 
 /** @returns the detector for private-key lines whose block was broken up */
@@ -62,16 +71,25 @@ export function createPemLinesDetector(): Detector {
       const text = input.text;
       const blocks = walkKeyBlocks(text);
       if (blocks.wellFormed) return;
-      for (let start = 0; start < text.length;) {
+      // Every line is looked at from its end, where a key line's base64
+      // sits behind whatever prefix the rendering added.
+      const bytes = input.bytes();
+      const n = bytes.length;
+      for (let start = 0; start < n;) {
         let end = text.indexOf("\n", start);
-        if (end === -1) end = text.length;
-        const line = readKeyLine(text, start, end, blocks.paths);
-        if (line.kind === "base64") {
-          let first = line.at;
-          while (text.charCodeAt(first) === 32 || text.charCodeAt(first) === 9) first++;
-          let last = end;
-          while (last > first && text.charCodeAt(last - 1) <= 32) last--;
-          if (isKeyLine(text, first, last)) emit(first, last, "private_key");
+        if (end === -1) end = n;
+        let last = end;
+        while (last > start && bytes[last - 1]! <= 32) last--;
+        let first = last;
+        while (first > start && last - first <= MAX_KEY_LINE && BASE64[bytes[first - 1]!] === 1) {
+          first--;
+        }
+        const whole = first === start || BASE64[bytes[first - 1]!] === 0;
+        if (
+          whole && isKeyLine(bytes, first, last) &&
+          cutBefore(text, start, first, blocks.paths) !== -1
+        ) {
+          emit(first, last, "private_key");
         }
         start = end + 1;
       }

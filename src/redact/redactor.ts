@@ -169,13 +169,12 @@ export function createRedactor(settings: RedactionSettings): Redactor {
     ...settings.extraPatterns.map((pattern) => pattern.name),
   ]);
 
-  /** Every detector of `list` over `text`, merged; `rankOf(i)` ranks the i-th. */
+  /** Every detector of `list` over `input`, merged; `rankOf(i)` ranks the i-th. */
   const detectIn = (
-    text: string,
+    input: ScanInput,
     list: readonly Detector[],
     rankOf: (index: number) => number,
   ): RankedSpan[] => {
-    const input = createScanInput(text, scratch, kinds);
     const found: RankedSpan[] = [];
     const emitters = list.map((_, index) => (start: number, end: number, kind: string) => {
       found.push({ start, end, kind, rank: rankOf(index) });
@@ -183,6 +182,9 @@ export function createRedactor(settings: RedactionSettings): Redactor {
     list.forEach((detector, index) => detector.scan(input, emitters[index]!));
     return rescanEdges(input, found, list, emitters, kinds);
   };
+  // One scratch buffer serves every view: each input's byte view is built
+  // and used before the next input is made.
+  const scanInput = (text: string) => createScanInput(text, scratch, kinds);
 
   /** Adds the findings of a view to `found`, in source indices. */
   const addFromView = (found: RankedSpan[], view: MatchView | null, spans: RankedSpan[]) => {
@@ -201,25 +203,29 @@ export function createRedactor(settings: RedactionSettings): Redactor {
     // letters glued to a token); each view only adds findings.
     const ansi = stripAnsi(text);
     let found: RankedSpan[];
-    if (ansi === null) found = detectIn(text, detectors, all);
-    else {
+    let plainInput: ScanInput;
+    if (ansi === null) {
+      plainInput = scanInput(text);
+      found = detectIn(plainInput, detectors, all);
+    } else {
       found = [];
-      addFromView(found, ansi.spaced, detectIn(ansi.spaced.text, detectors, all));
-      addFromView(found, ansi.joined, detectIn(ansi.joined.text, detectors, all));
+      addFromView(found, ansi.spaced, detectIn(scanInput(ansi.spaced.text), detectors, all));
+      plainInput = scanInput(ansi.joined.text);
+      addFromView(found, ansi.joined, detectIn(plainInput, detectors, all));
     }
     let viewed = ansi !== null;
     const plain = ansi?.joined ?? null;
-    const plainText = plain?.text ?? text;
+    const plainText = plainInput.text;
     if (hasPrivateKeyMarker(plainText)) {
       const blocks = walkKeyBlocks(plainText);
       const lines = keyLineView(plainText, blocks, plain);
       // With nothing cut, the block detector has read this text already;
       // the lines detector only acts on broken-up blocks.
       if (lines !== null) {
-        addFromView(found, lines, detectIn(lines.text, keyDetectors, () => 0));
+        addFromView(found, lines, detectIn(scanInput(lines.text), keyDetectors, () => 0));
         viewed = true;
       } else if (!blocks.wellFormed) {
-        addFromView(found, plain, detectIn(plainText, keyDetectors.slice(1), () => 0));
+        addFromView(found, plain, detectIn(plainInput, keyDetectors.slice(1), () => 0));
         viewed = true;
       }
     }
