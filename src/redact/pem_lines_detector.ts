@@ -34,8 +34,8 @@ const EQUALS = 61;
 /**
  * True when `bytes[start, end)` reads as one line of a key's base64: the
  * alphabet with `=` padding only at the end; a long line mixes both cases
- * with a digit, `+` or `/`, a short one (a key's last line) holds a digit
- * and a letter or ends in padding. `Makefile`, `README`, `/bin` and `2024`
+ * (or letters and digits), a short one (a key's last line) holds a digit and
+ * a letter or ends in padding. `Makefile`, `README`, `/bin` and `2024`
  * are not key lines.
  */
 function isKeyLine(bytes: Uint8Array, start: number, end: number): boolean {
@@ -45,7 +45,6 @@ function isKeyLine(bytes: Uint8Array, start: number, end: number): boolean {
   let upper = false;
   let lower = false;
   let digit = false;
-  let mark = false;
   for (let i = start; i < end; i++) {
     const c = bytes[i]!;
     if (c === EQUALS) {
@@ -56,10 +55,9 @@ function isKeyLine(bytes: Uint8Array, start: number, end: number): boolean {
     if (c >= 65 && c <= 90) upper = true;
     else if (c >= 97 && c <= 122) lower = true;
     else if (c >= 48 && c <= 57) digit = true;
-    else mark = true; // `+` or `/`
   }
   if (padding > 2) return false;
-  if (length >= LONG_LINE) return upper && lower && (digit || mark || padding > 0);
+  if (length >= LONG_LINE) return (upper && lower) || (digit && (upper || lower));
   return padding > 0 || (digit && (upper || lower));
 }
 
