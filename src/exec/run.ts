@@ -23,7 +23,7 @@ import type { Policy } from "../config/types.ts";
 import { BoundedCapture, drainInto } from "./capture.ts";
 import { classifyLaunch } from "./classify.ts";
 import { buildLaunchArgv, chainEnvironment, type LaunchPlan } from "./launcher.ts";
-import { OUTPUT_LOOKAHEAD_BYTES, renderOutput, renderWithRedactor } from "./output.ts";
+import { OUTPUT_LOOKAHEAD_BYTES, renderOutput, renderWithRedactorInSlices } from "./output.ts";
 import type { CommandHardening, ExecOutcome, ExecOutcomeCode, ExecRequest } from "./types.ts";
 
 /** Why we ended a run ourselves. */
@@ -174,9 +174,8 @@ export async function runContained(
   const render = (capture: BoundedCapture) =>
     request.redactor === undefined
       ? renderOutput(capture.bytes(), capture.totalBytes, cap, request.redact)
-      : renderWithRedactor(capture.bytes(), capture.totalBytes, cap, request.redactor);
-  const stdout = render(out);
-  const stderr = render(err);
+      : renderWithRedactorInSlices(capture.bytes(), capture.totalBytes, cap, request.redactor);
+  const [stdout, stderr] = await Promise.all([render(out), render(err)]);
   const truncated = stdout.truncated || stderr.truncated;
   const base = {
     stdout: stdout.text,

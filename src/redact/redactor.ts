@@ -14,8 +14,11 @@
 import { stripAnsi } from "./_ansi.ts";
 import { hasPrivateKeyMarker, keyLineView, walkKeyBlocks } from "./_key_lines.ts";
 import { type MatchView, sourceSpan } from "./_match_view.ts";
-import { redactionMarker } from "./_markers.ts";
+import type { redactionMarker } from "./_markers.ts";
+import { applySpans } from "./_apply.ts";
 import { mergeSpans, type RankedSpan } from "./_merge.ts";
+import { registerSteps } from "./_steps.ts";
+import { detectInWindows } from "./_windows.ts";
 import { createScanInput, ScratchBuffer } from "./_scan_input.ts";
 import { createAssignmentDetector } from "./assignment_detector.ts";
 import { createAuthorizationDetector } from "./authorization_detector.ts";
@@ -30,7 +33,6 @@ import type {
   Detector,
   Emit,
   RedactionResult,
-  RedactionSpan,
   Redactor,
   ScanInput,
 } from "./types.ts";
@@ -82,22 +84,6 @@ function buildDetectors(settings: RedactionSettings): Detector[] {
   ];
   if (settings.entropyFallback) detectors.push(createEntropyDetector());
   return detectors;
-}
-
-function applySpans(text: string, spans: readonly DetectedSpan[]): RedactionResult {
-  if (spans.length === 0) return { text, spans: [] };
-  const out: RedactionSpan[] = [];
-  let result = "";
-  let from = 0;
-  for (const span of spans) {
-    result += text.slice(from, span.start);
-    const outStart = result.length;
-    result += redactionMarker(span.kind);
-    out.push({ ...span, outStart, outEnd: result.length });
-    from = span.end;
-  }
-  result += text.slice(from);
-  return { text: result, spans: out };
 }
 
 /**
@@ -193,9 +179,26 @@ export function createRedactor(settings: RedactionSettings): Redactor {
     }
   };
 
-  const findSpans = (text: string): readonly DetectedSpan[] => {
+  /**
+   * The findings for `text`, as steps: the main detectors read each view a
+   * slice of at most `sliceChars` characters at a time and the generator
+   * yields between slices (`sliced.ts` serves the event loop there; the
+   * synchronous functions run it straight through with one slice). No scan
+   * input outlives a step, so another call may use the scratch buffer
+   * between steps.
+   */
+  function* findSpansSteps(
+    text: string,
+    sliceChars: number,
+  ): Generator<void, readonly DetectedSpan[]> {
     if (!enabled || text.length === 0) return [];
     const all = (index: number) => index;
+    const main = (viewText: string) =>
+      detectInWindows(
+        viewText,
+        sliceChars,
+        (window) => detectIn(scanInput(window), detectors, all),
+      );
     // Match views: the text as printed hides secrets that its rendering
     // split (colour escapes) or prefixed line by line (`grep -r`, `cat -n`,
     // `diff`). Text with escapes is read in both escape-free views (the
@@ -203,36 +206,46 @@ export function createRedactor(settings: RedactionSettings): Redactor {
     // letters glued to a token); each view only adds findings.
     const ansi = stripAnsi(text);
     let found: RankedSpan[];
-    let plainInput: ScanInput;
-    if (ansi === null) {
-      plainInput = scanInput(text);
-      found = detectIn(plainInput, detectors, all);
-    } else {
+    if (ansi === null) found = yield* main(text);
+    else {
       found = [];
-      addFromView(found, ansi.spaced, detectIn(scanInput(ansi.spaced.text), detectors, all));
-      plainInput = scanInput(ansi.joined.text);
-      addFromView(found, ansi.joined, detectIn(plainInput, detectors, all));
+      addFromView(found, ansi.spaced, yield* main(ansi.spaced.text));
+      addFromView(found, ansi.joined, yield* main(ansi.joined.text));
     }
-    let viewed = ansi !== null;
+    // Windows yield sorted findings that do not overlap (each starts where
+    // the last kept one ended), so only views need a merge.
+    let merge = ansi !== null;
     const plain = ansi?.joined ?? null;
-    const plainText = plainInput.text;
+    const plainText = plain?.text ?? text;
     if (hasPrivateKeyMarker(plainText)) {
+      // Linear passes with a cheap detector pair, read whole: whether a key
+      // block was broken up is a question about the whole text.
       const blocks = walkKeyBlocks(plainText);
       const lines = keyLineView(plainText, blocks, plain);
       // With nothing cut, the block detector has read this text already;
       // the lines detector only acts on broken-up blocks.
       if (lines !== null) {
         addFromView(found, lines, detectIn(scanInput(lines.text), keyDetectors, () => 0));
-        viewed = true;
+        merge = true;
       } else if (!blocks.wellFormed) {
-        addFromView(found, plain, detectIn(plainInput, keyDetectors.slice(1), () => 0));
-        viewed = true;
+        addFromView(found, plain, detectIn(scanInput(plainText), keyDetectors.slice(1), () => 0));
+        merge = true;
       }
     }
-    const merged = viewed ? mergeSpans(found, text, kinds) : found;
+    const merged = merge ? mergeSpans(found, text, kinds) : found;
     return merged.map(({ start, end, kind }) => ({ start, end, kind }));
+  }
+
+  const findSpans = (text: string): readonly DetectedSpan[] => {
+    const steps = findSpansSteps(text, Infinity);
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return step.value;
+    }
   };
   const redactWithSpans = (text: string): RedactionResult => applySpans(text, findSpans(text));
   const redact = (text: string): string => redactWithSpans(text).text;
-  return Object.freeze({ enabled, redact, redactWithSpans, findSpans });
+  const redactor: Redactor = Object.freeze({ enabled, redact, redactWithSpans, findSpans });
+  registerSteps(redactor, findSpansSteps);
+  return redactor;
 }
