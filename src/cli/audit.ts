@@ -1,24 +1,20 @@
 /**
- * `htmcp audit`: `verify FILE` checks the audit log's hash chain and reports
- * the first broken or missing link (exit 0 when intact, 1 when not, 2 on
- * usage); `show`, `tail` and `stats` read the log for people
- * (`audit_show.ts`, `audit_stats.ts`).
+ * `htmcp audit verify FILE`: checks the audit log's hash chain and reports the
+ * first broken or missing link. Exit 0 when intact, 1 when not, 2 on usage.
  *
  * @module
  */
 import { runAuditVerify } from "../audit/mod.ts";
 
-const USAGE = "Usage: htmcp audit verify FILE | show FILE | tail [-f] [-n N] FILE | stats FILE";
-
 /** @returns The exit code. */
 export async function run(argv: readonly string[]): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (sub === "show") return (await import("./audit_show.ts")).runShow(rest);
-  if (sub === "tail") return (await import("./audit_show.ts")).runTail(rest);
-  if (sub === "stats") return (await import("./audit_stats.ts")).runStats(rest);
-  const [file, ...extra] = rest;
+  // `show`, `tail` and `stats` read the log for people (audit_show.ts, audit_stats.ts).
+  if (argv[0] === "show") return (await import("./audit_show.ts")).runShow(argv.slice(1));
+  if (argv[0] === "tail") return (await import("./audit_show.ts")).runTail(argv.slice(1));
+  if (argv[0] === "stats") return (await import("./audit_stats.ts")).runStats(argv.slice(1));
+  const [sub, file, ...extra] = argv;
   if (sub !== "verify" || file === undefined || extra.length > 0) {
-    console.error(USAGE);
+    console.error("Usage: htmcp audit verify FILE");
     return 2;
   }
   return await runAuditVerify(file);

@@ -62,38 +62,41 @@ export class RowPrinter {
       this.#header = true;
       this.#write(this.#line(["TIME (UTC)", "CALLER", "TOOL", "COMMAND", "RESULT", "EXIT", "MS"]));
     }
-    this.#write(this.#line([
+    const cells = [
       row.time.replace("T", " ").replace(/\.\d+Z$|Z$/, ""),
       row.client,
       row.tool,
       printable(row.command),
-      this.#result(row),
+      resultLabel(row),
       row.exitCode === null ? "-" : String(row.exitCode),
       row.durationMs === null ? "-" : String(Math.round(row.durationMs)),
-    ]));
+    ];
+    this.#write(this.#line(cells, this.#colour ? resultColour(row) : 0));
   }
 
-  #result(row: CallRow): string {
-    const label = row.verdict === "deny"
-      ? `deny ${row.code ?? ""}`.trim()
-      : row.explain
-      ? `explain ${row.code ?? ""}`.trim()
-      : row.code ?? "no outcome";
-    if (!this.#colour) return label;
-    const colour = row.verdict === "deny" ? 31 : row.code === "OK" || row.explain ? 32 : 33;
-    return `\x1b[${colour}m${label}\x1b[0m`;
-  }
-
-  #line(cells: readonly string[]): string {
-    const widths = [19, 16, 16, COMMAND_WIDTH, 24, 4, 6];
+  /** The cells padded to their columns; the result cell coloured with SGR `colour` (0: none). */
+  #line(cells: readonly string[], colour = 0): string {
     return cells.map((cell, i) => {
-      const width = widths[i]!;
-      const visible = cell.replace(/\x1b\[[0-9;]*m/g, "");
-      const cut = visible.length > width && i === 3 ? cell.slice(0, width - 1) + "…" : cell;
-      const pad = Math.max(0, width - Math.min(visible.length, width));
-      return i === cells.length - 1 ? cut : cut + " ".repeat(pad);
+      const width = WIDTHS[i]!;
+      const cut = cell.length > width && i === 3 ? cell.slice(0, width - 1) + "…" : cell;
+      const padded = i === cells.length - 1 ? cut : cut.padEnd(width);
+      return i === 4 && colour !== 0 ? `\x1b[${colour}m${padded}\x1b[0m` : padded;
     }).join(" ");
   }
+}
+
+const WIDTHS = [19, 16, 16, COMMAND_WIDTH, 24, 4, 6];
+
+function resultLabel(row: CallRow): string {
+  if (row.verdict === "deny") return `deny ${row.code ?? ""}`.trim();
+  if (row.explain) return `explain ${row.code ?? ""}`.trim();
+  return row.code ?? "no outcome";
+}
+
+/** Red for refusals, green for OK, yellow for any other ending. */
+function resultColour(row: CallRow): number {
+  if (row.verdict === "deny") return 31;
+  return row.code === "OK" || row.explain ? 32 : 33;
 }
 
 /** `text` with every control character (C0, DEL, C1) escaped: safe to print on a terminal. */

@@ -9,6 +9,7 @@
 import { parseArgs } from "./args.ts";
 import { CallAssembler, type CallRow, type ReadStats, recordsFrom } from "./audit_calls.ts";
 import { buildFilter, FILTER_SWITCHES, FILTER_VALUES } from "./audit_filter.ts";
+import { printable } from "./audit_show.ts";
 
 const TOP_COMMANDS = 10;
 
@@ -119,7 +120,7 @@ export function formatStats(s: Record<string, unknown>): string {
   lines.push("top commands:");
   for (const { command, calls } of s.top_commands as { command: string; calls: number }[]) {
     lines.push(
-      `  ${String(calls).padStart(6)}  ${command.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?")}`,
+      `  ${String(calls).padStart(6)}  ${printable(command)}`,
     );
   }
   lines.push("per client:");
