@@ -15,6 +15,9 @@ Usage:
   htmcp permissions --policy FILE [--transport stdio|http] [--format flags|json|systemd]
   htmcp systemd --policy FILE [--user]             print a hardened systemd unit
   htmcp audit verify FILE                          verify the audit log's hash chain
+  htmcp audit show FILE [--json] [filters]         the audit log as a table of calls
+  htmcp audit tail [-f] [-n N] FILE [filters]      the last calls; -f follows the log
+  htmcp audit stats FILE [--json] [filters]        calls, refusals, durations, clients
   htmcp auth clients --policy FILE                 list approved OAuth clients
   htmcp auth revoke CLIENT_ID --policy FILE        revoke a client and its tokens
   htmcp version                                    print the version

@@ -14,7 +14,6 @@
 import { stripAnsi } from "./_ansi.ts";
 import { hasPrivateKeyMarker, keyLineView, walkKeyBlocks } from "./_key_lines.ts";
 import { type MatchView, sourceSpan } from "./_match_view.ts";
-import type { redactionMarker } from "./_markers.ts";
 import { applySpans } from "./_apply.ts";
 import { mergeSpans, type RankedSpan } from "./_merge.ts";
 import { registerSteps } from "./_steps.ts";
