@@ -115,7 +115,8 @@ const SHOW_SPEC = {
 };
 
 interface Prepared {
-  readonly file: string;
+  /** The files in the order given: a rotated series, oldest first. */
+  readonly files: readonly string[];
   readonly filter: RowFilter;
   readonly printer: RowPrinter;
   readonly args: ParsedArgs;
@@ -125,8 +126,10 @@ function prepare(verb: string, argv: readonly string[]): Prepared | string {
   const parsed = parseArgs(argv, SHOW_SPEC);
   if (!parsed.ok) return parsed.message;
   const args = parsed.args;
-  const [file, ...extra] = args.positionals;
-  if (file === undefined || extra.length > 0) return `Usage: htmcp audit ${verb} FILE [filters]`;
+  const files = args.positionals;
+  if (files.length === 0 || (verb === "tail" && files.length > 1)) {
+    return `Usage: htmcp audit ${verb} ${verb === "tail" ? "FILE" : "FILE..."} [filters]`;
+  }
   if (verb === "show" && (args.switches.has("-f") || args.values.has("-n"))) {
     return "-f and -n belong to htmcp audit tail.";
   }
@@ -140,7 +143,7 @@ function prepare(verb: string, argv: readonly string[]): Prepared | string {
     colour,
     (line) => writeAllSync(encoder.encode(line + "\n")),
   );
-  return { file, filter: built.filter, printer, args };
+  return { files, filter: built.filter, printer, args };
 }
 
 function writeAllSync(bytes: Uint8Array): void {
@@ -162,19 +165,33 @@ async function openLog(file: string): Promise<Deno.FsFile | string> {
   }
 }
 
-/** `htmcp audit show FILE [filters] [--json]`. @returns the exit code */
+/**
+ * `htmcp audit show FILE... [filters] [--json]`: several files are read in
+ * the order given as one log (a rotated series, oldest first), so a call
+ * whose outcome landed in the next file is still one row.
+ *
+ * @returns the exit code
+ */
 export async function runShow(argv: readonly string[]): Promise<number> {
   const prepared = prepare("show", argv);
   if (typeof prepared === "string") return usage(prepared);
-  const log = await openLog(prepared.file);
-  if (typeof log === "string") return failure(log);
   const stats: ReadStats = { bytes: 0, lines: 0, unreadable: 0 };
   const calls = new CallAssembler();
   const emit = (row: CallRow) => {
     if (prepared.filter(row)) prepared.printer.print(row);
   };
-  for await (const record of recordsFrom(log.readable, stats)) calls.add(record).forEach(emit);
-  calls.finish().forEach(emit);
+  try {
+    for (const file of prepared.files) {
+      const log = await openLog(file);
+      if (typeof log === "string") return failure(log);
+      for await (const record of recordsFrom(log.readable, stats)) calls.add(record).forEach(emit);
+    }
+    calls.finish().forEach(emit);
+  } catch (error) {
+    // `htmcp audit show log | head`: the reader left; that is not a failure.
+    if (error instanceof Deno.errors.BrokenPipe) return 0;
+    throw error;
+  }
   reportUnreadable(stats);
   return 0;
 }
@@ -186,7 +203,8 @@ export async function runTail(argv: readonly string[]): Promise<number> {
   const count = Number(prepared.args.values.get("-n") ?? "10");
   if (!Number.isSafeInteger(count) || count < 0) return usage(`-n needs a whole number of rows.`);
   const follow = prepared.args.switches.has("-f") || prepared.args.switches.has("--follow");
-  const log = await openLog(prepared.file);
+  const file = prepared.files[0]!;
+  const log = await openLog(file);
   if (typeof log === "string") return failure(log);
   const stats: ReadStats = { bytes: 0, lines: 0, unreadable: 0 };
   const calls = new CallAssembler();
@@ -211,7 +229,7 @@ export async function runTail(argv: readonly string[]): Promise<number> {
   const emit = (row: CallRow) => {
     if (prepared.filter(row)) prepared.printer.print(row);
   };
-  await follow_(prepared.file, reader, info.ino, calls, emit, stats);
+  await follow_(file, reader, info.ino, calls, emit, stats);
   return 0;
 }
 

@@ -137,7 +137,7 @@ export function formatStats(s: Record<string, unknown>): string {
   return lines.join("\n");
 }
 
-/** `htmcp audit stats FILE [filters] [--json]`. @returns the exit code */
+/** `htmcp audit stats FILE... [filters] [--json]`. @returns the exit code */
 export async function runStats(argv: readonly string[]): Promise<number> {
   const parsed = parseArgs(argv, {
     values: [...FILTER_VALUES],
@@ -147,9 +147,9 @@ export async function runStats(argv: readonly string[]): Promise<number> {
     console.error(parsed.message);
     return 2;
   }
-  const [file, ...extra] = parsed.args.positionals;
-  if (file === undefined || extra.length > 0) {
-    console.error("Usage: htmcp audit stats FILE [filters] [--json]");
+  const files = parsed.args.positionals;
+  if (files.length === 0) {
+    console.error("Usage: htmcp audit stats FILE... [filters] [--json]");
     return 2;
   }
   const built = buildFilter(parsed.args);
@@ -157,20 +157,23 @@ export async function runStats(argv: readonly string[]): Promise<number> {
     console.error(built.message);
     return 2;
   }
-  let log: Deno.FsFile;
-  try {
-    log = await Deno.open(file, { read: true });
-  } catch (error) {
-    console.error(`Cannot read the audit log "${file}": ${(error as Error).message}`);
-    return 1;
-  }
   const readStats: ReadStats = { bytes: 0, lines: 0, unreadable: 0 };
   const calls = new CallAssembler();
   const stats = new CallStats();
   const add = (row: CallRow) => {
     if (built.filter(row)) stats.add(row);
   };
-  for await (const record of recordsFrom(log.readable, readStats)) calls.add(record).forEach(add);
+  // Several files are one log read in the order given (a rotated series).
+  for (const file of files) {
+    let log: Deno.FsFile;
+    try {
+      log = await Deno.open(file, { read: true });
+    } catch (error) {
+      console.error(`Cannot read the audit log "${file}": ${(error as Error).message}`);
+      return 1;
+    }
+    for await (const record of recordsFrom(log.readable, readStats)) calls.add(record).forEach(add);
+  }
   calls.finish().forEach(add);
   const summary = stats.summary();
   console.log(parsed.args.switches.has("--json") ? JSON.stringify(summary) : formatStats(summary));

@@ -189,3 +189,35 @@ Deno.test("audit tail -f follows the path to a new file when the log is rotated"
     await h.close();
   }
 });
+
+Deno.test("audit show and stats read a rotated series as one log, a call split across files included", async () => {
+  const h = await startHarness({ allow: ["echo"] });
+  try {
+    await h.call("run_command", { command: "echo one" });
+    await h.call("run_command", { command: "echo two" });
+    const lines = (await Deno.readTextFile(h.auditLog)).split("\n").filter(Boolean);
+    // Cut between "echo two"'s attempt and its outcome, as a rotation can.
+    const cut = lines.findIndex((l) => l.includes('"echo two"') && l.includes('"attempt"')) + 1;
+    await Deno.writeTextFile(`${h.dir}/audit.jsonl.1`, lines.slice(0, cut).join("\n") + "\n");
+    await Deno.writeTextFile(`${h.dir}/audit.jsonl.2`, lines.slice(cut).join("\n") + "\n");
+    const series = [`${h.dir}/audit.jsonl.1`, `${h.dir}/audit.jsonl.2`];
+    const rows = jsonRows((await audit("show", "--json", ...series)).stdout);
+    assert.deepEqual(rows.map((r) => [r.command, r.code, r.exit_code]), [
+      ["echo one", "OK", 0],
+      ["echo two", "OK", 0],
+    ]);
+    // Read alone, the first file has the call without its outcome.
+    const alone = jsonRows((await audit("show", "--json", series[0]!)).stdout);
+    assert.deepEqual(alone.map((r) => [r.command, r.code]), [["echo one", "OK"], [
+      "echo two",
+      null,
+    ]]);
+    const stats = JSON.parse((await audit("stats", "--json", ...series)).stdout);
+    assert.equal(stats.results_by_code.OK, 2);
+    const missing = await audit("show", `${h.dir}/missing.jsonl`);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /Cannot read the audit log/);
+  } finally {
+    await h.close();
+  }
+});
