@@ -199,3 +199,24 @@ Deno.test("redactWithSpans() on the same input holds the event loop (the contras
   const { turns } = await turnsDuring(() => Promise.resolve(redactor.redactWithSpans(big)));
   assert.equal(turns, 0);
 });
+
+Deno.test("the executor's sliced rendering equals its synchronous rendering, cap and marker included", async () => {
+  const { renderWithRedactor, renderWithRedactorInSlices } = await import(
+    "../../src/exec/output.ts"
+  );
+  const redactor = redactors[1]!;
+  const text = realisticOutput(200 * 1024) + `key ${FAKE.githubClassic}\n` + "tail\n".repeat(5000);
+  const bytes = new TextEncoder().encode(text);
+  const cases: readonly (readonly [number, number])[] = [
+    [1024, bytes.length],
+    [150 * 1024, bytes.length + 9999],
+    [1 << 20, bytes.length],
+  ];
+  for (const [cap, total] of cases) {
+    assert.deepEqual(
+      await renderWithRedactorInSlices(bytes, total, cap, redactor),
+      renderWithRedactor(bytes, total, cap, redactor),
+      `cap ${cap}`,
+    );
+  }
+});
