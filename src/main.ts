@@ -19,6 +19,9 @@ Usage:
   htmcp systemd --policy FILE [--http HOST:PORT] [--user] [--user-name NAME] [--env-file FILE]
                                                    print a hardened systemd unit (HTTP)
   htmcp audit verify FILE                          verify the audit log's hash chain
+  htmcp audit show FILE [--json] [filters]         the audit log as a table of calls
+  htmcp audit tail [-f] [-n N] FILE [filters]      the last calls; -f follows the log
+  htmcp audit stats FILE [--json] [filters]        calls, refusals, durations, clients
   htmcp policy test FILE [--json]                  run the policy's own [[tests]]
   htmcp policy lint FILE [--json]                  findings to read before trusting a policy
   htmcp policy diff OLD NEW [--replay LOG] [--commands FILE]  verdicts that change

@@ -10,7 +10,7 @@ import type { Policy } from "../config/types.ts";
 import { BoundedCapture, drainInto } from "./capture.ts";
 import { classifyLaunch } from "./classify.ts";
 import type { LaunchPlan } from "./launcher.ts";
-import { OUTPUT_LOOKAHEAD_BYTES, renderOutput, renderWithRedactor } from "./output.ts";
+import { OUTPUT_LOOKAHEAD_BYTES, renderOutput, renderWithRedactorInSlices } from "./output.ts";
 import { readStatusRecord, type StageStatus } from "./plan.ts";
 import type { CommandHardening, ExecOutcome, ExecOutcomeCode, ExecRequest } from "./types.ts";
 
@@ -199,9 +199,10 @@ export async function launch(
   const render = (capture: BoundedCapture) =>
     request.redactor === undefined
       ? renderOutput(capture.bytes(), capture.totalBytes, cap, request.redact)
-      : renderWithRedactor(capture.bytes(), capture.totalBytes, cap, request.redactor);
-  const stdout = render(out);
-  const stderr = render(err);
+      : renderWithRedactorInSlices(capture.bytes(), capture.totalBytes, cap, request.redactor);
+  // Redaction of a large output runs in slices that yield to the event loop,
+  // so one big answer does not stall every other client of the server.
+  const [stdout, stderr] = await Promise.all([render(out), render(err)]);
   const truncated = stdout.truncated || stderr.truncated;
   const base = {
     stdout: stdout.text,

@@ -7,7 +7,13 @@
  * @module
  */
 
-import { redactAndTruncate, REDACTION_LOOKAHEAD_BYTES, type Redactor } from "../redact/mod.ts";
+import {
+  redactAndTruncate,
+  redactAndTruncateInSlices,
+  REDACTION_LOOKAHEAD_BYTES,
+  type Redactor,
+  type TruncatedRedaction,
+} from "../redact/mod.ts";
 
 /**
  * Bytes kept beyond the cap so redaction sees a secret that starts before the
@@ -43,7 +49,35 @@ export function renderWithRedactor(
 ): RenderedOutput {
   const decoded = new TextDecoder("utf-8", { fatal: false }).decode(kept);
   const windowWasCut = totalBytes > kept.byteLength;
-  const result = redactAndTruncate(redactor, decoded, capBytes, windowWasCut);
+  return rendered(
+    redactAndTruncate(redactor, decoded, capBytes, windowWasCut),
+    capBytes,
+    totalBytes,
+  );
+}
+
+/**
+ * `renderWithRedactor` with the redaction run in slices that give the event
+ * loop a turn between them (`redactAndTruncateInSlices`), so a large output
+ * does not stall the server's other clients. Same result.
+ */
+export async function renderWithRedactorInSlices(
+  kept: Uint8Array,
+  totalBytes: number,
+  capBytes: number,
+  redactor: Redactor,
+): Promise<RenderedOutput> {
+  const decoded = new TextDecoder("utf-8", { fatal: false }).decode(kept);
+  const windowWasCut = totalBytes > kept.byteLength;
+  const result = await redactAndTruncateInSlices(redactor, decoded, capBytes, windowWasCut);
+  return rendered(result, capBytes, totalBytes);
+}
+
+function rendered(
+  result: TruncatedRedaction,
+  capBytes: number,
+  totalBytes: number,
+): RenderedOutput {
   if (!result.truncated) return { text: result.text, truncated: false };
   const dropped = Math.max(0, totalBytes - result.sourceBytes);
   return { text: result.text + truncationMarker(capBytes, dropped, totalBytes), truncated: true };

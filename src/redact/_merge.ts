@@ -6,7 +6,6 @@
  * @module
  */
 import { existingMarkers } from "./_markers.ts";
-import type { DetectedSpan } from "./types.ts";
 
 /** A finding with the rank (position in the detector list) of its detector. */
 export interface RankedSpan {
@@ -33,17 +32,18 @@ function insideMarker(markers: readonly number[], start: number, end: number): b
 
 /**
  * Sorts, drops findings inside existing markers, and unions overlaps; a
- * union is named after its lowest-ranked (most specific) finding.
+ * union is named after its lowest-ranked (most specific) finding and keeps
+ * that rank, so merged findings of several views can be merged again.
  */
 export function mergeSpans(
   found: RankedSpan[],
   text: string,
   kinds: ReadonlySet<string>,
-): DetectedSpan[] {
+): RankedSpan[] {
   if (found.length === 0) return [];
   const markers = existingMarkers(text, kinds);
   found.sort((a, b) => a.start - b.start || a.rank - b.rank);
-  const merged: DetectedSpan[] = [];
+  const merged: RankedSpan[] = [];
   let current: RankedSpan | null = null;
   for (const span of found) {
     if (span.end <= span.start) continue;
@@ -56,11 +56,9 @@ export function mergeSpans(
       }
       continue;
     }
-    if (current !== null) {
-      merged.push({ start: current.start, end: current.end, kind: current.kind });
-    }
+    if (current !== null) merged.push(current);
     current = { ...span };
   }
-  if (current !== null) merged.push({ start: current.start, end: current.end, kind: current.kind });
+  if (current !== null) merged.push(current);
   return merged;
 }

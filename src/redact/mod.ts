@@ -19,5 +19,11 @@ export {
   type TruncatedRedaction,
   utf8ByteLength,
 } from "./truncate.ts";
+export {
+  redactAndTruncateInSlices,
+  redactInSlices,
+  REDACTION_SLICE_CHARS,
+  type SliceOptions,
+} from "./sliced.ts";
 export { ENTROPY_MIN_LENGTH } from "./entropy_detector.ts";
 export type { DetectedSpan, RedactionResult, RedactionSpan, Redactor } from "./types.ts";

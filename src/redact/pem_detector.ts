@@ -15,25 +15,17 @@
  * @module
  */
 import { BACKSLASH, CR, LF, SPACE, TAB, table } from "./_ascii.ts";
+import { HEADER_LINE, MAX_HEADER, MAX_LABEL, PRIVATE_LABEL } from "./_pem_syntax.ts";
 import type { Detector, Emit, ScanInput } from "./types.ts";
 
 const BEGIN = "-----BEGIN ";
 const ANCHOR = "BEGIN ";
 const END = "-----END ";
 const DASHES = "-----";
-/** Longest label accepted between `BEGIN ` and `-----`. */
-const MAX_LABEL = 64;
-/** Longest `Name: value` header line accepted inside a block. */
-const MAX_HEADER = 120;
 
 const BASE64 = table("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=");
 
 const LOWER_N = 110;
-
-/** Label text such as `RSA PRIVATE KEY`, `OPENSSH PRIVATE KEY`, `PGP PRIVATE KEY BLOCK`. */
-const PRIVATE_LABEL = /^[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?$/;
-/** RFC 1421 headers of encrypted PEM: `Proc-Type: 4,ENCRYPTED`, `DEK-Info: AES-128-CBC,IV`. */
-const HEADER_LINE = /^[A-Za-z][A-Za-z-]{0,30}: ?[A-Za-z0-9,-]{0,80}$/;
 
 /** True when the character at `i` ends a line: a real newline, a `\\n` escape, or text end. */
 function isLineEnd(text: string, i: number): boolean {

@@ -11,14 +11,20 @@
  *
  * @module
  */
-import { redactionMarker } from "./_markers.ts";
+import { stripAnsi } from "./_ansi.ts";
+import { hasPrivateKeyMarker, keyLineView, walkKeyBlocks } from "./_key_lines.ts";
+import { type MatchView, sourceSpan } from "./_match_view.ts";
+import { applySpans } from "./_apply.ts";
 import { mergeSpans, type RankedSpan } from "./_merge.ts";
+import { registerSteps } from "./_steps.ts";
+import { detectInWindows } from "./_windows.ts";
 import { createScanInput, ScratchBuffer } from "./_scan_input.ts";
 import { createAssignmentDetector } from "./assignment_detector.ts";
 import { createAuthorizationDetector } from "./authorization_detector.ts";
 import { createEntropyDetector } from "./entropy_detector.ts";
 import { createExtraPatternDetectors } from "./extra_patterns.ts";
 import { createPemDetector } from "./pem_detector.ts";
+import { createPemLinesDetector } from "./pem_lines_detector.ts";
 import { createTokenDetector, TOKEN_KINDS } from "./token_detectors.ts";
 import { createUrlCredentialsDetector } from "./url_credentials_detector.ts";
 import type {
@@ -26,7 +32,6 @@ import type {
   Detector,
   Emit,
   RedactionResult,
-  RedactionSpan,
   Redactor,
   ScanInput,
 } from "./types.ts";
@@ -80,22 +85,6 @@ function buildDetectors(settings: RedactionSettings): Detector[] {
   return detectors;
 }
 
-function applySpans(text: string, spans: readonly DetectedSpan[]): RedactionResult {
-  if (spans.length === 0) return { text, spans: [] };
-  const out: RedactionSpan[] = [];
-  let result = "";
-  let from = 0;
-  for (const span of spans) {
-    result += text.slice(from, span.start);
-    const outStart = result.length;
-    result += redactionMarker(span.kind);
-    out.push({ ...span, outStart, outEnd: result.length });
-    from = span.end;
-  }
-  result += text.slice(from);
-  return { text: result, spans: out };
-}
-
 /**
  * Merges the findings, then lets detectors look again at the edges of each
  * merged span until nothing new turns up.
@@ -112,7 +101,7 @@ function rescanEdges(
   detectors: readonly Detector[],
   emitters: readonly Emit[],
   kinds: ReadonlySet<string>,
-): DetectedSpan[] {
+): RankedSpan[] {
   const text = input.text;
   let merged = mergeSpans(found, text, kinds);
   const scannedAfter = new Map<number, number>();
@@ -156,23 +145,106 @@ function rescanEdges(
 export function createRedactor(settings: RedactionSettings): Redactor {
   const enabled = settings.enabled;
   const detectors = enabled ? buildDetectors(settings) : [];
+  // The line view only matters to detectors that read key material line by
+  // line; both emit `private_key`, the block detector's kind and rank (0).
+  const keyDetectors: Detector[] = [createPemDetector(), createPemLinesDetector()];
   const scratch = new ScratchBuffer();
   const kinds: ReadonlySet<string> = new Set([
     ...BUILT_IN_KINDS,
     ...settings.extraPatterns.map((pattern) => pattern.name),
   ]);
 
-  const findSpans = (text: string): readonly DetectedSpan[] => {
-    if (!enabled || text.length === 0) return [];
-    const input = createScanInput(text, scratch, kinds);
+  /** Every detector of `list` over `input`, merged; `rankOf(i)` ranks the i-th. */
+  const detectIn = (
+    input: ScanInput,
+    list: readonly Detector[],
+    rankOf: (index: number) => number,
+  ): RankedSpan[] => {
     const found: RankedSpan[] = [];
-    const emitters = detectors.map((_, rank) => (start: number, end: number, kind: string) => {
-      found.push({ start, end, kind, rank });
+    const emitters = list.map((_, index) => (start: number, end: number, kind: string) => {
+      found.push({ start, end, kind, rank: rankOf(index) });
     });
-    detectors.forEach((detector, rank) => detector.scan(input, emitters[rank]!));
-    return rescanEdges(input, found, detectors, emitters, kinds);
+    list.forEach((detector, index) => detector.scan(input, emitters[index]!));
+    return rescanEdges(input, found, list, emitters, kinds);
+  };
+  // One scratch buffer serves every view: each input's byte view is built
+  // and used before the next input is made.
+  const scanInput = (text: string) => createScanInput(text, scratch, kinds);
+
+  /** Adds the findings of a view to `found`, in source indices. */
+  const addFromView = (found: RankedSpan[], view: MatchView | null, spans: RankedSpan[]) => {
+    for (const span of spans) {
+      found.push(view === null ? span : { ...span, ...sourceSpan(view, span.start, span.end) });
+    }
+  };
+
+  /**
+   * The findings for `text`, as steps: the main detectors read each view a
+   * slice of at most `sliceChars` characters at a time and the generator
+   * yields between slices (`sliced.ts` serves the event loop there; the
+   * synchronous functions run it straight through with one slice). No scan
+   * input outlives a step, so another call may use the scratch buffer
+   * between steps.
+   */
+  function* findSpansSteps(
+    text: string,
+    sliceChars: number,
+  ): Generator<void, readonly DetectedSpan[]> {
+    if (!enabled || text.length === 0) return [];
+    const all = (index: number) => index;
+    const main = (viewText: string) =>
+      detectInWindows(
+        viewText,
+        sliceChars,
+        (window) => detectIn(scanInput(window), detectors, all),
+      );
+    // Match views: the text as printed hides secrets that its rendering
+    // split (colour escapes) or prefixed line by line (`grep -r`, `cat -n`,
+    // `diff`). Text with escapes is read in both escape-free views (the
+    // spaced one sees what the printed text shows, minus the escapes'
+    // letters glued to a token); each view only adds findings.
+    const ansi = stripAnsi(text);
+    let found: RankedSpan[];
+    if (ansi === null) found = yield* main(text);
+    else {
+      found = [];
+      addFromView(found, ansi.spaced, yield* main(ansi.spaced.text));
+      addFromView(found, ansi.joined, yield* main(ansi.joined.text));
+    }
+    // Windows yield sorted findings that do not overlap (each starts where
+    // the last kept one ended), so only views need a merge.
+    let merge = ansi !== null;
+    const plain = ansi?.joined ?? null;
+    const plainText = plain?.text ?? text;
+    if (hasPrivateKeyMarker(plainText)) {
+      // Linear passes with a cheap detector pair, read whole: whether a key
+      // block was broken up is a question about the whole text.
+      const blocks = walkKeyBlocks(plainText);
+      const lines = keyLineView(plainText, blocks, plain);
+      // With nothing cut, the block detector has read this text already;
+      // the lines detector only acts on broken-up blocks.
+      if (lines !== null) {
+        addFromView(found, lines, detectIn(scanInput(lines.text), keyDetectors, () => 0));
+        merge = true;
+      } else if (!blocks.wellFormed) {
+        addFromView(found, plain, detectIn(scanInput(plainText), keyDetectors.slice(1), () => 0));
+        merge = true;
+      }
+    }
+    const merged = merge ? mergeSpans(found, text, kinds) : found;
+    return merged.map(({ start, end, kind }) => ({ start, end, kind }));
+  }
+
+  const findSpans = (text: string): readonly DetectedSpan[] => {
+    const steps = findSpansSteps(text, Infinity);
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return step.value;
+    }
   };
   const redactWithSpans = (text: string): RedactionResult => applySpans(text, findSpans(text));
   const redact = (text: string): string => redactWithSpans(text).text;
-  return Object.freeze({ enabled, redact, redactWithSpans, findSpans });
+  const redactor: Redactor = Object.freeze({ enabled, redact, redactWithSpans, findSpans });
+  registerSteps(redactor, findSpansSteps);
+  return redactor;
 }

@@ -23,7 +23,7 @@
  * @module
  */
 import { ScratchBuffer } from "./_scan_input.ts";
-import type { RedactionSpan, Redactor } from "./types.ts";
+import type { RedactionResult, RedactionSpan, Redactor } from "./types.ts";
 
 /**
  * How many bytes beyond the cap the executor should capture. Larger than any
@@ -138,10 +138,28 @@ export function redactAndTruncate(
   limitBytes: number,
   windowWasCut: boolean,
 ): TruncatedRedaction {
+  checkLimit(limitBytes);
+  return truncateRedacted(text, redactor.redactWithSpans(text), limitBytes, windowWasCut);
+}
+
+/** @throws {RangeError} when `limitBytes` is negative or not an integer */
+export function checkLimit(limitBytes: number): void {
   if (!Number.isSafeInteger(limitBytes) || limitBytes < 0) {
     throw new RangeError(`limitBytes must be a non-negative integer, got ${limitBytes}.`);
   }
-  const { text: redacted, spans } = redactor.redactWithSpans(text);
+}
+
+/**
+ * The cut of `redactAndTruncate` for a text already redacted: `redaction`
+ * is `text`'s redaction with its spans.
+ */
+export function truncateRedacted(
+  text: string,
+  redaction: RedactionResult,
+  limitBytes: number,
+  windowWasCut: boolean,
+): TruncatedRedaction {
+  const { text: redacted, spans } = redaction;
   let sourceLimit = text.length;
   if (windowWasCut) {
     const shown = utf8ByteLength(text) - REDACTION_LOOKAHEAD_BYTES;

@@ -59,6 +59,15 @@ const FILLER: readonly string[] = [
   "auth",
   "[REDACTED:acme]",
   "[REDACTED:x]",
+  // Renderings: colour escapes, line prefixes, a reordered key's lines.
+  "\x1b[01;31m\x1b[K",
+  "\x1b[m\x1b[K",
+  "\x1b]8;;https://u:pw@h/\x1b\\",
+  "keys/id:12:",
+  "keys/id-3-",
+  "     7\t",
+  "> ",
+  "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun",
 ];
 const PIECES: readonly string[] = [...SECRETS, ...FILLER];
 const GLUE: readonly string[] = [" ", "\n", "=", ":", '"', "'", ",", ";", "@", "/", "--", "", "\t"];
