@@ -18,7 +18,7 @@
 
 import type { Policy } from "../config/types.ts";
 import { basenameOf, resolveCommandWord } from "./command_word.ts";
-import { describeGuardHit, findGuardHit } from "./guard_check.ts";
+import { describeGuardHit, findGuardHit, programWordIndexes } from "./guard_check.ts";
 import { gitDiffSafetyArgs, isGit } from "./git_safety.ts";
 import { SYSTEM_POLICY_IO } from "./real_path_io.ts";
 import { findRuleHit } from "./rules.ts";
@@ -80,9 +80,14 @@ export function evaluateCommand(
   const runArgs = isGit(command) && !policy.disabledGuards.has("git-diff-drivers")
     ? gitDiffSafetyArgs(args)
     : args;
+  const programWords = programWordIndexes(names, args);
   return {
     ok: true,
     argv: Object.freeze([first.text, ...runArgs]),
+    pathArgv: Object.freeze([
+      first.text,
+      ...args.map((word, index) => programWords.has(index) ? "" : word),
+    ]),
     command,
     reason:
       `Allowed: "${command.name}" is on the allowlist and no guard or rule refuses its arguments.`,

@@ -9,6 +9,7 @@ import { matchFlag } from "./flags.ts";
 import { splitGitArgs, unknownGlobalOption } from "./git_args.ts";
 import { type FlagScope, type Guard, type GuardMatch, GUARDS } from "./guards.ts";
 import { findSedScriptDanger, sedScripts } from "./sed_script.ts";
+import { remoteArchiveName } from "./tar_archive.ts";
 
 /** One guard refusing one argv. */
 export interface GuardHit {
@@ -92,13 +93,47 @@ function findMatch(match: GuardMatch, args: readonly string[]): Found {
           why: "loads program code from a file or library, or writes a file",
         };
       }
+      if (awk.specialAssignment !== null) {
+        return {
+          what: `the assignment "${awk.specialAssignment}"`,
+          why: "sets a variable through which awk chooses the files it reads",
+        };
+      }
       for (const program of awk.programs) {
         const danger = findAwkProgramDanger(program);
         if (danger !== null) return { what: `the program "${program}"`, why: danger };
       }
       return null;
     }
+    case "tar-remote-archive": {
+      const name = remoteArchiveName(args);
+      return name === null ? null : { what: `the archive "${name}"`, why: null };
+    }
   }
+}
+
+/**
+ * Indexes (into `args`) of the words that are sed scripts or awk programs
+ * for a command the sed or awk guard covers: program text, not paths, so
+ * the argument path check must not read `awk '/re/{print}'` as the absolute
+ * path `/re/{print}`. Empty when the option parse was not certain (then
+ * every word is path-checked, which can only over-refuse). The guard's own
+ * enablement does not matter: a script is not a path either way.
+ *
+ * @param names The command's allowlisted name and the basename of its real path.
+ * @param args The arguments after the command word.
+ */
+export function programWordIndexes(
+  names: readonly string[],
+  args: readonly string[],
+): ReadonlySet<number> {
+  const covers = (kind: GuardMatch["kind"]) =>
+    GUARDS.some((guard) =>
+      guardAppliesTo(guard, names) && guard.match.some((match) => match.kind === kind)
+    );
+  if (covers("sed-script")) return new Set(sedScripts(args).scriptIndexes);
+  if (covers("awk-program")) return new Set(awkInvocation(args).programIndexes);
+  return new Set();
 }
 
 /**

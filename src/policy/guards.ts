@@ -40,7 +40,9 @@ export type GuardMatch =
   /** sed script commands that run programs or touch other files (`sed_script.ts`). */
   | { readonly kind: "sed-script" }
   /** awk programs and options that run programs or touch other files (`awk_program.ts`). */
-  | { readonly kind: "awk-program" };
+  | { readonly kind: "awk-program" }
+  /** A tar archive name GNU tar opens on another host (`tar_archive.ts`). */
+  | { readonly kind: "tar-remote-archive" };
 
 /** One built-in guard. */
 export interface Guard {
@@ -251,6 +253,49 @@ const ARGUMENT_GUARDS: readonly Guard[] = [
     }],
     reason: "runs any program (--to-command, --checkpoint-action=exec, -I, --rsh-command, -F)",
     source: `${GTFO}tar/`,
+  },
+  {
+    name: "tar-remote-archive",
+    commands: ["tar", "gtar", "bsdtar"],
+    match: [{ kind: "tar-remote-archive" }],
+    reason:
+      "opens an archive on another host through a remote shell (a colon before any / in the -f/--file name, without --force-local)",
+    source: "https://www.gnu.org/software/tar/manual/html_node/remote-tape-server.html",
+  },
+  {
+    name: "tar-files-from",
+    commands: ["tar", "gtar", "bsdtar"],
+    match: [{
+      kind: "flags",
+      scope: { in: "all", tarOldStyle: true },
+      flags: flags({ long: [{ name: "files-from", minPrefix: "files".length }], short: ["T"] }),
+    }],
+    reason:
+      "reads the names of the files to archive or extract from a file, out of reach of the argument path check (-T, --files-from)",
+    source: "https://www.gnu.org/software/tar/manual/html_node/files.html",
+  },
+  {
+    name: "files0-from",
+    commands: ["sort", "wc", "du"],
+    match: [{
+      kind: "flags",
+      scope: ALL,
+      flags: flags({ long: [anyPrefixLong("files0-from")] }),
+    }],
+    reason:
+      "reads the names of the files to open from a file, out of reach of the argument path check (--files0-from)",
+    source: "https://www.gnu.org/software/coreutils/manual/html_node/wc-invocation.html",
+  },
+  {
+    name: "diff-program",
+    commands: ["diff3", "sdiff"],
+    match: [{
+      kind: "flags",
+      scope: ALL,
+      flags: flags({ long: [anyPrefixLong("diff-program")] }),
+    }],
+    reason: "runs any program to compare the files (--diff-program)",
+    source: "https://www.gnu.org/software/diffutils/manual/html_node/Invoking-diff3.html",
   },
   {
     name: "tar-absolute-names",

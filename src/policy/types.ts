@@ -23,6 +23,12 @@ export type Decision =
   | {
     readonly ok: true;
     readonly argv: readonly string[];
+    /**
+     * The words the argument path check reads: the typed argv with sed
+     * scripts and awk programs blanked (`""`), since program text such as
+     * `/re/{print}` names no path. Same length and order as the typed argv.
+     */
+    readonly pathArgv: readonly string[];
     readonly command: ResolvedCommand;
     readonly reason: string;
   }

@@ -57,7 +57,8 @@ export async function checkCommand(
     const confined = await confineArgs(
       policy.jailRoot,
       cwd.value,
-      pathArgumentCandidates(decision.argv),
+      // pathArgv, not argv: sed scripts and awk programs are not paths.
+      pathArgumentCandidates(decision.pathArgv),
     );
     if (!confined.ok) {
       return {

@@ -70,6 +70,48 @@ const SPELLINGS: readonly (readonly [string, readonly string[]])[] = [
     "tar --info-script=sh -xf a.tar",
     "tar --new-volume-script=sh -xf a.tar",
   ]],
+  ["tar-remote-archive", [
+    "tar -xf host:a.tar",
+    "tar -xfhost:a.tar",
+    "tar -x -f host:a.tar",
+    "tar -xvf user@host:a.tar",
+    "tar --file=host:a.tar -x",
+    "tar --file host:a.tar -x",
+    "tar --fil=host:a.tar -x",
+    "tar xf host:a.tar",
+    "tar cfb host:a.tar 20 f",
+    "tar cbf 20 host:a.tar f",
+    "tar -cf a.tar -f host:b.tar f",
+    "tar -cf host:a.tar -- --force-local",
+    "tar --exclude --force-local -cf host:a.tar f",
+    "tar -xf host:dir/a.tar",
+  ]],
+  ["tar-files-from", [
+    "tar -cf a.tar -T list",
+    "tar -cf a.tar -Tlist",
+    "tar -cTf list a.tar",
+    "tar cTf list a.tar",
+    "tar -cf a.tar --files-from=list",
+    "tar -cf a.tar --files-from list",
+    "tar -cf a.tar --files-f=list",
+  ]],
+  ["files0-from", [
+    "sort --files0-from=list",
+    "sort --files0-from list",
+    "sort --fil=list",
+    "wc --files0-from=list",
+    "wc -l --files0=list",
+    "du --files0-from=list",
+    "du -s --files0-from list",
+  ]],
+  ["diff-program", [
+    "diff3 --diff-program=sh a b c",
+    "diff3 --diff-program sh a b c",
+    "diff3 --diff=sh a b c",
+    "diff3 --d=sh a b c",
+    "sdiff --diff-program=sh a b",
+    "sdiff --diff-prog sh a b",
+  ]],
   ["tar-absolute-names", [
     "tar -P -xf a.tar",
     "tar -xPf a.tar",
@@ -167,6 +209,10 @@ const SPELLINGS: readonly (readonly [string, readonly string[]])[] = [
     "sed -ne 'e id' f",
     "sed -f s.sed f",
     "sed --file=s.sed f",
+    "sed -n ':a e id' f",
+    "sed -n 'v 4.2 e id' f",
+    "sed -n -e ':x' -e 't x e id' f",
+    "sed -n ':x;T x w out' f",
   ]],
   ["sed-in-place", [
     "sed -i s/a/b/ f",
@@ -186,6 +232,17 @@ const SPELLINGS: readonly (readonly [string, readonly string[]])[] = [
     `mawk 'BEGIN{system("id")}'`,
     `gawk '@load "filefuncs"'`,
     "awk -W exec p.awk",
+    `awk 'BEGIN{ARGV[1]="\\057etc\\057shadow";ARGC=2} {print}'`,
+    `awk '{print ARGV[0]}' f`,
+    `awk 'BEGIN{ARGC=1}' f`,
+    `awk 'BEGIN{print ENVIRON["HOME"]}'`,
+    `gawk 'BEGIN{print PROCINFO["pid"]}'`,
+    `gawk 'BEGIN{SYMTAB["x"]=1}'`,
+    `awk 'END{close("f")}' f`,
+    `awk -v ARGC=3 '{print}' f`,
+    `awk '{print}' ARGC=3 f`,
+    `awk -e '{print}' ARGC=3 f`,
+    `gawk --assign=ARGC=3 '{print}' f`,
   ]],
   ["zip-unzip-command", [
     "zip -T -TT sh a.zip f",
@@ -263,6 +320,25 @@ const HARMLESS: readonly string[] = [
   "split -l 10 f",
   "rsync -av a b",
   "rg -n x",
+  "tar -xf a.tar",
+  "tar -xf ./a:b.tar",
+  "tar -xf dir/a:b.tar",
+  "tar --force-local -xf a:b.tar",
+  "tar -xf a:b.tar --force-local",
+  "tar -czf x.tgz f",
+  "tar -cf a.tar -X excludes f",
+  "sort -T tmp f",
+  "wc -l f",
+  "du -sh .",
+  "diff3 a b c",
+  "sdiff a b",
+  "awk '/re/{print}' f",
+  "awk '{n++} END{print n}' f",
+  "awk -v n=1 '{print n}' f",
+  "sed -n ':a;N;ba' f",
+  "sed ':a;s/x/y/;ta' f",
+  "sed -n '/x/p' f",
+  "sed -e 'a hello' f",
 ];
 
 for (const raw of HARMLESS) {
@@ -288,6 +364,9 @@ async function git(cwd: string, ...args: string[]): Promise<void> {
 async function makeWorkspace(): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "htmcp-escape-" });
   await Deno.writeTextFile(`${dir}/f`, "a\nx\n");
+  // A program in the jail, for options that run a program by name without a shell.
+  await Deno.writeTextFile(`${dir}/evil.sh`, "#!/bin/sh\ntouch canary\n");
+  await Deno.chmod(`${dir}/evil.sh`, 0o755);
   const tar = await new Deno.Command("tar", { args: ["-cf", "a.tar", "f"], cwd: dir }).output();
   ok(tar.success);
   const zip = await new Deno.Command("zip", { args: ["-q", "a.zip", "f"], cwd: dir }).output();
@@ -341,6 +420,11 @@ const PROOFS: readonly (readonly [readonly string[], string])[] = [
   [["sed-commands"], "sed -n '1e touch canary' f"],
   [["sed-commands"], "sed -n 'w canary' f"],
   [["sed-commands"], "sed 's/.*/touch canary/e' f"],
+  [["sed-commands"], "sed -n ':a e touch canary' f"],
+  [["sed-commands"], "sed -n 'v 4.2 e touch canary' f"],
+  [["sed-commands"], "sed -n -e ':x' -e 't x e touch canary' f"],
+  [["diff-program"], "diff3 --diff-program=./evil.sh f f f"],
+  [["diff-program"], "sdiff --diff-program=./evil.sh f f"],
   [["awk-commands"], `awk 'BEGIN{system("touch canary")}'`],
   [["awk-commands"], `awk '{print > "canary"}' f`],
   [["zip-unzip-command"], `zip -T -TT 'sh -c "touch canary"' a.zip f`],
