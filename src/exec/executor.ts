@@ -149,7 +149,7 @@ export async function createExecutor(
   const settings: RunSettings = Object.freeze({
     plan,
     policy,
-    hardening: options.hardening ?? commandHardening,
+    hardening: options.hardening ?? ((command) => commandHardening(command, policy.jailRoot)),
     killGraceMs: options.killGraceMs ?? 3_000,
   });
   return { ok: true, executor: new ContainedExecutor(settings, description) };

@@ -4,9 +4,12 @@
  * @module
  */
 
+import type { ResolvedCommand } from "../config/types.ts";
 import { awkInvocation, findAwkProgramDanger } from "./awk_program.ts";
+import { basenameOf } from "./command_word.ts";
 import { matchFlag } from "./flags.ts";
 import { splitGitArgs, unknownGlobalOption } from "./git_args.ts";
+import { explicitGitAddresses, isLocalGitAddress } from "./git_urls.ts";
 import { type FlagScope, type Guard, type GuardMatch, GUARDS } from "./guards.ts";
 import { findSedScriptDanger, sedScripts } from "./sed_script.ts";
 import { remoteArchiveName } from "./tar_archive.ts";
@@ -105,6 +108,15 @@ function findMatch(match: GuardMatch, args: readonly string[]): Found {
       }
       return null;
     }
+    case "git-local-transport": {
+      const git = splitGitArgs(args);
+      if (git.subcommand === null) return null;
+      const local = explicitGitAddresses(git.subcommand, git.rest).find(isLocalGitAddress);
+      return local === undefined ? null : { what: `the repository address "${local}"`, why: null };
+    }
+    case "git-repository":
+      // Needs the files on disk: the check step runs `inspectGitRepository`.
+      return null;
     case "tar-remote-archive": {
       const name = remoteArchiveName(args);
       return name === null ? null : { what: `the archive "${name}"`, why: null };
@@ -165,4 +177,22 @@ export function describeGuardHit(typed: string, hit: GuardHit): string {
   const subject = hit.what === null ? `"${typed}"` : `"${typed}" with ${hit.what}`;
   return `Cannot run ${subject}: guard "${hit.guard.name}" refuses it because it ${hit.why} ` +
     `(see ${hit.guard.source}).`;
+}
+
+/**
+ * Whether the check step must run the repository check (`git_repository.ts`)
+ * for this command: it is git and the `git-repository` guard is on.
+ *
+ * @param command The allowlisted command about to run.
+ * @param disabled Guard names the operator switched off.
+ */
+export function needsGitRepositoryCheck(
+  command: ResolvedCommand,
+  disabled: ReadonlySet<string>,
+): boolean {
+  const names = [command.name, basenameOf(command.realPath)];
+  return GUARDS.some((guard) =>
+    !disabled.has(guard.name) && guardAppliesTo(guard, names) &&
+    guard.match.some((match) => match.kind === "git-repository")
+  );
 }

@@ -24,3 +24,11 @@ export {
   gitSafetyEnv,
 } from "./git_safety.ts";
 export { ruleWordMatches } from "./rules.ts";
+export { needsGitRepositoryCheck } from "./guard_check.ts";
+export {
+  type GitPathResolution,
+  type GitRepositoryContext,
+  type GitRepositoryReader,
+  type GitRepositoryVerdict,
+  inspectGitRepository,
+} from "./git_repository.ts";

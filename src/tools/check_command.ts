@@ -7,8 +7,14 @@
  * @module
  */
 import type { Policy, ResolvedCommand } from "../config/types.ts";
-import { evaluateCommand, pathArgumentCandidates } from "../policy/mod.ts";
+import {
+  evaluateCommand,
+  inspectGitRepository,
+  needsGitRepositoryCheck,
+  pathArgumentCandidates,
+} from "../policy/mod.ts";
 import { confineArgs, confineCwd } from "../jail/mod.ts";
+import { gitRepositoryReader } from "./_git_repository_io.ts";
 import type { ResultCode } from "../result/codes.ts";
 
 export type CheckResult =
@@ -65,6 +71,25 @@ export async function checkCommand(
         ok: false,
         code: confined.code,
         reason: confined.reason,
+        argv: decision.argv,
+        cwd: cwd.value,
+      };
+    }
+  }
+  // A repository in the jail is untrusted input: its files are read (never
+  // run) and judged by the policy before git may use them.
+  if (needsGitRepositoryCheck(decision.command, policy.disabledGuards)) {
+    const repository = await inspectGitRepository(
+      { jailRoot: policy.jailRoot, cwd: cwd.value, args: decision.pathArgv.slice(1) },
+      gitRepositoryReader(policy.jailRoot),
+    );
+    if (!repository.ok) {
+      return {
+        ok: false,
+        code: "POLICY_DENIED",
+        reason: `Cannot run "${
+          decision.argv[0]
+        }": guard "git-repository" refuses it because ${repository.reason}.`,
         argv: decision.argv,
         cwd: cwd.value,
       };

@@ -432,7 +432,7 @@ const PROOFS: readonly (readonly [readonly string[], string])[] = [
   [["git-grep-open-files-in-pager"], "git grep '-Otouch canary' x"],
   [["git-config-override", "git-subcommand"], "git -c 'alias.x=!touch canary' x"],
   [["git-output-file"], "git log --output=canary"],
-  [["git-upload-pack"], "git ls-remote '--upload-pack=touch canary' ."],
+  [["git-upload-pack", "git-local-transport"], "git ls-remote '--upload-pack=touch canary' ."],
   [["git-rebase-exec"], "git rebase -x 'touch canary' HEAD~1"],
 ];
 
