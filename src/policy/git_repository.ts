@@ -33,6 +33,7 @@ import { posix } from "node:path";
 import { parseGitConfig } from "./git_config.ts";
 import { refusedConfigEntry } from "./git_config_rules.ts";
 import { splitGitArgs } from "./git_args.ts";
+import { explicitGitAddresses, isLocalGitAddress, isNetworkGitUrl } from "./git_urls.ts";
 
 /** Where a path leads after following every symlink (as `src/jail`'s resolver reports). */
 export type GitPathResolution =
@@ -88,6 +89,8 @@ class Inspection {
   readonly #jail: string;
   /** Real paths of the git folders and common folders seen, for the work-tree rule. */
   readonly gitDirs: string[] = [];
+  /** Remote names configured in any inspected repository (`[remote "name"]`). */
+  readonly remoteNames = new Set<string>();
   constructor(reader: GitRepositoryReader, jailRoot: string) {
     this.#reader = reader;
     this.#jail = jailRoot;
@@ -158,6 +161,9 @@ class Inspection {
       refuse(`the configuration file "${file}" is too large to vet`);
     }
     for (const entry of parsed.entries) {
+      if (entry.section === "remote" && entry.subsection !== null) {
+        this.remoteNames.add(entry.subsection);
+      }
       const why = refusedConfigEntry(entry);
       if (why !== null) refuse(`the repository's configuration (${file}) ${why}`);
       if (entry.value !== null) await this.configValue(file, entry.value, bases);
@@ -293,6 +299,21 @@ async function inspect(context: GitRepositoryContext, reader: GitRepositoryReade
         }
       }
       if (dir === jailRoot || !inside(jailRoot, posix.dirname(dir))) break;
+    }
+  }
+
+  // A bare word given as the repository is a remote's name only if one is
+  // configured; otherwise git reads it as a local path (and clone always
+  // does), which is the local transport the other guard refuses.
+  const git = splitGitArgs(context.args);
+  if (git.subcommand !== null) {
+    for (const address of explicitGitAddresses(git.subcommand, git.rest)) {
+      if (isNetworkGitUrl(address) || isLocalGitAddress(address)) continue;
+      if (git.subcommand === "clone" || !inspection.remoteNames.has(address)) {
+        refuse(
+          `"${address}" names no configured remote, so git would reach it as a local path, where the other repository's hooks run`,
+        );
+      }
     }
   }
 

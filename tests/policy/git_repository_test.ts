@@ -248,6 +248,21 @@ Deno.test("the repository check refuses a remote whose URL is a local path or fi
   });
 });
 
+Deno.test("the repository check refuses a bare-word address that no configured remote is named", async () => {
+  await withBox(async (box) => {
+    equal((await git(box.jail, ["init", "-q", "--bare", "dst.git"])).code, 0);
+    for (
+      const args of [["push", "dst.git", "HEAD"], ["fetch", "dst.git"], ["clone", "dst.git", "c"]]
+    ) {
+      const verdict = await check(box, args);
+      ok(!verdict.ok, args.join(" "));
+      match(verdict.reason, /names no configured remote/);
+    }
+    await setConfig(box, "remote.dst.git.url", "https://example.com/x.git");
+    ok((await check(box, ["push", "dst.git", "HEAD"])).ok, "a configured remote of that name");
+  });
+});
+
 Deno.test("the repository check refuses a work tree inside the git folder", async () => {
   await withBox(async (box) => {
     const raw = await git(box.jail, ["--work-tree=.git", "checkout", "HEAD", "--", "f.txt"], {

@@ -278,3 +278,28 @@ Deno.test("gitSafetyArgs() overrides the documented code-running keys and disabl
   equal(env.GIT_CONFIG_GLOBAL, "/dev/null");
   equal(env.GIT_TERMINAL_PROMPT, "0");
 });
+
+Deno.test("git hardening keeps the other repository's hooks from running on a local push (GIT_ALLOW_PROTOCOL)", async () => {
+  await plantedConfigCase(async (repo) => {
+    const dst = `${repo.dir}/dst.git`;
+    ok((await run(repo.dir, ["init", "-q", "--bare", dst])).success);
+    await Deno.copyFile(repo.evil, `${dst}/hooks/pre-receive`);
+    await Deno.chmod(`${dst}/hooks/pre-receive`, 0o755);
+    // A remote name, so that only the configuration says the transport is local.
+    await setConfig(repo, "remote.o.url", "dst.git");
+  }, "git push o HEAD:refs/heads/x");
+});
+
+Deno.test("git hardening refuses the file transport even when the repository allows it", async () => {
+  const repo = await makeRepo();
+  try {
+    ok((await run(repo.dir, ["init", "-q", "--bare", `${repo.dir}/dst.git`])).success);
+    await setConfig(repo, "protocol.file.allow", "always");
+    await setConfig(repo, "remote.o.url", "dst.git");
+    const hardened = await runHardened(repo, "git push o HEAD:refs/heads/x");
+    ok(!hardened.success);
+    ok(new TextDecoder().decode(hardened.stderr).includes("transport 'file' not allowed"));
+  } finally {
+    await Deno.remove(repo.dir, { recursive: true });
+  }
+});
