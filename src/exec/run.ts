@@ -77,7 +77,7 @@ export async function runContained(
 
   const hardening = settings.hardening?.(request.command) ?? null;
   const args = [...(hardening?.prependArgs ?? []), ...request.args];
-  const commandEnv = { ...policy.childEnv, ...(hardening?.env ?? {}) };
+  const commandEnv = { ...policy.childEnv, ...(request.env ?? {}), ...(hardening?.env ?? {}) };
   const env = chainEnvironment(plan, commandEnv);
   const argv = buildLaunchArgv(plan, policy, {
     path: request.command.path,

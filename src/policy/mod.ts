@@ -8,7 +8,7 @@
  * @module
  */
 
-export type { Decision, PolicyIo, PolicyRefusalCode, TokenizeResult } from "./types.ts";
+export type { Decision, PolicyIo, PolicyRefusalCode, RunSpec, TokenizeResult } from "./types.ts";
 export { tokenize } from "./tokenize.ts";
 export { evaluateCommand } from "./evaluate.ts";
 export { SYSTEM_POLICY_IO } from "./real_path_io.ts";

@@ -16,11 +16,14 @@ import {
 import { confineArgs, confineCwd } from "../jail/mod.ts";
 import { gitRepositoryReader } from "./_git_repository_io.ts";
 import type { ResultCode } from "../result/codes.ts";
+import type { RunSpec } from "../policy/mod.ts";
 
 export type CheckResult =
   | {
     readonly ok: true;
     readonly argv: readonly string[];
+    /** Exactly what runs (and what the audit records): the policy's run specification. */
+    readonly run: RunSpec;
     readonly command: ResolvedCommand;
     readonly cwd: string;
     readonly reason: string;
@@ -98,6 +101,7 @@ export async function checkCommand(
   return {
     ok: true,
     argv: decision.argv,
+    run: decision.run,
     command: decision.command,
     cwd: cwd.value,
     reason: decision.reason,

@@ -303,3 +303,31 @@ Deno.test("git hardening refuses the file transport even when the repository all
     await Deno.remove(repo.dir, { recursive: true });
   }
 });
+
+Deno.test("evaluateCommand() returns the complete run specification for git: every safety option is in it", () => {
+  const jail = Deno.makeTempDirSync({ prefix: "htmcp-spec-" });
+  try {
+    const policy = makePolicy({ jailRoot: jail });
+    const decision = evaluateCommand("git diff HEAD", policy);
+    ok(decision.ok);
+    equal(decision.run.path, decision.command.path);
+    deepEqual(decision.run.args, [
+      ...gitSafetyArgs(),
+      "diff",
+      "--no-ext-diff",
+      "--no-textconv",
+      "HEAD",
+    ]);
+    equal(decision.run.env.GIT_ALLOW_PROTOCOL, "http:https:ssh:git");
+    equal(
+      decision.run.env.GIT_CEILING_DIRECTORIES,
+      policy.jailRoot.slice(0, policy.jailRoot.lastIndexOf("/")),
+    );
+    const ls = evaluateCommand("ls -la", policy);
+    ok(ls.ok);
+    deepEqual(ls.run.args, ["-la"]);
+    deepEqual(ls.run.env, {});
+  } finally {
+    Deno.removeSync(jail, { recursive: true });
+  }
+});

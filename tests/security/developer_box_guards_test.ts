@@ -162,33 +162,44 @@ Deno.test("a developer-box policy in mode none refuses every guarded escape thro
       await refused(h, c, "git log --oneline", "git-repository");
     });
 
-    await t.step("sparse-checkout, update-index --cacheinfo and --work-tree=.git cannot write .git", async () => {
-      const c = await makeCase(h, "writes");
-      const config = await Deno.readTextFile(`${c.cwd}/.git/config`);
-      await refused(h, c, "git sparse-checkout set --no-cone '[core]' 'fsmonitor = x'", "git-subcommand");
-      await refused(
-        h,
-        c,
-        "git update-index --add --cacheinfo 100755,0123456789012345678901234567890123456789,hooks/pre-commit",
-        "git-index-info",
-      );
-      await refused(h, c, "git checkout-index -a -f --prefix=.gi", "git-subcommand");
-      await refused(h, c, "git --work-tree=.git checkout HEAD -- f.txt", "git-repository");
-      equal(await Deno.readTextFile(`${c.cwd}/.git/config`), config, ".git/config is unchanged");
-      ok(!(await exists(`${c.cwd}/.git/f.txt`)), "nothing was checked out into .git");
-      ok(!(await exists(`${c.cwd}/.git/info/sparse-checkout`)));
-    });
+    await t.step(
+      "sparse-checkout, update-index --cacheinfo and --work-tree=.git cannot write .git",
+      async () => {
+        const c = await makeCase(h, "writes");
+        const config = await Deno.readTextFile(`${c.cwd}/.git/config`);
+        await refused(
+          h,
+          c,
+          "git sparse-checkout set --no-cone '[core]' 'fsmonitor = x'",
+          "git-subcommand",
+        );
+        await refused(
+          h,
+          c,
+          "git update-index --add --cacheinfo 100755,0123456789012345678901234567890123456789,hooks/pre-commit",
+          "git-index-info",
+        );
+        await refused(h, c, "git checkout-index -a -f --prefix=.gi", "git-subcommand");
+        await refused(h, c, "git --work-tree=.git checkout HEAD -- f.txt", "git-repository");
+        equal(await Deno.readTextFile(`${c.cwd}/.git/config`), config, ".git/config is unchanged");
+        ok(!(await exists(`${c.cwd}/.git/f.txt`)), "nothing was checked out into .git");
+        ok(!(await exists(`${c.cwd}/.git/info/sparse-checkout`)));
+      },
+    );
 
-    await t.step("GNU sed label and v arguments end at a blank: the e command after them never runs", async () => {
-      const c = await makeCase(h, "sed");
-      const script = `:a e touch ${c.inside} ${c.outside}`;
-      await raw("sed", ["-n", script, "f.txt"], c.cwd);
-      ok(await exists(c.outside), "raw sed ran the command after the label");
-      await removeCanaries(c);
-      await refused(h, c, `sed -n '${script}' f.txt`, "sed-commands");
-      await refused(h, c, `sed -n 'v 4.2 e touch ${c.inside}' f.txt`, "sed-commands");
-      await refused(h, c, `sed -n -e ':x' -e 't x e touch ${c.inside}' f.txt`, "sed-commands");
-    });
+    await t.step(
+      "GNU sed label and v arguments end at a blank: the e command after them never runs",
+      async () => {
+        const c = await makeCase(h, "sed");
+        const script = `:a e touch ${c.inside} ${c.outside}`;
+        await raw("sed", ["-n", script, "f.txt"], c.cwd);
+        ok(await exists(c.outside), "raw sed ran the command after the label");
+        await removeCanaries(c);
+        await refused(h, c, `sed -n '${script}' f.txt`, "sed-commands");
+        await refused(h, c, `sed -n 'v 4.2 e touch ${c.inside}' f.txt`, "sed-commands");
+        await refused(h, c, `sed -n -e ':x' -e 't x e touch ${c.inside}' f.txt`, "sed-commands");
+      },
+    );
 
     await t.step("awk cannot read a host file named through ARGV in octal", async () => {
       const c = await makeCase(h, "awk");
@@ -227,8 +238,32 @@ Deno.test("a developer-box policy in mode none refuses every guarded escape thro
       await refused(h, c, "tar -cf a.tar -T list", "tar-files-from");
     });
 
+    await t.step(
+      "the audit records the argv that runs, git's safety options included",
+      async () => {
+        await makeCase(h, "audit");
+        const result = await h.call("run_command", { command: "git status --short", cwd: "audit" });
+        equal(result.code, "OK", JSON.stringify(result));
+        const records = await h.records();
+        const attempt = records.findLast((record) =>
+          record.command_raw === "git status --short" && record.verdict === "allow"
+        );
+        ok(attempt !== undefined);
+        const argv = attempt.argv as string[];
+        equal(argv[0], "git");
+        ok(
+          argv.includes("--no-pager") && argv.includes("core.hooksPath=/dev/null"),
+          argv.join(" "),
+        );
+        equal(argv.slice(-2).join(" "), "status --short");
+      },
+    );
+
     await t.step("an awk program and a sed script are not path-checked: /re/ is text", async () => {
-      const awk = await h.call("run_command", { command: "awk '/one/{print}' f.txt", cwd: "lists" });
+      const awk = await h.call("run_command", {
+        command: "awk '/one/{print}' f.txt",
+        cwd: "lists",
+      });
       equal(awk.code, "OK", JSON.stringify(awk));
       equal(awk.stdout, "one\n");
       const sed = await h.call("run_command", { command: "sed -n '/one/p' f.txt", cwd: "lists" });
