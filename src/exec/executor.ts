@@ -9,7 +9,6 @@
  * @module
  */
 import type { Policy, ResolvedCommand } from "../config/types.ts";
-import { commandHardening } from "../policy/mod.ts";
 import { detectHostLayout, jailRootRefusal, SANDBOX_UID } from "../sandbox/mod.ts";
 import {
   chainTools,
