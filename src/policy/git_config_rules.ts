@@ -6,8 +6,8 @@
  * repository's), driver keys are named by the repository (`filter.<x>.clean`),
  * and local transports drop our `-c` altogether. So the entries below are
  * refused outright rather than overridden; `git_safety.ts`' overrides stay as
- * a second line. Values that name files are judged by the caller
- * (`git_repository.ts`), which can resolve paths.
+ * a second line. Values that name files, `core.worktree` among them, are
+ * judged by the caller (`git_repository.ts`), which can resolve paths.
  *
  * @module
  */
@@ -52,9 +52,6 @@ export function refusedConfigEntry(entry: GitConfigEntry): string | null {
   }
   if (section === "url") {
     return "rewrites remote URLs (url.<base>.insteadOf), so htmcp cannot tell where git connects";
-  }
-  if (section === "core" && name === "worktree") {
-    return "moves the work tree (core.worktree), so git would read and write another folder";
   }
   if (section === "remote" && (name === "uploadpack" || name === "receivepack")) {
     return `names the program run as the remote end (remote.*.${name}); git keeps the repository's first value over htmcp's override`;

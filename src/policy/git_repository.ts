@@ -6,7 +6,7 @@
  *
  * - a `.git` file (gitfile), `commondir`, or `--git-dir` leading outside the jail;
  * - configuration git cannot be kept from using (`git_config_rules.ts`):
- *   includes, URL rewrites, `core.worktree`, `remote.*.uploadpack`/
+ *   includes, URL rewrites, `remote.*.uploadpack`/
  *   `receivepack`/`vcs`, local or `file://` remote URLs, and every key that
  *   names a program;
  * - any configuration value that, read as a path (as `blame.ignoreRevsFile`,
@@ -14,7 +14,10 @@
  *   outside the jail from the cwd, the work tree or the git folder, following
  *   symlinks; `~`, `%(prefix)` and `file:` values are refused outright;
  * - `objects/info/alternates` entries leading outside the jail;
- * - a work tree (`--work-tree`, `git worktree add PATH`) inside a git
+ * - the same, for every submodule git folder (`modules/...`) and every
+ *   submodule `.gitmodules` lists, since git runs inside those too;
+ * - a `core.worktree` (read from the git folder) leading outside the jail;
+ * - a work tree (`--work-tree`, `git worktree add PATH`, `core.worktree`) inside a git
  *   folder, which would let checkout write `.git/config` or hooks.
  *
  * Discovery is over-inclusive on purpose: every `.git` (folder or file) and
@@ -51,6 +54,8 @@ export interface GitRepositoryReader {
    * exist, or an error sentence (unreadable, larger than `limitBytes`, not UTF-8).
    */
   readText(path: string, limitBytes: number): Promise<string | null | { readonly error: string }>;
+  /** The names in the real folder `path`, or an error sentence. */
+  list(path: string): Promise<readonly string[] | { readonly error: string }>;
 }
 
 /** The check's verdict. */
@@ -73,6 +78,8 @@ const CONFIG_LIMIT_BYTES = 256 * 1024;
 const MAX_CONFIG_ENTRIES = 2_000;
 /** git follows alternates five levels deep (`object-file.c`); deeper is refused. */
 const MAX_ALTERNATE_DEPTH = 5;
+const MAX_MODULE_DEPTH = 6;
+const MAX_MODULE_FOLDERS = 256;
 
 class Refusal extends Error {}
 
@@ -146,11 +153,53 @@ class Inspection {
     const files = [
       ...new Set([`${common}/config`, `${gitDir}/config.worktree`, `${common}/config.worktree`]),
     ];
-    for (const file of files) await this.configFile(file, [...bases, gitDir]);
+    for (const file of files) await this.configFile(file, gitDir, [...bases, gitDir]);
     await this.alternates(`${common}/objects`, 0);
+    // Submodules' git folders (`modules/<name>`, nested for nested
+    // submodules): status, diff and fetch run git inside them too.
+    await this.modules(`${common}/modules`, bases, 0);
+    const top = bases[bases.length - 1] as string;
+    await this.gitmodules(top, bases);
   }
 
-  async configFile(file: string, bases: readonly string[]): Promise<void> {
+  #visited = 0;
+
+  async modules(folder: string, bases: readonly string[], depth: number): Promise<void> {
+    if ((await this.kind(folder)) !== "directory") return;
+    if (depth > MAX_MODULE_DEPTH || ++this.#visited > MAX_MODULE_FOLDERS) {
+      refuse("the repository holds more submodule folders than htmcp vets");
+    }
+    const names = await this.#reader.list(await this.real(folder));
+    if (!Array.isArray(names)) refuse(`the folder "${folder}" cannot be listed`);
+    for (const name of names as readonly string[]) {
+      const entry = await this.real(`${folder}/${name}`);
+      if ((await this.kind(entry)) !== "directory") continue;
+      if ((await this.kind(`${entry}/HEAD`)) !== "missing") await this.gitDir(entry, bases);
+      await this.modules(entry, bases, depth + 1);
+      await this.modules(`${entry}/modules`, bases, depth + 1);
+    }
+  }
+
+  /** The submodules `.gitmodules` lists, whose own `.git` git enters. */
+  async gitmodules(top: string, bases: readonly string[]): Promise<void> {
+    const text = await this.readSmall(`${top}/.gitmodules`, "the .gitmodules file");
+    if (text === null) return;
+    const parsed = parseGitConfig(text);
+    if (!parsed.ok) refuse(`the .gitmodules file cannot be read as git reads it: ${parsed.why}`);
+    for (const entry of parsed.entries) {
+      if (entry.section !== "submodule" || entry.name !== "path" || entry.value === null) continue;
+      const folder = await this.insideJail(top, entry.value, "the submodule path");
+      const dotGit = `${folder}/.git`;
+      const kind = await this.kind(dotGit);
+      if (kind === "directory") await this.gitDir(await this.real(dotGit), [...bases, folder]);
+      else if (kind === "file") {
+        if (await this.isSymlink(dotGit)) refuse(`"${dotGit}" is a symlink to a gitfile`);
+        await this.gitDir(await this.followGitFile(dotGit), [...bases, folder]);
+      }
+    }
+  }
+
+  async configFile(file: string, gitDir: string, bases: readonly string[]): Promise<void> {
     const text = await this.readSmall(file, `the configuration file "${file}"`);
     if (text === null) return;
     const parsed = parseGitConfig(text);
@@ -166,6 +215,13 @@ class Inspection {
       }
       const why = refusedConfigEntry(entry);
       if (why !== null) refuse(`the repository's configuration (${file}) ${why}`);
+      if (entry.section === "core" && entry.name === "worktree") {
+        // git reads core.worktree relative to the git folder (a submodule's
+        // is `../../../sub`): it must stay in the jail and out of git folders.
+        const tree = await this.insideJail(gitDir, entry.value ?? "", "core.worktree");
+        if (this.isInGitDir(tree)) refuse(`core.worktree "${entry.value}" is inside a git folder`);
+        continue;
+      }
       if (entry.value !== null) await this.configValue(file, entry.value, bases);
     }
   }

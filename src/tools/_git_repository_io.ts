@@ -34,6 +34,15 @@ export function gitRepositoryReader(jailRoot: string): GitRepositoryReader {
         return "other";
       }
     },
+    async list(path) {
+      try {
+        const names: string[] = [];
+        for await (const entry of Deno.readDir(path)) names.push(entry.name);
+        return names.sort();
+      } catch (error) {
+        return { error: errorName(error) };
+      }
+    },
     async readText(path, limitBytes) {
       try {
         const info = await Deno.lstat(path);

@@ -330,6 +330,53 @@ Deno.test("the repository check follows -C and --git-dir to the repository git w
   });
 });
 
+Deno.test("the repository check inspects submodules' git folders, where status runs git too", async () => {
+  await withBox(async (box) => {
+    const sub = `${box.base}/sub-src`;
+    equal((await git(box.base, ["init", "-q", sub])).code, 0);
+    await Deno.writeTextFile(`${sub}/g.txt`, "g\n");
+    equal((await git(sub, ["add", "g.txt"])).code, 0);
+    equal((await git(sub, ["commit", "-qm", "g"])).code, 0);
+    const added = await git(box.jail, [
+      "-c",
+      "protocol.file.allow=always",
+      "submodule",
+      "add",
+      "-q",
+      sub,
+      "sub",
+    ]);
+    equal(added.code, 0, added.err);
+    // A submodule cloned from the network has a network URL.
+    const setUrl = ["remote", "set-url", "origin", "https://example.com/s.git"];
+    equal((await git(`${box.jail}/sub`, setUrl)).code, 0);
+    await setConfig(box, "submodule.sub.url", "https://example.com/s.git");
+    ok((await check(box, ["status"])).ok, "a clean submodule passes");
+    const canary = `${box.base}/canary`;
+    equal(
+      (await git(`${box.jail}/sub`, ["config", "filter.x.clean", `touch ${canary}; cat`])).code,
+      0,
+    );
+    await Deno.writeTextFile(`${box.jail}/sub/.gitattributes`, "*.txt filter=x\n");
+    await Deno.writeTextFile(`${box.jail}/sub/g.txt`, "h\n"); // same size: git must hash it
+    await git(box.jail, ["status"], { hardened: true, jail: box.jail });
+    ok((await Deno.lstat(canary)).isFile, "status in the superproject ran the submodule's filter");
+    const verdict = await check(box, ["status"]);
+    ok(!verdict.ok);
+    match(verdict.reason, /modules|names a program/);
+  });
+});
+
+Deno.test("the repository check inspects a submodule .gitmodules lists with its own .git folder", async () => {
+  await withBox(async (box) => {
+    await Deno.mkdir(`${box.jail}/inner`);
+    equal((await git(`${box.jail}/inner`, ["init", "-q", "."])).code, 0);
+    equal((await git(`${box.jail}/inner`, ["config", "core.fsmonitor", "x"])).code, 0);
+    await Deno.writeTextFile(`${box.jail}/.gitmodules`, '[submodule "inner"]\n\tpath = inner\n');
+    ok(!(await check(box, ["status"])).ok);
+  });
+});
+
 Deno.test("git with htmcp's hardening finds no repository above the jail (GIT_CEILING_DIRECTORIES)", async () => {
   await withBox(async (box) => {
     // The box's jail is a repository; a folder below it stands for a jail inside a checkout.
