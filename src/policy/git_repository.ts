@@ -332,7 +332,14 @@ async function inspect(context: GitRepositoryContext, reader: GitRepositoryReade
 
   if (locations.gitDir !== null) {
     let gitDir = await inspection.insideJail(cwd, locations.gitDir, "the git folder");
-    if ((await inspection.kind(gitDir)) === "file") gitDir = await inspection.followGitFile(gitDir);
+    if ((await inspection.kind(gitDir)) === "file") {
+      // A relative gitfile is read against the folder of the path as given;
+      // through a symlink that is not the target's folder: refuse the ambiguity.
+      if (await inspection.isSymlink(posix.resolve(cwd, locations.gitDir))) {
+        refuse(`the git folder "${locations.gitDir}" is a symlink to a gitfile`);
+      }
+      gitDir = await inspection.followGitFile(gitDir);
+    }
     await inspection.gitDir(gitDir, [cwd, workTree ?? cwd]);
   } else {
     // Every candidate from the cwd up to the jail root, whichever git would pick.

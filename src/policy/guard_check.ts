@@ -196,3 +196,17 @@ export function needsGitRepositoryCheck(
     guard.match.some((match) => match.kind === "git-repository")
   );
 }
+
+/**
+ * The refusal sentence when the repository check (`inspectGitRepository`)
+ * refuses a git command, in the same form as every other guard's.
+ *
+ * @param typed The command word as typed.
+ * @param reason The repository check's reason.
+ */
+export function describeRepositoryRefusal(typed: string, reason: string): string {
+  const guard = GUARDS.find((item) => item.match.some((match) => match.kind === "git-repository"));
+  if (guard === undefined) throw new RangeError("The git-repository guard is missing.");
+  return `Cannot run "${typed}": guard "${guard.name}" refuses it because ${reason} ` +
+    `(see ${guard.source}).`;
+}

@@ -24,7 +24,7 @@ export {
   gitSafetyEnv,
 } from "./git_safety.ts";
 export { ruleWordMatches } from "./rules.ts";
-export { needsGitRepositoryCheck } from "./guard_check.ts";
+export { describeRepositoryRefusal, needsGitRepositoryCheck } from "./guard_check.ts";
 export {
   type GitPathResolution,
   type GitRepositoryContext,

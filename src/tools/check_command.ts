@@ -8,6 +8,7 @@
  */
 import type { Policy, ResolvedCommand } from "../config/types.ts";
 import {
+  describeRepositoryRefusal,
   evaluateCommand,
   inspectGitRepository,
   needsGitRepositoryCheck,
@@ -90,9 +91,7 @@ export async function checkCommand(
       return {
         ok: false,
         code: "POLICY_DENIED",
-        reason: `Cannot run "${
-          decision.argv[0]
-        }": guard "git-repository" refuses it because ${repository.reason}.`,
+        reason: describeRepositoryRefusal(decision.argv[0] as string, repository.reason),
         argv: decision.argv,
         cwd: cwd.value,
       };
