@@ -276,3 +276,29 @@ Deno.test("a developer-box policy in mode none refuses every guarded escape thro
     await h.close();
   }
 });
+
+Deno.test("with the git guards switched off, git itself still refuses the local transport the run specification forbids", async () => {
+  const h = await startHarness({
+    allow: ALLOW,
+    extraToml: '[guards]\ndisable = ["git-local-transport", "git-repository"]\n',
+  });
+  try {
+    const description = await h.call("describe_policy", {}) as unknown as { sandbox: string };
+    ok(description.sandbox.startsWith("Commands run as the server's user"), "mode none");
+    const c = await makeCase(h, "envlayer");
+    await gitOk(c.cwd, "init", "-q", "--bare", "dst.git");
+    const hook = await plantProgram(c);
+    await Deno.copyFile(hook, `${c.cwd}/dst.git/hooks/pre-receive`);
+    await Deno.chmod(`${c.cwd}/dst.git/hooks/pre-receive`, 0o755);
+    const result = await h.call("run_command", {
+      command: "git push ./dst.git HEAD:refs/heads/x",
+      cwd: "envlayer",
+    });
+    equal(result.code, "OK", JSON.stringify(result));
+    ok(result.exit_code !== 0, "git refused the push");
+    ok(result.stderr.includes("transport 'file' not allowed"), result.stderr);
+    await canariesAbsent(c, "the other repository's hook");
+  } finally {
+    await h.close();
+  }
+});
