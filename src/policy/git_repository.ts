@@ -45,6 +45,11 @@ export type GitPathResolution =
 
 /** The file access the repository check needs, injected by the check step. */
 export interface GitRepositoryReader {
+  /**
+   * Whether the absolute `path` is the jail or below it: the jail's own
+   * segment-wise predicate, so that this check and the path check agree.
+   */
+  isInsideJail(path: string): boolean;
   /** Resolves `path` (absolute, or relative to the real folder `base`), following symlinks. */
   resolve(base: string, path: string): Promise<GitPathResolution>;
   /** What is at `path` itself (a symlink is not followed). */
@@ -87,32 +92,28 @@ function refuse(reason: string): never {
   throw new Refusal(reason);
 }
 
-function inside(jailRoot: string, path: string): boolean {
-  return path === jailRoot || path.startsWith(`${jailRoot}/`);
-}
-
 class Inspection {
   readonly #reader: GitRepositoryReader;
-  readonly #jail: string;
   /** Real paths of the git folders and common folders seen, for the work-tree rule. */
   readonly gitDirs: string[] = [];
   /** Remote names configured in any inspected repository (`[remote "name"]`). */
   readonly remoteNames = new Set<string>();
-  constructor(reader: GitRepositoryReader, jailRoot: string) {
+  constructor(reader: GitRepositoryReader) {
     this.#reader = reader;
-    this.#jail = jailRoot;
   }
 
   /** Resolves and requires the result inside the jail; `what` names it in the refusal. */
   async insideJail(base: string, path: string, what: string): Promise<string> {
-    if (!inside(this.#jail, posix.resolve(base, path))) {
+    if (!this.#reader.isInsideJail(posix.resolve(base, path))) {
       refuse(`${what} "${path}" leads outside the jail`);
     }
     const resolved = await this.#reader.resolve(base, path);
     if (!resolved.ok) {
       refuse(`${what} "${path}" cannot be shown to stay inside the jail (${resolved.why})`);
     }
-    if (!inside(this.#jail, resolved.path)) refuse(`${what} "${path}" leads outside the jail`);
+    if (!this.#reader.isInsideJail(resolved.path)) {
+      refuse(`${what} "${path}" leads outside the jail`);
+    }
     return resolved.path;
   }
 
@@ -319,7 +320,7 @@ function worktreeAddPaths(args: readonly string[]): string[] {
 
 async function inspect(context: GitRepositoryContext, reader: GitRepositoryReader): Promise<void> {
   const { jailRoot } = context;
-  const inspection = new Inspection(reader, jailRoot);
+  const inspection = new Inspection(reader);
   const locations = globalLocations(context.args);
   // git -C applies each folder in turn, relative to the previous one.
   let cwd = context.cwd;
@@ -361,7 +362,7 @@ async function inspect(context: GitRepositoryContext, reader: GitRepositoryReade
           await inspection.gitDir(dir, [cwd, dir]);
         }
       }
-      if (dir === jailRoot || !inside(jailRoot, posix.dirname(dir))) break;
+      if (dir === jailRoot || !reader.isInsideJail(posix.dirname(dir))) break;
     }
   }
 

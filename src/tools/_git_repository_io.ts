@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { resolveFollowingSymlinks } from "../jail/mod.ts";
+import { isInside, resolveFollowingSymlinks } from "../jail/mod.ts";
 import type { GitRepositoryReader } from "../policy/mod.ts";
 
 function errorName(error: unknown): string {
@@ -20,6 +20,7 @@ function errorName(error: unknown): string {
  */
 export function gitRepositoryReader(jailRoot: string): GitRepositoryReader {
   return {
+    isInsideJail: (path) => isInside(jailRoot, path),
     resolve: (base, path) => resolveFollowingSymlinks(jailRoot, base, path),
     async kind(path) {
       try {
