@@ -14,7 +14,6 @@
  */
 import type { Policy, ResolvedCommand } from "../config/types.ts";
 import { sandboxOptOutRefusal } from "../config/mod.ts";
-import { commandHardening } from "../policy/mod.ts";
 import {
   chooseRunAs,
   detectHostLayout,
@@ -56,7 +55,7 @@ import type {
 export interface ExecutorOptions {
   /** Override tool locations (default: `/usr/bin/...`). */
   readonly tools?: Partial<LauncherTools>;
-  /** Per-command hardening; default `commandHardening` from `src/policy/` (git's safe config). */
+  /** Extra per-command argv/env for tests; production passes the policy's run specification instead. */
   readonly hardening?: (command: ResolvedCommand) => CommandHardening;
   /** How long the polite kill may take before the launcher is SIGKILLed (default 3000 ms). */
   readonly killGraceMs?: number;
@@ -157,7 +156,9 @@ export async function createExecutor(
   const settings: RunSettings = Object.freeze({
     plan,
     policy,
-    hardening: options.hardening ?? commandHardening,
+    // The policy's run specification already carries git's safety options
+    // and environment (what runs is what was audited); no second layer adds any.
+    hardening: options.hardening ?? null,
     killGraceMs: options.killGraceMs ?? 3_000,
   });
   return { ok: true, executor: new ContainedExecutor(settings, description) };

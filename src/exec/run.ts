@@ -45,7 +45,11 @@ export async function runContained(
   if (early !== null) return early;
   const hardening = settings.hardening?.(request.command) ?? null;
   const args = [...(hardening?.prependArgs ?? []), ...request.args];
-  const commandEnv = { ...settings.policy.childEnv, ...(hardening?.env ?? {}) };
+  const commandEnv = {
+    ...settings.policy.childEnv,
+    ...(request.env ?? {}),
+    ...(hardening?.env ?? {}),
+  };
   const argv = buildLaunchArgv(settings.plan, settings.policy, {
     path: request.command.path,
     args,

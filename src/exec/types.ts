@@ -30,6 +30,8 @@ export interface ExecRequest {
   readonly command: ResolvedCommand;
   /** argv after the command word, passed verbatim (never re-tokenized, never a shell). */
   readonly args: readonly string[];
+  /** Variables added to the child environment (the policy's run specification). */
+  readonly env?: Readonly<Record<string, string>>;
   /** The jail-confined real path to run in. */
   readonly cwd: string;
   /** Redacts secrets from text (output when `redactor` is absent, and reason sentences). */

@@ -18,8 +18,8 @@
 
 import type { Policy } from "../config/types.ts";
 import { basenameOf, resolveCommandWord } from "./command_word.ts";
-import { describeGuardHit, findGuardHit } from "./guard_check.ts";
-import { gitDiffSafetyArgs, isGit } from "./git_safety.ts";
+import { describeGuardHit, findGuardHit, programWordIndexes } from "./guard_check.ts";
+import { commandHardening, gitDiffSafetyArgs, isGit } from "./git_safety.ts";
 import { SYSTEM_POLICY_IO } from "./real_path_io.ts";
 import { findRuleHit } from "./rules.ts";
 import { checkArgSchema } from "./arg_schema.ts";
@@ -36,10 +36,12 @@ function deny(reason: string, argv: readonly string[]): Decision {
  * @param raw The command text, already snapshotted by the caller.
  * @param policy The loaded, frozen policy.
  * @param io Resolves a path-qualified command word; defaults to `Deno.realPathSync`.
- * @returns On success, the argv to run (for git, with `--no-ext-diff` /
+ * @returns On success, the typed argv (for git, with `--no-ext-diff` /
  *   `--no-textconv` inserted after diff-family subcommands unless the
- *   `git-diff-drivers` guard is disabled) and the allowlisted command;
- *   otherwise `POLICY_DENIED` or `PARSE_ERROR` with a sentence.
+ *   `git-diff-drivers` guard is disabled), the allowlisted command and the
+ *   complete run specification (`run`: path, every argument including git's
+ *   safety options, extra environment); otherwise `POLICY_DENIED` or
+ *   `PARSE_ERROR` with a sentence.
  * @throws {TypeError} When `raw` is not a string.
  *
  * @example
@@ -128,9 +130,20 @@ function evaluateSplit(split: SplitResult, policy: Policy, io: PolicyIo): Decisi
   const runArgs = isGit(command) && !policy.disabledGuards.has("git-diff-drivers")
     ? gitDiffSafetyArgs(args)
     : args;
+  const programWords = programWordIndexes(names, args);
+  const hardening = commandHardening(command, policy.jailRoot);
   return {
     ok: true,
     argv: Object.freeze([first.text, ...runArgs]),
+    run: Object.freeze({
+      path: command.path,
+      args: Object.freeze([...hardening.prependArgs, ...runArgs]),
+      env: Object.freeze({ ...hardening.env }),
+    }),
+    pathArgv: Object.freeze([
+      first.text,
+      ...args.map((word, index) => programWords.has(index) ? "" : word),
+    ]),
     command,
     ruleWarnings: Object.freeze(ruleWarnings),
     reason:

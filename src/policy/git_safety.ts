@@ -8,20 +8,18 @@
  * precedence (git-config(1), "FILES"), and the environment variables win
  * over the configuration keys they shadow.
  *
- * Known limit, stated plainly: git has no switch that ignores repository
- * configuration as a whole, and keys keyed by a driver name the repository
- * chooses (`filter.<name>.clean/smudge/process`, `merge.<name>.driver`,
- * `remote.<name>.uploadpack` for names other than `origin`) cannot be
- * overridden in advance. A planted `.git/config` plus `.gitattributes` can
- * still run a filter on `git add`, `status`, `diff` or `checkout`. Diff
- * drivers and textconv are closed by `--no-ext-diff --no-textconv`
- * (`gitDiffSafetyArgs`). The kernel sandbox is the layer that contains the
- * rest; do not allowlist git for jails whose `.git/` the model can write
- * without it.
+ * git has no switch that ignores repository configuration as a whole, and
+ * keys keyed by a driver name the repository chooses
+ * (`filter.<name>.clean/smudge/process`, `merge.<name>.driver`,
+ * `remote.<name>.uploadpack`) cannot be overridden in advance; those are
+ * refused before git runs by the repository check (`git_repository.ts`),
+ * and the overrides here are the second line. Diff drivers and textconv are
+ * also closed by `--no-ext-diff --no-textconv` (`gitDiffSafetyArgs`).
  *
  * @module
  */
 
+import { posix } from "node:path";
 import type { ResolvedCommand } from "../config/types.ts";
 import { basenameOf } from "./command_word.ts";
 import { splitGitArgs } from "./git_args.ts";
@@ -76,6 +74,15 @@ const GIT_ENV: Readonly<Record<string, string>> = Object.freeze({
   // core.gitProxy is "first value wins", so `-c` cannot override a planted
   // one; a set (even empty) GIT_PROXY_COMMAND makes git skip the key.
   GIT_PROXY_COMMAND: "",
+  // Local transports (`git push ../x.git`, `file://`, a remote whose URL is
+  // a path) start receive-pack/upload-pack in the other repository without
+  // GIT_CONFIG_PARAMETERS, so our core.hooksPath does not reach it and its
+  // hooks run. With this list git itself refuses every transport but these
+  // ("transport 'file' not allowed"), whatever configuration, insteadOf
+  // rewrite or legacy remotes file named the address; the variable wins
+  // over protocol.*.allow in any configuration (transport.c). ext:: is not
+  // listed either.
+  GIT_ALLOW_PROTOCOL: "http:https:ssh:git",
 });
 
 /**
@@ -158,6 +165,8 @@ export function isGit(command: ResolvedCommand): boolean {
  * git's safety options and variables for git, nothing for other commands.
  *
  * @param command The allowlisted command about to run.
+ * @param jailRoot The jail's real path: git gets `GIT_CEILING_DIRECTORIES`
+ *   set to its parent, so it never discovers a repository above the jail.
  * @returns `prependArgs` go before the decision's `argv.slice(1)`; `env`
  *   entries override the child environment.
  *
@@ -170,7 +179,16 @@ export function isGit(command: ResolvedCommand): boolean {
  * // env.GIT_CONFIG_GLOBAL === "/dev/null"
  * ```
  */
-export function commandHardening(command: ResolvedCommand): CommandHardening {
+export function commandHardening(
+  command: ResolvedCommand,
+  jailRoot: string | null = null,
+): CommandHardening {
   if (!isGit(command)) return { prependArgs: [], env: {} };
-  return { prependArgs: gitSafetyArgs(), env: gitSafetyEnv() };
+  // git looks for a repository up from the cwd, past the jail root unless
+  // told otherwise: a jail inside a checkout would let `git log` read the
+  // host repository. The ceiling is the jail's parent, so the jail root
+  // itself can still be the work tree; the sandbox mounts the jail at the
+  // same path, so the value holds in both modes.
+  const ceiling = jailRoot === null ? {} : { GIT_CEILING_DIRECTORIES: posix.dirname(jailRoot) };
+  return { prependArgs: gitSafetyArgs(), env: { ...gitSafetyEnv(), ...ceiling } };
 }

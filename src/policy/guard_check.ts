@@ -4,11 +4,15 @@
  * @module
  */
 
+import type { ResolvedCommand } from "../config/types.ts";
 import { awkInvocation, findAwkProgramDanger } from "./awk_program.ts";
+import { basenameOf } from "./command_word.ts";
 import { matchFlag } from "./flags.ts";
 import { splitGitArgs, unknownGlobalOption } from "./git_args.ts";
+import { explicitGitAddresses, isLocalGitAddress } from "./git_urls.ts";
 import { type FlagScope, type Guard, type GuardMatch, GUARDS } from "./guards.ts";
 import { findSedScriptDanger, sedScripts } from "./sed_script.ts";
+import { remoteArchiveName } from "./tar_archive.ts";
 
 /** One guard refusing one argv. */
 export interface GuardHit {
@@ -92,13 +96,56 @@ function findMatch(match: GuardMatch, args: readonly string[]): Found {
           why: "loads program code from a file or library, or writes a file",
         };
       }
+      if (awk.specialAssignment !== null) {
+        return {
+          what: `the assignment "${awk.specialAssignment}"`,
+          why: "sets a variable through which awk chooses the files it reads",
+        };
+      }
       for (const program of awk.programs) {
         const danger = findAwkProgramDanger(program);
         if (danger !== null) return { what: `the program "${program}"`, why: danger };
       }
       return null;
     }
+    case "git-local-transport": {
+      const git = splitGitArgs(args);
+      if (git.subcommand === null) return null;
+      const local = explicitGitAddresses(git.subcommand, git.rest).find(isLocalGitAddress);
+      return local === undefined ? null : { what: `the repository address "${local}"`, why: null };
+    }
+    case "git-repository":
+      // Needs the files on disk: the check step runs `inspectGitRepository`.
+      return null;
+    case "tar-remote-archive": {
+      const name = remoteArchiveName(args);
+      return name === null ? null : { what: `the archive "${name}"`, why: null };
+    }
   }
+}
+
+/**
+ * Indexes (into `args`) of the words that are sed scripts or awk programs
+ * for a command the sed or awk guard covers: program text, not paths, so
+ * the argument path check must not read `awk '/re/{print}'` as the absolute
+ * path `/re/{print}`. Empty when the option parse was not certain (then
+ * every word is path-checked, which can only over-refuse). The guard's own
+ * enablement does not matter: a script is not a path either way.
+ *
+ * @param names The command's allowlisted name and the basename of its real path.
+ * @param args The arguments after the command word.
+ */
+export function programWordIndexes(
+  names: readonly string[],
+  args: readonly string[],
+): ReadonlySet<number> {
+  const covers = (kind: GuardMatch["kind"]) =>
+    GUARDS.some((guard) =>
+      guardAppliesTo(guard, names) && guard.match.some((match) => match.kind === kind)
+    );
+  if (covers("sed-script")) return new Set(sedScripts(args).scriptIndexes);
+  if (covers("awk-program")) return new Set(awkInvocation(args).programIndexes);
+  return new Set();
 }
 
 /**
@@ -130,4 +177,36 @@ export function describeGuardHit(typed: string, hit: GuardHit): string {
   const subject = hit.what === null ? `"${typed}"` : `"${typed}" with ${hit.what}`;
   return `Cannot run ${subject}: guard "${hit.guard.name}" refuses it because it ${hit.why} ` +
     `(see ${hit.guard.source}).`;
+}
+
+/**
+ * Whether the check step must run the repository check (`git_repository.ts`)
+ * for this command: it is git and the `git-repository` guard is on.
+ *
+ * @param command The allowlisted command about to run.
+ * @param disabled Guard names the operator switched off.
+ */
+export function needsGitRepositoryCheck(
+  command: ResolvedCommand,
+  disabled: ReadonlySet<string>,
+): boolean {
+  const names = [command.name, basenameOf(command.realPath)];
+  return GUARDS.some((guard) =>
+    !disabled.has(guard.name) && guardAppliesTo(guard, names) &&
+    guard.match.some((match) => match.kind === "git-repository")
+  );
+}
+
+/**
+ * The refusal sentence when the repository check (`inspectGitRepository`)
+ * refuses a git command, in the same form as every other guard's.
+ *
+ * @param typed The command word as typed.
+ * @param reason The repository check's reason.
+ */
+export function describeRepositoryRefusal(typed: string, reason: string): string {
+  const guard = GUARDS.find((item) => item.match.some((match) => match.kind === "git-repository"));
+  if (guard === undefined) throw new RangeError("The git-repository guard is missing.");
+  return `Cannot run "${typed}": guard "${guard.name}" refuses it because ${reason} ` +
+    `(see ${guard.source}).`;
 }

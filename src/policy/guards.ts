@@ -40,7 +40,16 @@ export type GuardMatch =
   /** sed script commands that run programs or touch other files (`sed_script.ts`). */
   | { readonly kind: "sed-script" }
   /** awk programs and options that run programs or touch other files (`awk_program.ts`). */
-  | { readonly kind: "awk-program" };
+  | { readonly kind: "awk-program" }
+  /** A tar archive name GNU tar opens on another host (`tar_archive.ts`). */
+  | { readonly kind: "tar-remote-archive" }
+  /** A git repository address given explicitly that is a local or helper transport (`git_urls.ts`). */
+  | { readonly kind: "git-local-transport" }
+  /**
+   * The repository git will use, read from disk by the check step
+   * (`git_repository.ts`); nothing to match in the words alone.
+   */
+  | { readonly kind: "git-repository" };
 
 /** One built-in guard. */
 export interface Guard {
@@ -71,13 +80,17 @@ const GTFO = "https://gtfobins.github.io/gtfobins/";
  * config-driven launchers (`difftool`, `mergetool`, `help`, `submodule
  * foreach`, `credential`, `maintenance`...), `config` itself (which
  * writes those settings) and `range-diff` (whose inner `git log` runs
- * textconv drivers whatever options it is given) are left out.
+ * textconv drivers whatever options it is given) are left out. So are
+ * `sparse-checkout` (which writes lines of the model's choosing into a file
+ * that `cp` can then put over `.git/config`) and `checkout-index` (whose
+ * `--prefix` is text prepended to each path, so `--prefix=.gi` turns a
+ * tracked `t/config` into `.git/config`).
  */
 // deno-fmt-ignore
 export const GIT_SAFE_SUBCOMMANDS: readonly string[] = Object.freeze([
   "add", "am", "annotate", "apply", "archive", "bisect", "blame", "branch", "bundle",
   "cat-file", "check-attr", "check-ignore", "check-mailmap", "check-ref-format", "checkout",
-  "checkout-index", "cherry", "cherry-pick", "clean", "clone", "column", "commit",
+  "cherry", "cherry-pick", "clean", "clone", "column", "commit",
   "commit-graph", "commit-tree", "count-objects", "describe", "diff", "diff-files",
   "diff-index", "diff-tree", "fetch", "fmt-merge-msg", "for-each-ref", "format-patch", "fsck",
   "gc", "get-tar-commit-id", "grep", "hash-object", "index-pack", "init", "log", "ls-files",
@@ -86,7 +99,7 @@ export const GIT_SAFE_SUBCOMMANDS: readonly string[] = Object.freeze([
   "pack-objects", "pack-refs", "prune", "prune-packed", "pull", "push",
   "read-tree", "rebase", "reflog", "remote", "repack", "replace", "rerere", "reset", "restore",
   "rev-list", "rev-parse", "revert", "rm", "shortlog", "show", "show-branch", "show-index",
-  "show-ref", "sparse-checkout", "stash", "status", "stripspace", "switch", "symbolic-ref",
+  "show-ref", "stash", "status", "stripspace", "switch", "symbolic-ref",
   "tag", "unpack-file", "unpack-objects", "update-index", "update-ref", "var",
   "verify-commit", "verify-pack", "verify-tag", "version", "whatchanged", "worktree",
   "write-tree",
@@ -251,6 +264,49 @@ const ARGUMENT_GUARDS: readonly Guard[] = [
     }],
     reason: "runs any program (--to-command, --checkpoint-action=exec, -I, --rsh-command, -F)",
     source: `${GTFO}tar/`,
+  },
+  {
+    name: "tar-remote-archive",
+    commands: ["tar", "gtar", "bsdtar"],
+    match: [{ kind: "tar-remote-archive" }],
+    reason:
+      "opens an archive on another host through a remote shell (a colon before any / in the -f/--file name, without --force-local)",
+    source: "https://www.gnu.org/software/tar/manual/html_node/remote-tape-server.html",
+  },
+  {
+    name: "tar-files-from",
+    commands: ["tar", "gtar", "bsdtar"],
+    match: [{
+      kind: "flags",
+      scope: { in: "all", tarOldStyle: true },
+      flags: flags({ long: [{ name: "files-from", minPrefix: "files".length }], short: ["T"] }),
+    }],
+    reason:
+      "reads the names of the files to archive or extract from a file, out of reach of the argument path check (-T, --files-from)",
+    source: "https://www.gnu.org/software/tar/manual/html_node/files.html",
+  },
+  {
+    name: "files0-from",
+    commands: ["sort", "wc", "du"],
+    match: [{
+      kind: "flags",
+      scope: ALL,
+      flags: flags({ long: [anyPrefixLong("files0-from")] }),
+    }],
+    reason:
+      "reads the names of the files to open from a file, out of reach of the argument path check (--files0-from)",
+    source: "https://www.gnu.org/software/coreutils/manual/html_node/wc-invocation.html",
+  },
+  {
+    name: "diff-program",
+    commands: ["diff3", "sdiff"],
+    match: [{
+      kind: "flags",
+      scope: ALL,
+      flags: flags({ long: [anyPrefixLong("diff-program")] }),
+    }],
+    reason: "runs any program to compare the files (--diff-program)",
+    source: "https://www.gnu.org/software/diffutils/manual/html_node/Invoking-diff3.html",
   },
   {
     name: "tar-absolute-names",
@@ -423,6 +479,35 @@ const ARGUMENT_GUARDS: readonly Guard[] = [
     reason: "runs the trailer.<token>.cmd programs a repository's configuration names",
     source:
       "https://git-scm.com/docs/git-interpret-trailers#Documentation/git-interpret-trailers.txt-trailerlttokengtcmd",
+  },
+  {
+    name: "git-local-transport",
+    commands: ["git"],
+    match: [{ kind: "git-local-transport" }],
+    reason:
+      "uses a local, file:// or remote-helper transport, where receive-pack or upload-pack runs in the other repository without htmcp's overrides, with its hooks (only http, https, ssh and git addresses are allowed)",
+    source: "https://git-scm.com/docs/git#Documentation/git.txt-GITALLOWPROTOCOL",
+  },
+  {
+    name: "git-index-info",
+    commands: ["git"],
+    match: [{
+      kind: "flags",
+      scope: { in: "git-subcommand", subcommands: ["update-index"] },
+      flags: flags({ long: [anyPrefixLong("cacheinfo"), anyPrefixLong("index-info")] }),
+    }],
+    reason:
+      "puts any object at any path and mode in the index (--cacheinfo, --index-info), a step towards writing hooks or executables",
+    source:
+      "https://git-scm.com/docs/git-update-index#Documentation/git-update-index.txt---cacheinfoltmodegtltobjectgtltpathgt",
+  },
+  {
+    name: "git-repository",
+    commands: ["git"],
+    match: [{ kind: "git-repository" }],
+    reason:
+      "would use a repository whose own files make git run a program or reach outside the jail (a gitfile, commondir, alternates or configuration value leading out; includes, URL rewrites, core.worktree, remote.*.uploadpack/receivepack, local remote URLs or keys naming programs), or would check out into a git folder",
+    source: "https://git-scm.com/docs/git-config#_configuration_file",
   },
   {
     name: "git-subcommand",

@@ -8,7 +8,7 @@
  * @module
  */
 
-export type { Decision, PolicyIo, PolicyRefusalCode, TokenizeResult } from "./types.ts";
+export type { Decision, PolicyIo, PolicyRefusalCode, RunSpec, TokenizeResult } from "./types.ts";
 export { tokenize } from "./tokenize.ts";
 export { evaluateArgv, evaluateCommand } from "./evaluate.ts";
 export { SYSTEM_POLICY_IO } from "./real_path_io.ts";
@@ -25,3 +25,11 @@ export {
 } from "./git_safety.ts";
 export { ruleWordMatches } from "./rules.ts";
 export { type PathPlan, planPathChecks, type PlanResult } from "./path_model/mod.ts";
+export { describeRepositoryRefusal, needsGitRepositoryCheck } from "./guard_check.ts";
+export {
+  type GitPathResolution,
+  type GitRepositoryContext,
+  type GitRepositoryReader,
+  type GitRepositoryVerdict,
+  inspectGitRepository,
+} from "./git_repository.ts";

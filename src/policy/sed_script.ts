@@ -7,9 +7,10 @@
  *
  * The scanner follows GNU sed 4.9's grammar (compile.c) closely enough to
  * find command letters, and fails closed: text it cannot parse counts as
- * dangerous. Where the grammar is loose (labels, `a`/`i`/`c` text), it stops
- * early at `;`, so trailing text is parsed as commands: over-refusal, never
- * a miss.
+ * dangerous. Labels and `v`'s version end where GNU sed 4.9 ends them (at a
+ * blank, a newline or `;`: `:a e id` and `v 4.2 e id` run `id`), and `a`/`i`/`c`
+ * text at a newline; where the grammar is loose the scanner stops earlier
+ * than sed and parses the rest as commands: over-refusal, never a miss.
  *
  * @module
  */
@@ -19,11 +20,25 @@ import { longOptionName } from "./flags.ts";
 /** Where a sed invocation takes its script from. */
 export interface SedScripts {
   readonly scripts: readonly string[];
+  /**
+   * Indexes (into the arguments) of the words that hold script text, which
+   * names no path; empty when an option was not understood, so that every
+   * word stays subject to the path check.
+   */
+  readonly scriptIndexes: readonly number[];
   /** The first `-f`/`--file` value, or null. */
   readonly scriptFile: string | null;
 }
 
 const LONG_WITH_VALUE = ["expression", "file", "line-length"];
+/** GNU sed 4.9's long options without a separate value (`sed --help`). */
+// deno-fmt-ignore
+const PLAIN_LONG = [
+  "quiet", "silent", "debug", "follow-symlinks", "in-place", "posix", "regexp-extended",
+  "separate", "sandbox", "unbuffered", "null-data", "zero-terminated", "binary", "help", "version",
+];
+/** GNU sed 4.9's short options without a value (`-i` takes an attached suffix). */
+const PLAIN_SHORT = new Set([..."nrEsuzb"]);
 
 /** Resolves a long option abbreviation to one of `names`, conservatively (first prefix match). */
 function expandLong(name: string, names: readonly string[]): string | null {
@@ -36,24 +51,31 @@ function expandLong(name: string, names: readonly string[]): string | null {
  */
 export function sedScripts(args: readonly string[]): SedScripts {
   const scripts: string[] = [];
-  const operands: string[] = [];
+  const scriptIndexes: number[] = [];
+  const operands: number[] = [];
   let scriptFile: string | null = null;
   let sawScriptOption = false;
+  let understood = true;
   for (let index = 0; index < args.length; index++) {
     const word = args[index] as string;
     if (word === "--") {
-      operands.push(...args.slice(index + 1));
+      for (let rest = index + 1; rest < args.length; rest++) operands.push(rest);
       break;
     }
     const longName = longOptionName(word);
     if (longName !== null) {
       const option = expandLong(longName, LONG_WITH_VALUE);
-      if (option === null) continue;
+      if (option === null) {
+        if (expandLong(longName, PLAIN_LONG) === null) understood = false;
+        continue;
+      }
       const equals = word.indexOf("=");
-      const value = equals === -1 ? args[++index] : word.slice(equals + 1);
+      const valueIndex = equals === -1 ? ++index : index;
+      const value = equals === -1 ? args[valueIndex] : word.slice(equals + 1);
       if (value === undefined) continue;
       if (option === "expression") {
         scripts.push(value);
+        scriptIndexes.push(valueIndex);
         sawScriptOption = true;
       } else if (option === "file") {
         scriptFile ??= value;
@@ -63,23 +85,32 @@ export function sedScripts(args: readonly string[]): SedScripts {
     }
     if (word.startsWith("-") && word.length > 1) {
       for (let at = 1; at < word.length; at++) {
-        const letter = word[at];
+        const letter = word[at] as string;
         if (letter === "i") break; // -i[SUFFIX]: the rest is the suffix
         if (letter === "e" || letter === "f" || letter === "l") {
           const attached = word.slice(at + 1);
-          const value = attached.length > 0 ? attached : args[++index];
-          if (value !== undefined && letter === "e") scripts.push(value);
+          const valueIndex = attached.length > 0 ? index : ++index;
+          const value = attached.length > 0 ? attached : args[valueIndex];
+          if (value !== undefined && letter === "e") {
+            scripts.push(value);
+            scriptIndexes.push(valueIndex);
+          }
           if (value !== undefined && letter === "f") scriptFile ??= value;
           if (letter !== "l") sawScriptOption = true;
           break;
         }
+        if (!PLAIN_SHORT.has(letter)) understood = false;
       }
       continue;
     }
-    operands.push(word);
+    operands.push(index);
   }
-  if (!sawScriptOption && operands[0] !== undefined) scripts.push(operands[0]);
-  return { scripts, scriptFile };
+  const first = operands[0];
+  if (!sawScriptOption && first !== undefined) {
+    scripts.push(args[first] as string);
+    scriptIndexes.push(first);
+  }
+  return { scripts, scriptIndexes: understood ? scriptIndexes : [], scriptFile };
 }
 
 const NO_ARGUMENT_COMMANDS = new Set([
@@ -130,9 +161,22 @@ class SedReader {
   skipDigits(): void {
     while (/[0-9]/.test(this.peek())) this.position++;
   }
-  /** Consumes up to `;` or the end (labels, text): stopping early over-refuses. */
-  skipToSemicolon(): void {
-    while (!this.done && this.peek() !== ";") this.position++;
+  /**
+   * Consumes a label or version argument (`:a`, `b a`, `v 4.2`). GNU sed 4.9
+   * ends it at a blank, a newline or `;` and reads what follows as the next
+   * command (`:a e id` runs `id`), so only the characters a label is made of
+   * in practice are consumed: stopping earlier than sed can only over-refuse.
+   */
+  skipLabel(): void {
+    this.skipBlanks();
+    while (!this.done && /[A-Za-z0-9_.+-]/.test(this.peek())) this.position++;
+  }
+  /**
+   * Consumes the text of `a`, `i` or `c`. sed takes it to the end of the line
+   * (`a x\ne id` runs `id`); stopping at `;` as well only over-refuses.
+   */
+  skipText(): void {
+    while (!this.done && this.peek() !== ";" && this.peek() !== "\n") this.position++;
   }
   /** Consumes a delimited part (`/regex/`), honouring backslash escapes. False when unterminated. */
   skipDelimited(delimiter: string): boolean {
@@ -210,8 +254,13 @@ export function findSedScriptDanger(script: string): string | null {
     } else if (NUMBER_ARGUMENT_COMMANDS.has(command)) {
       reader.skipBlanks();
       reader.skipDigits();
-    } else if (LABEL_COMMANDS.has(command) || TEXT_COMMANDS.has(command)) {
-      reader.skipToSemicolon();
+    } else if (LABEL_COMMANDS.has(command)) {
+      // What follows the label is parsed as the next command, with or
+      // without a separator, exactly because sed does so.
+      reader.skipLabel();
+      continue;
+    } else if (TEXT_COMMANDS.has(command)) {
+      reader.skipText();
       continue;
     } else if (command === "s" || command === "y") {
       const delimiter = reader.next();

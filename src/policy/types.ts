@@ -16,6 +16,19 @@ export type TokenizeResult =
   | { readonly ok: false; readonly code: PolicyRefusalCode; readonly reason: string };
 
 /**
+ * Exactly what runs: the executor spawns `path` with `args` and adds `env`
+ * to the child environment, and the audit records the same `args`. Every
+ * argument the policy adds for safety (git's `--no-pager -c ...` and
+ * `--no-ext-diff --no-textconv`) is already in `args`, so what is audited is
+ * what runs.
+ */
+export interface RunSpec {
+  readonly path: string;
+  readonly args: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/**
  * The verdict on one command. `argv[0]` is the command word as typed; the
  * executor runs `command.path` with `argv.slice(1)` and never re-tokenizes.
  */
@@ -23,6 +36,14 @@ export type Decision =
   | {
     readonly ok: true;
     readonly argv: readonly string[];
+    /**
+     * The words the argument path check reads: the typed argv with sed
+     * scripts and awk programs blanked (`""`), since program text such as
+     * `/re/{print}` names no path. Same length and order as the typed argv.
+     */
+    readonly pathArgv: readonly string[];
+    /** The complete run specification (path, every argument, extra environment). */
+    readonly run: RunSpec;
     readonly command: ResolvedCommand;
     readonly reason: string;
     /**

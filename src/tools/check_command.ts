@@ -10,14 +10,26 @@
  */
 import { basename } from "node:path";
 import type { Policy, ResolvedCommand } from "../config/types.ts";
-import { type Decision, evaluateArgv, evaluateCommand, planPathChecks } from "../policy/mod.ts";
+import {
+  type Decision,
+  describeRepositoryRefusal,
+  evaluateArgv,
+  evaluateCommand,
+  inspectGitRepository,
+  needsGitRepositoryCheck,
+  planPathChecks,
+} from "../policy/mod.ts";
 import { CheckBudget, confineCwd, confinePlan } from "../jail/mod.ts";
+import { gitRepositoryReader } from "./_git_repository_io.ts";
 import type { ResultCode } from "../result/codes.ts";
+import type { RunSpec } from "../policy/mod.ts";
 
 export type CheckResult =
   | {
     readonly ok: true;
     readonly argv: readonly string[];
+    /** Exactly what runs (and what the audit records): the policy's run specification. */
+    readonly run: RunSpec;
     readonly command: ResolvedCommand;
     readonly cwd: string;
     readonly reason: string;
@@ -71,7 +83,8 @@ async function checkDecision(
   // per-argument check: they are one claim, "paths stay in the jail".
   const planned = policy.confineArgs
     ? planPathChecks(
-      decision.argv,
+      // pathArgv, not argv: sed scripts and awk programs are not paths.
+      decision.pathArgv,
       [decision.command.name, basename(decision.command.realPath)],
       // Only the kernel sandbox contains what no argument shows (tar -x).
       policy.sandbox.mode !== "none",
@@ -103,9 +116,27 @@ async function checkDecision(
       };
     }
   }
+  // A repository in the jail is untrusted input: its files are read (never
+  // run) and judged by the policy before git may use them.
+  if (needsGitRepositoryCheck(decision.command, policy.disabledGuards)) {
+    const repository = await inspectGitRepository(
+      { jailRoot: policy.jailRoot, cwd: cwd.value, args: decision.pathArgv.slice(1) },
+      gitRepositoryReader(policy.jailRoot),
+    );
+    if (!repository.ok) {
+      return {
+        ok: false,
+        code: "POLICY_DENIED",
+        reason: describeRepositoryRefusal(decision.argv[0] as string, repository.reason),
+        argv: decision.argv,
+        cwd: cwd.value,
+      };
+    }
+  }
   return {
     ok: true,
     argv: decision.argv,
+    run: decision.run,
     command: decision.command,
     cwd: cwd.value,
     reason: decision.ruleWarnings.length === 0

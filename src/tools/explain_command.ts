@@ -119,14 +119,13 @@ async function explainChecked(
   }
   const code = checked.ok ? "OK" : checked.code;
   const reason = checked.ok
-    ? `Would run ${checked.command.path} with ${
-      checked.argv.length - 1
-    } argument(s): ${checked.reason}`
+    ? `Would run ${checked.run.path} with ${checked.run.args.length} argument(s): ${checked.reason}`
     : checked.reason;
   await context.audit.writeExplain({
     ...base,
     command_raw: command,
-    argv: checked.argv,
+    // As run_command does: the argv that would run, the policy's safety options included.
+    argv: checked.ok ? [checked.argv[0] as string, ...checked.run.args] : checked.argv,
     verdict: checked.ok ? "allow" : "deny",
     code,
     reason,

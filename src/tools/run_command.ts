@@ -124,10 +124,12 @@ async function runChecked(
       });
       return makeResult(checked.code, { policyReason: checked.reason, startedAt });
     }
+    // The audit records the argv that runs: the command word and the run
+    // specification's arguments, the policy's safety options included.
     const attempt = await audit.writeAttempt({
       ...base,
       command_raw: command,
-      argv: checked.argv,
+      argv: [checked.argv[0] as string, ...checked.run.args],
       cwd: checked.cwd,
       verdict: "allow",
       code: null,
@@ -144,7 +146,8 @@ async function runChecked(
     const outcome = await context.executor.run({
       callId,
       command: checked.command,
-      args: checked.argv.slice(1),
+      args: checked.run.args,
+      env: checked.run.env,
       cwd: checked.cwd,
       redact: context.redactor.redact,
       // With the whole redactor the cap is placed around each secret exactly.

@@ -1,9 +1,12 @@
 /**
- * The executor applies `commandHardening` by default: a repository planted
- * in the jail with an fsmonitor program and hooks cannot make `git` run them.
+ * The executor runs exactly the policy's run specification: for git that
+ * carries the safety options and environment, so a repository planted in
+ * the jail with an fsmonitor program and hooks cannot make `git` run them,
+ * and the executor adds nothing of its own.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { evaluateCommand } from "../../src/policy/mod.ts";
 import { createRedactor } from "../../src/redact/mod.ts";
 import { setup } from "./_fixtures.ts";
 
@@ -24,9 +27,24 @@ Deno.test("git run through the executor ignores a planted fsmonitor and hooks (c
     await Deno.mkdir(join(s.jail, "hooks"));
     await Deno.copyFile(evil, join(s.jail, "hooks/post-checkout"));
     await Deno.chmod(join(s.jail, "hooks/post-checkout"), 0o755);
-    const status = await s.run("git", ["status"]);
+    const decision = evaluateCommand("git status", s.policy);
+    assert.ok(decision.ok, JSON.stringify(decision));
+    assert.ok(decision.run.args.includes("core.hooksPath=/dev/null"), "the spec carries -c");
+    assert.equal(decision.run.env.GIT_CONFIG_GLOBAL, "/dev/null");
+    const status = await s.executor.run({
+      callId: "1",
+      command: decision.command,
+      args: decision.run.args,
+      env: decision.run.env,
+      cwd: s.jail,
+      redact: (text) => text,
+    });
     assert.equal(status.code, "OK");
     await assert.rejects(Deno.stat(canary), Deno.errors.NotFound);
+    // The executor adds nothing itself: the bare argv runs the plant.
+    await s.run("git", ["status"]);
+    assert.ok((await Deno.stat(canary)).isFile, "the executor applied no hardening of its own");
+    await Deno.remove(canary);
     // Control: the same planted config does run when git is started without hardening.
     const raw = await s.run("sh", ["-c", "git status >/dev/null 2>&1; true"]);
     assert.equal(raw.code, "OK");

@@ -68,4 +68,7 @@ export const WIDE_ALLOW: readonly string[] = [
   "rsync",
   "head",
   "wc",
+  "du",
+  "diff3",
+  "sdiff",
 ];

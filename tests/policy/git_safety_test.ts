@@ -278,3 +278,56 @@ Deno.test("gitSafetyArgs() overrides the documented code-running keys and disabl
   equal(env.GIT_CONFIG_GLOBAL, "/dev/null");
   equal(env.GIT_TERMINAL_PROMPT, "0");
 });
+
+Deno.test("git hardening keeps the other repository's hooks from running on a local push (GIT_ALLOW_PROTOCOL)", async () => {
+  await plantedConfigCase(async (repo) => {
+    const dst = `${repo.dir}/dst.git`;
+    ok((await run(repo.dir, ["init", "-q", "--bare", dst])).success);
+    await Deno.copyFile(repo.evil, `${dst}/hooks/pre-receive`);
+    await Deno.chmod(`${dst}/hooks/pre-receive`, 0o755);
+    // A remote name, so that only the configuration says the transport is local.
+    await setConfig(repo, "remote.o.url", "dst.git");
+  }, "git push o HEAD:refs/heads/x");
+});
+
+Deno.test("git hardening refuses the file transport even when the repository allows it", async () => {
+  const repo = await makeRepo();
+  try {
+    ok((await run(repo.dir, ["init", "-q", "--bare", `${repo.dir}/dst.git`])).success);
+    await setConfig(repo, "protocol.file.allow", "always");
+    await setConfig(repo, "remote.o.url", "dst.git");
+    const hardened = await runHardened(repo, "git push o HEAD:refs/heads/x");
+    ok(!hardened.success);
+    ok(new TextDecoder().decode(hardened.stderr).includes("transport 'file' not allowed"));
+  } finally {
+    await Deno.remove(repo.dir, { recursive: true });
+  }
+});
+
+Deno.test("evaluateCommand() returns the complete run specification for git: every safety option is in it", () => {
+  const jail = Deno.makeTempDirSync({ prefix: "htmcp-spec-" });
+  try {
+    const policy = makePolicy({ jailRoot: jail });
+    const decision = evaluateCommand("git diff HEAD", policy);
+    ok(decision.ok);
+    equal(decision.run.path, decision.command.path);
+    deepEqual(decision.run.args, [
+      ...gitSafetyArgs(),
+      "diff",
+      "--no-ext-diff",
+      "--no-textconv",
+      "HEAD",
+    ]);
+    equal(decision.run.env.GIT_ALLOW_PROTOCOL, "http:https:ssh:git");
+    equal(
+      decision.run.env.GIT_CEILING_DIRECTORIES,
+      policy.jailRoot.slice(0, policy.jailRoot.lastIndexOf("/")),
+    );
+    const ls = evaluateCommand("ls -la", policy);
+    ok(ls.ok);
+    deepEqual(ls.run.args, ["-la"]);
+    deepEqual(ls.run.env, {});
+  } finally {
+    Deno.removeSync(jail, { recursive: true });
+  }
+});

@@ -59,6 +59,20 @@ const DANGEROUS_SED: readonly string[] = [
   "1!e id",
   "a x;e id",
   ":a;e id",
+  // GNU sed 4.9 ends labels and v's version at a blank or newline, not only at ";".
+  ":a e id",
+  ":a\te id",
+  ":a\ne id",
+  "v 4.2 e id",
+  "v;e id",
+  ":x;t x e id",
+  ":x;T x w out",
+  ":x;b x r /etc/passwd",
+  "b\ne id",
+  // a, i and c text ends at a newline.
+  "a foo\ne id",
+  "i foo\nw out",
+  "1c\\\nfoo\ne id",
   "s/x/y/ x",
   "s/x/y",
   "k",
@@ -98,6 +112,9 @@ const SAFE_AWK: readonly string[] = [
   "NF || NR",
   '{print "filesystem"}',
   "{ getline; print }",
+  "{ argv = 1; print argv }",
+  "{ closed = 1 }",
+  "/re/{print}",
 ];
 
 for (const program of SAFE_AWK) {
@@ -119,6 +136,16 @@ const DANGEROUS_AWK: readonly string[] = [
   '@load "filefuncs"',
   'BEGIN{f="sys" "tem"; @f("id")}',
   'BEGIN{extension("x")}',
+  // Files and the environment reached by expression, out of sight of the path check.
+  'BEGIN{ARGV[1]="\\057etc\\057shadow";ARGC=2} {print}',
+  "BEGIN{ARGV[ARGC++]=x}",
+  "{print ARGC}",
+  'BEGIN{print ENVIRON["HOME"]}',
+  'BEGIN{print PROCINFO["pid"]}',
+  'BEGIN{SYMTAB["ARGC"]=2}',
+  'BEGIN{FUNCTAB["x"]}',
+  'END{close("f")}',
+  "END{close (x)}",
 ];
 
 for (const program of DANGEROUS_AWK) {
@@ -187,6 +214,14 @@ for (const address of FRAGMENT_ADDRESSES) {
 for (const first of ["p", "s/a/b/", "1d", "h"]) {
   for (const second of FRAGMENT_COMMANDS) GENERATED.push(`${first};${second}`);
 }
+// Arguments that end at a blank or newline in GNU sed 4.9, followed by a command.
+for (const first of [":l", ":l;b l", ":l;t l", ":l;T l", "v", "v 4.2", "a t", "i t", "c t"]) {
+  for (const separator of [" ", "\t", "\n", ";"]) {
+    for (const second of ["e id", "w x", "r x", "W x", "R x", "s/a/b/e", "p"]) {
+      GENERATED.push(`${first}${separator}${second}`);
+    }
+  }
+}
 
 Deno.test("findSedScriptDanger() flags every script GNU sed --sandbox refuses (differential)", async () => {
   const misses: string[] = [];
@@ -210,5 +245,63 @@ Deno.test("findSedScriptDanger() accepts only scripts GNU sed --sandbox also acc
     if (findSedScriptDanger(script) !== null) continue;
     const gnu = await gnuSandboxRefuses(script);
     ok(!gnu.refused, script);
+  }
+});
+
+Deno.test("awkInvocation() marks the program word, so the path check never reads it as a path", () => {
+  deepEqual(awkInvocation(["/re/{print}", "f"]).programIndexes, [0]);
+  deepEqual(awkInvocation(["-F", ":", "/re/", "f"]).programIndexes, [2]);
+  deepEqual(awkInvocation(["-e", "/re/", "f"]).programIndexes, [1]);
+  deepEqual(awkInvocation(["-e/re/", "f"]).programIndexes, [0]);
+  deepEqual(awkInvocation(["--source", "/re/", "f"]).programIndexes, [1]);
+  deepEqual(awkInvocation(["-n", "/re/", "f"]).programIndexes, [1]);
+  deepEqual(
+    awkInvocation(["-q", "/etc/shadow"]).programIndexes,
+    [],
+    "an option htmcp does not know may take a value: nothing is exempt from the path check",
+  );
+  deepEqual(awkInvocation(["--unknown", "/etc/shadow"]).programIndexes, []);
+});
+
+Deno.test("awkInvocation() finds -v and operand assignments to the variables that choose files", () => {
+  equal(awkInvocation(["-v", "ARGC=3", "{print}", "f"]).specialAssignment, "ARGC=3");
+  equal(awkInvocation(["-vARGC=3", "{print}", "f"]).specialAssignment, "ARGC=3");
+  equal(awkInvocation(["--assign=ARGC=3", "{print}"]).specialAssignment, "ARGC=3");
+  equal(awkInvocation(["{print}", "ARGC=3", "f"]).specialAssignment, "ARGC=3");
+  equal(awkInvocation(["-e", "{print}", "ARGC=3"]).specialAssignment, "ARGC=3");
+  equal(awkInvocation(["-v", "n=3", "{print}", "x=1", "f"]).specialAssignment, null);
+  equal(awkInvocation(["ARGC=3"]).specialAssignment, null, "the first operand is the program");
+});
+
+Deno.test("sedScripts() marks the script words, and none when an option is not understood", () => {
+  deepEqual(sedScripts(["/re/d", "f"]).scriptIndexes, [0]);
+  deepEqual(sedScripts(["-n", "-e", "/re/p", "-e", "/x/d", "f"]).scriptIndexes, [2, 4]);
+  deepEqual(sedScripts(["-ne/re/p", "f"]).scriptIndexes, [0]);
+  deepEqual(sedScripts(["--expression=/re/p", "f"]).scriptIndexes, [0]);
+  deepEqual(sedScripts(["-E", "--posix", "/re/d", "f"]).scriptIndexes, [1 + 1]);
+  deepEqual(sedScripts(["-Q", "/etc/shadow"]).scriptIndexes, []);
+  deepEqual(sedScripts(["--bogus", "/etc/shadow"]).scriptIndexes, []);
+});
+
+Deno.test("GNU awk and sed really read a file named by expression or script the argv never shows", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "htmcp-awk-" });
+  try {
+    await Deno.writeTextFile(`${dir}/secret`, "TOP SECRET\n");
+    await Deno.writeTextFile(`${dir}/f`, "x\n");
+    // The path the attack reads is spelled with octal escapes only.
+    const octal = [...`${dir}/secret`].map((c) =>
+      `\\${c.charCodeAt(0).toString(8).padStart(3, "0")}`
+    )
+      .join("");
+    const awk = await new Deno.Command("awk", {
+      args: [`BEGIN{ARGV[1]="${octal}";ARGC=2} {print}`, "f"],
+      cwd: dir,
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    equal(new TextDecoder().decode(awk.stdout), "TOP SECRET\n");
+    ok(findAwkProgramDanger(`BEGIN{ARGV[1]="${octal}";ARGC=2} {print}`) !== null);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -46,7 +46,7 @@ const ESCAPES: readonly (readonly [string, (jail: JailFixture) => string])[] = [
   ["a key=PATH operand", () => "dd if=/etc/passwd of=copy"],
   ["a key=symlink operand", () => "dd if=file-link of=copy"],
   ["a response-file @PATH", () => "cat @/etc/passwd"],
-  ["a file: URL", () => "git ls-remote file:///etc"],
+  ["a file: URL", () => "cat file:///etc/passwd"],
   ["the jail's prefix-sharing sibling", (jail) => `cat ${jail.base}/jail-evil/x`],
   ["a relative path to the prefix-sharing sibling", () => "cat ../jail-evil/x"],
   ["a quoted ~ (home folder)", () => "cat '~/.ssh/id_rsa'"],

@@ -1,0 +1,77 @@
+/**
+ * Which entries of a repository's own configuration htmcp refuses to let
+ * git use. A `.git/config` in the jail is untrusted input (cloned, unpacked,
+ * or written by an earlier command), and command-line `-c` does not always
+ * win over it: `remote.<name>.uploadpack` keeps git's *first* value (the
+ * repository's), driver keys are named by the repository (`filter.<x>.clean`),
+ * and local transports drop our `-c` altogether. So the entries below are
+ * refused outright rather than overridden; `git_safety.ts`' overrides stay as
+ * a second line. Values that name files, `core.worktree` among them, are
+ * judged by the caller (`git_repository.ts`), which can resolve paths.
+ *
+ * @module
+ */
+
+import type { GitConfigEntry } from "./git_config.ts";
+import { isNetworkGitUrl } from "./git_urls.ts";
+
+/**
+ * Variable names whose value is a program (or a folder of programs) git
+ * runs, wherever they appear: `core.fsmonitor`, `core.editor`, `core.pager`,
+ * `core.askPass`, `core.sshCommand`, `core.gitProxy`,
+ * `core.alternateRefsCommand`, `core.hooksPath`, `diff.external`,
+ * `diff.<driver>.command`/`textconv`, `trailer.<t>.command`/`cmd`,
+ * `tar.<format>.command`, `difftool`/`mergetool`/`man`/`browser.<tool>.cmd`,
+ * `merge.<driver>.driver`, `filter.<driver>.clean`/`smudge`/`process`,
+ * `credential[.<url>].helper`, `gpg[.<format>].program`,
+ * `gpg.ssh.defaultKeyCommand`, `uploadpack.packObjectsHook`,
+ * `sendemail.sendmailCmd`/`smtpServer`, `init.templateDir`, `man.viewer`,
+ * `web.browser`/`help.browser`, `sequence.editor`.
+ */
+// deno-fmt-ignore
+const PROGRAM_NAMES: ReadonlySet<string> = new Set([
+  "fsmonitor", "editor", "pager", "askpass", "sshcommand", "gitproxy", "alternaterefscommand",
+  "hookspath", "external", "command", "textconv", "cmd", "driver", "clean", "smudge", "process",
+  "helper", "program", "defaultkeycommand", "packobjectshook", "sendmailcmd", "smtpserver",
+  "templatedir", "viewer", "browser",
+]);
+
+/** Sections whose `path` is a program (`mergetool.<tool>.path`, ...). */
+const TOOL_SECTIONS: ReadonlySet<string> = new Set(["difftool", "mergetool", "man", "browser"]);
+
+/**
+ * Why git must not use `entry`, or null. Completes "the repository's
+ * configuration ...".
+ *
+ * @param entry One parsed entry.
+ */
+export function refusedConfigEntry(entry: GitConfigEntry): string | null {
+  const { section, name } = entry;
+  if (section === "include" || section === "includeif") {
+    return "includes another configuration file (include.path, includeIf), which htmcp cannot vet";
+  }
+  if (section === "url") {
+    return "rewrites remote URLs (url.<base>.insteadOf), so htmcp cannot tell where git connects";
+  }
+  if (section === "remote" && (name === "uploadpack" || name === "receivepack")) {
+    return `names the program run as the remote end (remote.*.${name}); git keeps the repository's first value over htmcp's override`;
+  }
+  if (section === "remote" && name === "vcs") {
+    return "names a remote helper program (remote.*.vcs)";
+  }
+  if (section === "remote" && (name === "url" || name === "pushurl")) {
+    if (entry.value === null || !isNetworkGitUrl(entry.value)) {
+      return `names a local or non-network remote (remote.*.${name} = "${entry.value}"): receive-pack and upload-pack would run in that repository, with its hooks`;
+    }
+    return null;
+  }
+  if (section === "submodule" && name === "update") {
+    return "names a command run on submodule update (submodule.*.update)";
+  }
+  if (PROGRAM_NAMES.has(name) || (TOOL_SECTIONS.has(section) && name === "path")) {
+    return `names a program git would run (${section}.${
+      entry.subsection === null ? "" : "*."
+    }${name})`;
+  }
+  return null;
+}

@@ -1,0 +1,426 @@
+/**
+ * The repository check: before git runs, htmcp reads the repository git
+ * will use the way git finds it, and refuses the command when that
+ * repository's own files would make git run a program or read or write
+ * outside the jail. A repository in the jail is untrusted input. Refused:
+ *
+ * - a `.git` file (gitfile), `commondir`, or `--git-dir` leading outside the jail;
+ * - configuration git cannot be kept from using (`git_config_rules.ts`):
+ *   includes, URL rewrites, `remote.*.uploadpack`/
+ *   `receivepack`/`vcs`, local or `file://` remote URLs, and every key that
+ *   names a program;
+ * - any configuration value that, read as a path (as `blame.ignoreRevsFile`,
+ *   `commit.template`, `core.excludesFile`, `mailmap.file`, ... are), leads
+ *   outside the jail from the cwd, the work tree or the git folder, following
+ *   symlinks; `~`, `%(prefix)` and `file:` values are refused outright;
+ * - `objects/info/alternates` entries leading outside the jail;
+ * - the same, for every submodule git folder (`modules/...`) and every
+ *   submodule `.gitmodules` lists, since git runs inside those too;
+ * - a `core.worktree` (read from the git folder) leading outside the jail;
+ * - a work tree (`--work-tree`, `git worktree add PATH`, `core.worktree`) inside a git
+ *   folder, which would let checkout write `.git/config` or hooks.
+ *
+ * Discovery is over-inclusive on purpose: every `.git` (folder or file) and
+ * every folder that looks like a git folder from the cwd up to the jail root
+ * is inspected, not only the one git picks; the executor sets
+ * `GIT_CEILING_DIRECTORIES` to the jail's parent so git itself never looks
+ * above the jail. The policy stays pure: all file access goes through the
+ * injected `GitRepositoryReader`. Like every check-then-use test, a command
+ * running at the same time can change the files after the check; the
+ * kernel sandbox is what contains that.
+ *
+ * @module
+ */
+
+import { posix } from "node:path";
+import { parseGitConfig } from "./git_config.ts";
+import { refusedConfigEntry } from "./git_config_rules.ts";
+import { splitGitArgs } from "./git_args.ts";
+import { explicitGitAddresses, isLocalGitAddress, isNetworkGitUrl } from "./git_urls.ts";
+
+/** Where a path leads after following every symlink (as `src/jail`'s resolver reports). */
+export type GitPathResolution =
+  | { readonly ok: true; readonly path: string; readonly exists: boolean }
+  | { readonly ok: false; readonly why: string };
+
+/** The file access the repository check needs, injected by the check step. */
+export interface GitRepositoryReader {
+  /**
+   * Whether the absolute `path` is the jail or below it: the jail's own
+   * segment-wise predicate, so that this check and the path check agree.
+   */
+  isInsideJail(path: string): boolean;
+  /** Resolves `path` (absolute, or relative to the real folder `base`), following symlinks. */
+  resolve(base: string, path: string): Promise<GitPathResolution>;
+  /** What is at `path` itself (a symlink is not followed). */
+  kind(path: string): Promise<"file" | "directory" | "symlink" | "missing" | "other">;
+  /**
+   * The UTF-8 text of the file at the real path `path`, null when it does not
+   * exist, or an error sentence (unreadable, larger than `limitBytes`, not UTF-8).
+   */
+  readText(path: string, limitBytes: number): Promise<string | null | { readonly error: string }>;
+  /** The names in the real folder `path`, or an error sentence. */
+  list(path: string): Promise<readonly string[] | { readonly error: string }>;
+}
+
+/** The check's verdict. */
+export type GitRepositoryVerdict = { readonly ok: true } | {
+  readonly ok: false;
+  readonly reason: string;
+};
+
+/** Where the command runs. */
+export interface GitRepositoryContext {
+  /** The jail's real path. */
+  readonly jailRoot: string;
+  /** The confined real cwd. */
+  readonly cwd: string;
+  /** git's arguments (argv without the command word), as typed. */
+  readonly args: readonly string[];
+}
+
+const CONFIG_LIMIT_BYTES = 256 * 1024;
+const MAX_CONFIG_ENTRIES = 2_000;
+/** git follows alternates five levels deep (`object-file.c`); deeper is refused. */
+const MAX_ALTERNATE_DEPTH = 5;
+const MAX_MODULE_DEPTH = 6;
+const MAX_MODULE_FOLDERS = 256;
+
+class Refusal extends Error {}
+
+function refuse(reason: string): never {
+  throw new Refusal(reason);
+}
+
+class Inspection {
+  readonly #reader: GitRepositoryReader;
+  /** Real paths of the git folders and common folders seen, for the work-tree rule. */
+  readonly gitDirs: string[] = [];
+  /** Remote names configured in any inspected repository (`[remote "name"]`). */
+  readonly remoteNames = new Set<string>();
+  constructor(reader: GitRepositoryReader) {
+    this.#reader = reader;
+  }
+
+  /** Resolves and requires the result inside the jail; `what` names it in the refusal. */
+  async insideJail(base: string, path: string, what: string): Promise<string> {
+    if (!this.#reader.isInsideJail(posix.resolve(base, path))) {
+      refuse(`${what} "${path}" leads outside the jail`);
+    }
+    const resolved = await this.#reader.resolve(base, path);
+    if (!resolved.ok) {
+      refuse(`${what} "${path}" cannot be shown to stay inside the jail (${resolved.why})`);
+    }
+    if (!this.#reader.isInsideJail(resolved.path)) {
+      refuse(`${what} "${path}" leads outside the jail`);
+    }
+    return resolved.path;
+  }
+
+  /**
+   * Reads a small file of the repository, never through a symlink leading
+   * out: a `.git/config` linked to a host file must not be read, let alone
+   * quoted in a refusal.
+   */
+  async readSmall(path: string, what: string): Promise<string | null> {
+    const real = await this.insideJail("/", path, what);
+    if ((await this.#reader.kind(real)) === "missing") return null;
+    const text = await this.#reader.readText(real, CONFIG_LIMIT_BYTES);
+    if (text !== null && typeof text === "object") refuse(`${what} cannot be read (${text.error})`);
+    return text;
+  }
+
+  /** A `.git` file (`gitdir: PATH`, relative to its folder) -> the git folder it names. */
+  async followGitFile(file: string): Promise<string> {
+    const text = await this.readSmall(file, `the gitfile "${file}"`);
+    const match = /^gitdir: (.*?)\r?\n?$/.exec(text ?? "");
+    if (match === null) refuse(`the gitfile "${file}" is not "gitdir: PATH"`);
+    return await this.insideJail(
+      posix.dirname(file),
+      match[1] as string,
+      `the folder named by the gitfile`,
+    );
+  }
+
+  /** Inspects one git folder, its common folder, configuration and alternates. */
+  async gitDir(gitDir: string, bases: readonly string[]): Promise<void> {
+    if (this.gitDirs.includes(gitDir)) return;
+    this.gitDirs.push(gitDir);
+    const commonText = await this.readSmall(`${gitDir}/commondir`, "the commondir file");
+    const common = commonText === null
+      ? gitDir
+      : await this.insideJail(gitDir, commonText.replace(/\r?\n$/, ""), "the commondir");
+    if (!this.gitDirs.includes(common)) this.gitDirs.push(common);
+    const files = [
+      ...new Set([`${common}/config`, `${gitDir}/config.worktree`, `${common}/config.worktree`]),
+    ];
+    for (const file of files) await this.configFile(file, gitDir, [...bases, gitDir]);
+    await this.alternates(`${common}/objects`, 0);
+    // Submodules' git folders (`modules/<name>`, nested for nested
+    // submodules): status, diff and fetch run git inside them too.
+    await this.modules(`${common}/modules`, bases, 0);
+    const top = bases[bases.length - 1] as string;
+    await this.gitmodules(top, bases);
+  }
+
+  #visited = 0;
+
+  async modules(folder: string, bases: readonly string[], depth: number): Promise<void> {
+    if ((await this.kind(folder)) !== "directory") return;
+    if (depth > MAX_MODULE_DEPTH || ++this.#visited > MAX_MODULE_FOLDERS) {
+      refuse("the repository holds more submodule folders than htmcp vets");
+    }
+    const names = await this.#reader.list(await this.real(folder));
+    if (!Array.isArray(names)) refuse(`the folder "${folder}" cannot be listed`);
+    for (const name of names as readonly string[]) {
+      const entry = await this.real(`${folder}/${name}`);
+      if ((await this.kind(entry)) !== "directory") continue;
+      if ((await this.kind(`${entry}/HEAD`)) !== "missing") await this.gitDir(entry, bases);
+      await this.modules(entry, bases, depth + 1);
+      await this.modules(`${entry}/modules`, bases, depth + 1);
+    }
+  }
+
+  /** The submodules `.gitmodules` lists, whose own `.git` git enters. */
+  async gitmodules(top: string, bases: readonly string[]): Promise<void> {
+    const text = await this.readSmall(`${top}/.gitmodules`, "the .gitmodules file");
+    if (text === null) return;
+    const parsed = parseGitConfig(text);
+    if (!parsed.ok) refuse(`the .gitmodules file cannot be read as git reads it: ${parsed.why}`);
+    for (const entry of parsed.entries) {
+      if (entry.section !== "submodule" || entry.name !== "path" || entry.value === null) continue;
+      const folder = await this.insideJail(top, entry.value, "the submodule path");
+      const dotGit = `${folder}/.git`;
+      const kind = await this.kind(dotGit);
+      if (kind === "directory") await this.gitDir(await this.real(dotGit), [...bases, folder]);
+      else if (kind === "file") {
+        if (await this.isSymlink(dotGit)) refuse(`"${dotGit}" is a symlink to a gitfile`);
+        await this.gitDir(await this.followGitFile(dotGit), [...bases, folder]);
+      }
+    }
+  }
+
+  async configFile(file: string, gitDir: string, bases: readonly string[]): Promise<void> {
+    const text = await this.readSmall(file, `the configuration file "${file}"`);
+    if (text === null) return;
+    const parsed = parseGitConfig(text);
+    if (!parsed.ok) {
+      refuse(`the configuration file "${file}" cannot be read as git reads it: ${parsed.why}`);
+    }
+    if (parsed.entries.length > MAX_CONFIG_ENTRIES) {
+      refuse(`the configuration file "${file}" is too large to vet`);
+    }
+    for (const entry of parsed.entries) {
+      if (entry.section === "remote" && entry.subsection !== null) {
+        this.remoteNames.add(entry.subsection);
+      }
+      const why = refusedConfigEntry(entry);
+      if (why !== null) refuse(`the repository's configuration (${file}) ${why}`);
+      if (entry.section === "core" && entry.name === "worktree") {
+        // git reads core.worktree relative to the git folder (a submodule's
+        // is `../../../sub`): it must stay in the jail and out of git folders.
+        const tree = await this.insideJail(gitDir, entry.value ?? "", "core.worktree");
+        if (this.isInGitDir(tree)) refuse(`core.worktree "${entry.value}" is inside a git folder`);
+        continue;
+      }
+      if (entry.value !== null) await this.configValue(file, entry.value, bases);
+    }
+  }
+
+  /** Any value may be read as a path by some key: it must not lead out from any base git may use. */
+  async configValue(file: string, value: string, bases: readonly string[]): Promise<void> {
+    if (/^(~|%\(prefix\)|file:)/i.test(value)) {
+      refuse(
+        `the repository's configuration (${file}) has the value "${value}", which names a file outside the jail`,
+      );
+    }
+    if (value.length === 0) return;
+    for (const base of bases) {
+      await this.insideJail(base, value, `the value in the configuration file "${file}"`);
+    }
+  }
+
+  async alternates(objectsDir: string, depth: number): Promise<void> {
+    const text = await this.readSmall(`${objectsDir}/info/alternates`, "the alternates file");
+    if (text === null) return;
+    if (depth >= MAX_ALTERNATE_DEPTH) refuse("the object alternates nest deeper than git follows");
+    for (const line of text.split("\n")) {
+      if (line === "" || line.startsWith("#")) continue;
+      if (line.startsWith('"')) {
+        refuse(`the object alternate ${line} is quoted, which htmcp does not read`);
+      }
+      const target = await this.insideJail(objectsDir, line, "the object alternate");
+      await this.alternates(target, depth + 1);
+    }
+  }
+
+  /** Whether `path` is a git folder or inside one (by name, or by being one we inspected). */
+  isInGitDir(path: string): boolean {
+    if (path.split("/").some((segment) => segment.toLowerCase() === ".git")) return true;
+    return this.gitDirs.some((dir) => path === dir || path.startsWith(`${dir}/`));
+  }
+
+  /** What `path` is once symlinks are followed; a link must stay inside the jail. */
+  async kind(path: string): Promise<"file" | "directory" | "missing" | "other"> {
+    const kind = await this.#reader.kind(path);
+    if (kind !== "symlink") return kind;
+    const real = await this.insideJail("/", path, "the link");
+    const target = await this.#reader.kind(real);
+    return target === "symlink" ? "other" : target;
+  }
+
+  async isSymlink(path: string): Promise<boolean> {
+    return (await this.#reader.kind(path)) === "symlink";
+  }
+
+  /** `path` with symlinks followed, required inside the jail. */
+  async real(path: string): Promise<string> {
+    return await this.insideJail("/", path, "the link");
+  }
+}
+
+/** The values of git's global options that move git (`-C`) or pick its folders. */
+function globalLocations(args: readonly string[]) {
+  const { global } = splitGitArgs(args);
+  const moves: string[] = [];
+  let gitDir: string | null = null;
+  let workTree: string | null = null;
+  for (let index = 0; index < global.length; index++) {
+    const word = global[index] as string;
+    const next = global[index + 1];
+    if (word === "-C" && next !== undefined) {
+      moves.push(next);
+      index++;
+    } else if (word === "--git-dir" && next !== undefined) {
+      gitDir = next;
+      index++;
+    } else if (word.startsWith("--git-dir=")) {
+      gitDir = word.slice("--git-dir=".length);
+    } else if (word === "--work-tree" && next !== undefined) {
+      workTree = next;
+      index++;
+    } else if (word.startsWith("--work-tree=")) {
+      workTree = word.slice("--work-tree=".length);
+    } else if (
+      word === "-c" || word === "--config-env" || word === "--namespace" ||
+      word === "--super-prefix" || word === "--attr-source" || word === "--shallow-file"
+    ) {
+      index++;
+    }
+  }
+  return { moves, gitDir, workTree };
+}
+
+/** The non-option words after `worktree add`: each may be the new work tree's path. */
+function worktreeAddPaths(args: readonly string[]): string[] {
+  const git = splitGitArgs(args);
+  if (git.subcommand !== "worktree" || git.rest[0] !== "add") return [];
+  return git.rest.slice(1).filter((word) => !word.startsWith("-"));
+}
+
+async function inspect(context: GitRepositoryContext, reader: GitRepositoryReader): Promise<void> {
+  const { jailRoot } = context;
+  const inspection = new Inspection(reader);
+  const locations = globalLocations(context.args);
+  // git -C applies each folder in turn, relative to the previous one.
+  let cwd = context.cwd;
+  for (const move of locations.moves) {
+    if (move !== "") cwd = await inspection.insideJail(cwd, move, "the folder of -C");
+  }
+  const workTree = locations.workTree === null
+    ? null
+    : await inspection.insideJail(cwd, locations.workTree, "the work tree");
+
+  if (locations.gitDir !== null) {
+    let gitDir = await inspection.insideJail(cwd, locations.gitDir, "the git folder");
+    if ((await inspection.kind(gitDir)) === "file") {
+      // A relative gitfile is read against the folder of the path as given;
+      // through a symlink that is not the target's folder: refuse the ambiguity.
+      if (await inspection.isSymlink(posix.resolve(cwd, locations.gitDir))) {
+        refuse(`the git folder "${locations.gitDir}" is a symlink to a gitfile`);
+      }
+      gitDir = await inspection.followGitFile(gitDir);
+    }
+    await inspection.gitDir(gitDir, [cwd, workTree ?? cwd]);
+  } else {
+    // Every candidate from the cwd up to the jail root, whichever git would pick.
+    for (let dir = cwd;; dir = posix.dirname(dir)) {
+      const dotGit = `${dir}/.git`;
+      const kind = await inspection.kind(dotGit);
+      if (kind === "directory") {
+        await inspection.gitDir(await inspection.real(dotGit), [cwd, workTree ?? dir]);
+      } else if (kind === "file") {
+        // git reads a relative gitfile against the folder holding `.git`, a
+        // link's target against its own folder: refuse the ambiguity.
+        if (await inspection.isSymlink(dotGit)) refuse(`"${dotGit}" is a symlink to a gitfile`);
+        const gitDir = await inspection.followGitFile(dotGit);
+        await inspection.gitDir(gitDir, [cwd, workTree ?? dir]);
+      } else if (kind === "other") refuse(`"${dotGit}" is neither a folder nor a file`);
+      // The cwd may itself be a git folder (inside .git, or a bare repository).
+      if ((await inspection.kind(`${dir}/HEAD`)) !== "missing") {
+        if ((await inspection.kind(`${dir}/config`)) !== "missing") {
+          await inspection.gitDir(dir, [cwd, dir]);
+        }
+      }
+      if (dir === jailRoot || !reader.isInsideJail(posix.dirname(dir))) break;
+    }
+  }
+
+  // A bare word given as the repository is a remote's name only if one is
+  // configured; otherwise git reads it as a local path (and clone always
+  // does), which is the local transport the other guard refuses.
+  const git = splitGitArgs(context.args);
+  if (git.subcommand !== null) {
+    for (const address of explicitGitAddresses(git.subcommand, git.rest)) {
+      if (isNetworkGitUrl(address) || isLocalGitAddress(address)) continue;
+      if (git.subcommand === "clone" || !inspection.remoteNames.has(address)) {
+        refuse(
+          `"${address}" names no configured remote, so git would reach it as a local path, where the other repository's hooks run`,
+        );
+      }
+    }
+  }
+
+  const targets = [...(workTree === null ? [] : [workTree])];
+  for (const path of worktreeAddPaths(context.args)) {
+    targets.push(await inspection.insideJail(cwd, path, "the new work tree"));
+  }
+  for (const target of targets) {
+    if (inspection.isInGitDir(target)) {
+      refuse(
+        `the work tree "${target}" is inside a git folder, where checkout would overwrite its configuration or hooks`,
+      );
+    }
+  }
+}
+
+/**
+ * Inspects the repository a git command will use.
+ *
+ * @param context The jail, the confined cwd and git's arguments.
+ * @param reader File access (the check step passes one built on `src/jail`).
+ * @returns `{ ok: true }`, or a refusal whose reason completes "Cannot run git: ...".
+ *
+ * @example
+ * ```ts
+ * import { inspectGitRepository } from "./git_repository.ts";
+ * declare const reader: import("./git_repository.ts").GitRepositoryReader;
+ * const verdict = await inspectGitRepository(
+ *   { jailRoot: "/srv/jail", cwd: "/srv/jail", args: ["status"] },
+ *   reader,
+ * );
+ * if (!verdict.ok) console.log(verdict.reason);
+ * ```
+ */
+export async function inspectGitRepository(
+  context: GitRepositoryContext,
+  reader: GitRepositoryReader,
+): Promise<GitRepositoryVerdict> {
+  try {
+    await inspect(context, reader);
+    return { ok: true };
+  } catch (error) {
+    if (error instanceof Refusal) return { ok: false, reason: error.message };
+    throw error;
+  }
+}
