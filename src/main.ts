@@ -14,7 +14,7 @@ Usage:
   htmcp check --policy FILE [--allow-unconfined]   validate the policy and prove the layers
   htmcp permissions --policy FILE [--transport stdio|http] [--format flags|json|systemd]
   htmcp systemd --policy FILE [--user]             print a hardened systemd unit
-  htmcp audit verify FILE                          verify the audit log's hash chain
+  htmcp audit verify FILE...                       verify the audit log's hash chain (series oldest first)
   htmcp auth clients --policy FILE                 list approved OAuth clients
   htmcp auth revoke CLIENT_ID --policy FILE        revoke a client and its tokens
   htmcp version                                    print the version

@@ -26,7 +26,14 @@ export type { AuditFailMode };
 export const GENESIS_HASH: string = "0".repeat(64);
 
 /** Every record kind the log writes. */
-export type AuditRecordKind = "attempt" | "outcome" | "explain" | "event" | "chain_reset";
+export type AuditRecordKind =
+  | "attempt"
+  | "outcome"
+  | "explain"
+  | "event"
+  | "chain_reset"
+  | "segment"
+  | "records_dropped";
 
 /** Whether the policy and jail let a command run. */
 export type AuditVerdict = "allow" | "deny";
@@ -41,6 +48,12 @@ export interface AuditEnvelope {
   readonly prev: string;
   /** Which kind of record follows the envelope. */
   readonly kind: AuditRecordKind;
+  /**
+   * Random id of the writing `AuditLog` (one per server process), so the
+   * records of several servers sharing one log can be told apart; the
+   * writer's `server_start` event ties it to a pid.
+   */
+  readonly writer: string;
 }
 
 /**
@@ -220,6 +233,50 @@ export interface ChainResetFields {
   readonly last_good_seq: number | null;
   /** SHA-256 of the last complete line before the damage; `GENESIS_HASH` when there was none. */
   readonly last_good_sha256: string;
+}
+
+/**
+ * What the writer found at the log's path under its append lock when the file
+ * there was no longer the one it had been appending to.
+ *
+ * - `path_missing`: nothing at the path (renamed away by rotation, or deleted);
+ *   the writer created a new file.
+ * - `new_empty_file`: another, empty file at the path (logrotate `create`).
+ * - `file_replaced`: another file with content that does not continue this
+ *   chain (renamed over the log, or hard-linked away and replaced).
+ * - `file_truncated`: the same file, shorter than the writer last saw it
+ *   (logrotate `copytruncate`, or records cut off).
+ */
+export type SegmentFinding = "path_missing" | "new_empty_file" | "file_replaced" | "file_truncated";
+
+/**
+ * The first record the writer puts in a file it did not continue: it names the
+ * last head it knew, so a rotated series can be walked and a truncated or
+ * replaced log is never a silent new chain at `seq 1`.
+ */
+export interface SegmentFields {
+  readonly found: SegmentFinding;
+  /** `seq` of the last record the writer knew of in the previous file; 0 when none. */
+  readonly previous_seq: number;
+  /** SHA-256 of that record's line; `GENESIS_HASH` when none. */
+  readonly previous_sha256: string;
+  /** Size in bytes of the file the writer found at the path (0 when it created one). */
+  readonly found_bytes: number;
+}
+
+/**
+ * Written as soon as writing works again after records were lost in `open`
+ * mode, so a gap is on record even though the calls ran.
+ */
+export interface RecordsDroppedFields {
+  /** Records this writer could not write. */
+  readonly count: number;
+  /** ISO time of the first lost record. */
+  readonly first_ts: string;
+  /** ISO time of the last lost record. */
+  readonly last_ts: string;
+  /** The last reason a write failed. */
+  readonly reason: string;
 }
 
 /** The result of every write: `ok` only once the record is on disk (after fdatasync). */

@@ -1,6 +1,8 @@
 /**
- * `htmcp audit verify FILE`: checks the audit log's hash chain and reports the
- * first broken or missing link. Exit 0 when intact, 1 when not, 2 on usage.
+ * `htmcp audit verify FILE...`: checks the audit log's hash chain (or a
+ * rotated series of files, oldest first) and reports the first broken or
+ * missing link. Exit 0 when intact, 1 when not, 2 on usage or an unreadable
+ * file, 3 when intact but the log recorded a problem (see `verify_file.ts`).
  *
  * @module
  */
@@ -8,10 +10,10 @@ import { runAuditVerify } from "../audit/mod.ts";
 
 /** @returns The exit code. */
 export async function run(argv: readonly string[]): Promise<number> {
-  const [sub, file, ...extra] = argv;
-  if (sub !== "verify" || file === undefined || extra.length > 0) {
-    console.error("Usage: htmcp audit verify FILE");
+  const [sub, ...files] = argv;
+  if (sub !== "verify" || files.length === 0 || files.some((file) => file.startsWith("-"))) {
+    console.error("Usage: htmcp audit verify FILE... (a rotated series oldest first)");
     return 2;
   }
-  return await runAuditVerify(file);
+  return await runAuditVerify(files);
 }
