@@ -326,8 +326,10 @@ Deno.test("two writers on the same log interleave into one chain, each record na
     const second = await openLog(path);
     assert.notEqual(first.writer, second.writer);
     const written = await Promise.all(
-      Array.from({ length: 40 }, (_, index) =>
-        (index % 2 === 0 ? first : second).writeAttempt(attemptFields())),
+      Array.from(
+        { length: 40 },
+        (_, index) => (index % 2 === 0 ? first : second).writeAttempt(attemptFields()),
+      ),
     );
     assert.ok(written.every((result) => result.ok));
     assert.deepEqual(
