@@ -240,6 +240,7 @@ export function buildSegment(input: SegmentFields): RecordBody {
       previous_seq: input.previous_seq,
       previous_sha256: input.previous_sha256,
       found_bytes: input.found_bytes,
+      first_displaced_seq: input.first_displaced_seq,
     },
   };
 }

@@ -19,6 +19,8 @@ export interface LinkedBatch {
   readonly bytes: Uint8Array;
   /** `seq` of each body, in order. */
   readonly seqs: readonly number[];
+  /** How many records the bytes hold (the log's own included). */
+  readonly count: number;
   /** The chain's end after these bytes. */
   readonly tail: ChainTail;
 }
@@ -84,6 +86,7 @@ export function linkBatch(
   return {
     bytes,
     seqs,
+    count: seq - tail.lastSeq,
     tail: { lastSeq: seq, lastHash: prev, damage: null, size: tail.size + bytes.length },
   };
 }

@@ -134,6 +134,8 @@ export class AuditLog {
   #knownHead: ChainHead = { seq: 0, hash: GENESIS_HASH };
   /** A `segment` record owed to the current file (its write failed so far). */
   #pendingSegment: SegmentFields | null = null;
+  /** `seq` of the first record an append wrote into a file truncated under it; null when none. */
+  #displacedSeq: number | null = null;
   /** Why writes stop until `reopen()` (closed mode, after tampering was found). */
   #halted: string | null = null;
   /** Set by `reopen()`: the operator accepts a replaced or truncated file. */
@@ -408,6 +410,7 @@ export class AuditLog {
           previous_seq: examined.previous.seq,
           previous_sha256: examined.previous.hash,
           found_bytes: examined.foundBytes,
+          first_displaced_seq: examined.found === "file_truncated" ? this.#displacedSeq : null,
         };
         if (examined.found === "path_missing") await syncFolder(this.#folder);
         break;
@@ -451,15 +454,27 @@ export class AuditLog {
       ts: new Date().toISOString(),
       lead,
     });
+    let sizeAfter: number;
     try {
       await writeAll(file, batch.bytes);
       await file.syncData();
+      sizeAfter = (await file.stat()).size;
     } catch (error) {
       this.#tail = null;
       return {
         ok: false,
         reason: `Cannot write the audit log "${this.path}": ${messageOf(error)}.`,
       };
+    }
+    if (this.#pendingSegment?.found === "file_truncated") this.#displacedSeq = null;
+    if (sizeAfter < batch.tail.size && this.#displacedSeq === null) {
+      // No htmcp writer appends while this one holds the lock, so a file
+      // shorter than what was just appended was truncated between the check
+      // and the write (copytruncate does exactly that), and O_APPEND put the
+      // batch at its start. The records are on disk (the write did not
+      // fail), but the file now starts with a record chained to the old
+      // file, which only the next `segment` record can explain.
+      this.#displacedSeq = batch.tail.lastSeq - batch.count + 1;
     }
     this.#tail = batch.tail;
     this.#knownEnd = Math.max(this.#knownEnd, batch.tail.size);

@@ -262,6 +262,12 @@ export interface SegmentFields {
   readonly previous_sha256: string;
   /** Size in bytes of the file the writer found at the path (0 when it created one). */
   readonly found_bytes: number;
+  /**
+   * When the truncation struck during this writer's own append (between its
+   * check and its write, which then landed at the start of the emptied
+   * file): `seq` of the first record so displaced; otherwise null.
+   */
+  readonly first_displaced_seq: number | null;
 }
 
 /**

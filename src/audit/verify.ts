@@ -113,6 +113,13 @@ export class ChainVerifier {
   #segments: SegmentNote[] = [];
   #dropped: DroppedNote[] = [];
   #continues: SegmentNote | null = null;
+  /**
+   * A first line that continues another file without a `segment` record: a
+   * writer's append landed at the start of a file truncated under it. Held
+   * until the writer's `segment` record naming it (`first_displaced_seq`)
+   * explains it; unexplained, it is the verdict.
+   */
+  #displaced: { readonly seq: number; readonly failure: VerifyReport } | null = null;
   #damage: Damage | null = null;
   #failure: VerifyReport | null = null;
 
@@ -140,6 +147,8 @@ export class ChainVerifier {
    * @returns the verdict once all bytes were pushed
    */
   finish(): VerifyReport {
+    // An unexplained start is the earliest problem, whatever came after it.
+    if (this.#displaced !== null) return this.#displaced.failure;
     if (this.#failure !== null) return this.#failure;
     if (this.#damage !== null) return this.#unclosedDamage(this.#damage);
     if (this.#pieces.some((piece) => piece.length > 0)) {
@@ -219,6 +228,31 @@ export class ChainVerifier {
       if (record.kind === "chain_reset") {
         return fail("a chain_reset record appears where no damaged bytes precede it");
       }
+      if (
+        this.#lineNo === 1 && record.kind !== "segment" &&
+        (record.seq !== 1 || record.prev !== GENESIS_HASH)
+      ) {
+        this.#displaced = {
+          seq: record.seq,
+          failure: {
+            ok: false,
+            line: 1,
+            seq: record.seq,
+            problem: record.seq !== 1
+              ? this.#seqProblem(record.seq)
+              : "prev is not the genesis hash, so the log does not start a chain",
+          },
+        };
+        this.#continues = {
+          line: 1,
+          seq: record.seq,
+          found: "file_truncated",
+          previousSeq: record.seq - 1,
+          previousSha256: record.prev,
+        };
+        this.#accept(record.seq, bytes);
+        return;
+      }
       if (record.kind === "segment" && this.#lineNo === 1) {
         // The file continues another one: the record itself names the head it
         // continues, and must be linked to exactly that.
@@ -246,6 +280,9 @@ export class ChainVerifier {
       const note = segmentNote(record, this.#lineNo);
       if (note === null) return fail("the segment record's fields are malformed");
       this.#segments.push(note);
+      if (this.#displaced !== null && record.fields.first_displaced_seq === this.#displaced.seq) {
+        this.#displaced = null;
+      }
     } else if (record.kind === "records_dropped") {
       const note = droppedNote(record, this.#lineNo);
       if (note === null) return fail("the records_dropped record's fields are malformed");
