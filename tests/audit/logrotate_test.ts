@@ -115,7 +115,9 @@ async function rotationRun(stanza: string) {
       const after = reports[i]!;
       assert.ok(
         before.ok && after.ok && after.continues !== null,
-        `${series[i]} continues nothing`,
+        `file ${i} continues nothing: ${
+          new TextDecoder().decode((await readMaybeGzip(series[i]!)).slice(0, 400))
+        } after ${new TextDecoder().decode((await readMaybeGzip(series[i - 1]!)).slice(-400))}`,
       );
       if (after.continues.previousSha256 !== before.head) {
         assert.ok(after.continues.previousSeq > before.lastSeq, `${series[i]} names a wrong head`);
