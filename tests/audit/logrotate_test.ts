@@ -27,7 +27,7 @@ async function readMaybeGzip(path: string): Promise<Uint8Array> {
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
-async function rotationRun(stanza: string) {
+async function rotationRun(stanza: string, allowDisplacedStart = false) {
   return await withTempDir(async (root) => {
     const dir = await Deno.realPath(root);
     await Deno.mkdir(`${dir}/jail`);
@@ -104,8 +104,17 @@ async function rotationRun(stanza: string) {
       const bytes = await readMaybeGzip(path);
       text += new TextDecoder().decode(bytes);
       const report = verifyAuditChain(bytes);
-      assert.ok(report.ok, `${path}: ${JSON.stringify(report)}`);
-      reports.push(report);
+      // copytruncate only: a file copied before the writer's explaining
+      // segment record was written starts with a displaced record; that
+      // record continues the previous file's chain but is explained only in
+      // the next file (a known limit, docs/audit.md).
+      const displacedStart = !report.ok && report.line === 1 &&
+        /does not start at the beginning of a chain/.test(report.problem);
+      assert.ok(
+        report.ok || (allowDisplacedStart && displacedStart),
+        `${path}: ${JSON.stringify(report)}`,
+      );
+      if (report.ok) reports.push(report);
     }
     // Records the series misses between two files, as the later file's
     // segment record names them (copytruncate's copy-then-truncate window).
@@ -164,7 +173,7 @@ Deno.test({
     "logrotate copytruncate: the cut is detected, and every lost record is a gap the next segment names",
   ignore: !HAS_LOGROTATE,
   fn: async () => {
-    const run = await rotationRun("  copytruncate");
+    const run = await rotationRun("  copytruncate", true);
     // Closed mode refuses calls between the truncation and the SIGHUP; each
     // acknowledged call without a record lies in a gap a segment record names.
     assert.ok(run.missing.length <= run.explainedGap, JSON.stringify(run));
