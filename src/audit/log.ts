@@ -386,7 +386,7 @@ export class AuditLog {
     const examined = await examineLog(this.path, this.#current!, this.#knownEnd, this.#knownHead);
     switch (examined.kind) {
       case "refused":
-        return this.#stop(examined.reason);
+        return this.#refuse(examined.reason);
       case "adopt":
         this.#adopt(examined.log, null);
         this.#pendingSegment = null;
@@ -397,7 +397,7 @@ export class AuditLog {
           (examined.found === "file_replaced" || examined.found === "file_truncated")
         ) {
           if (examined.log !== this.#current) examined.log.file.close();
-          return this.#stop(
+          return this.#halt(
             `The audit log "${this.path}" was ${
               examined.found === "file_replaced" ? "replaced by another file" : "truncated"
             } while htmcp had it open (it held seq ${this.#knownHead.seq}); calls are refused ` +
@@ -424,7 +424,7 @@ export class AuditLog {
     if (this.#tail === null) {
       // Someone else appended (or the file is new): chain to what is really there.
       const read = await readChainTail(file, this.path);
-      if (!read.ok) return this.#stop(read.reason);
+      if (!read.ok) return this.#refuse(read.reason);
       const segment = this.#pendingSegment;
       this.#tail = segment !== null && read.tail.lastSeq === 0 && read.tail.damage === null
         // A file with nothing in it continues the previous file's chain, so
@@ -485,9 +485,19 @@ export class AuditLog {
     return { ok: true, seqs: batch.seqs, lastSeq: batch.tail.lastSeq };
   }
 
-  /** Stops writes until `reopen()` in closed mode; in open mode each write tries again. */
-  #stop(reason: string): Committed {
-    if (this.failMode === "closed") this.#halted = reason;
+  /**
+   * Closed mode, after the log was found replaced or truncated: every write
+   * fails until `reopen()`, so a later file that happens to look plausible
+   * (or grows past the old length) is never continued without the operator.
+   */
+  #halt(reason: string): Committed {
+    this.#halted = reason;
+    this.#tail = null;
+    return { ok: false, reason };
+  }
+
+  /** This batch fails; the next write checks again (a race with logrotate is transient). */
+  #refuse(reason: string): Committed {
     this.#tail = null;
     return { ok: false, reason };
   }

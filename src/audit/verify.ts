@@ -51,6 +51,8 @@ export interface SegmentNote {
   /** The last head the writer knew before: `seq` and line hash. */
   readonly previousSeq: number;
   readonly previousSha256: string;
+  /** `seq` of a record the writer's append displaced to the start of a truncated file; else null. */
+  readonly firstDisplacedSeq: number | null;
 }
 
 /** A `records_dropped` record: records an open-mode writer could not write. */
@@ -75,6 +77,12 @@ export type VerifyReport =
     readonly lastSeq: number;
     /** The first record, when it is a `segment` continuing a previous file. */
     readonly continues: SegmentNote | null;
+    /**
+     * `seq` of a first record that continues another file with no `segment`
+     * in this file explaining it (only with `allowDisplacedStart`; the next
+     * file of the series must explain it); otherwise null.
+     */
+    readonly displacedStart: number | null;
     readonly resets: readonly ChainResetNote[];
     readonly segments: readonly SegmentNote[];
     readonly dropped: readonly DroppedNote[];
@@ -120,6 +128,16 @@ export class ChainVerifier {
    * explains it; unexplained, it is the verdict.
    */
   #displaced: { readonly seq: number; readonly failure: VerifyReport } | null = null;
+  readonly #allowDisplacedStart: boolean;
+
+  /**
+   * @param options `allowDisplacedStart`: report an unexplained displaced
+   *   first record as `displacedStart` instead of failing (for a series, whose
+   *   next file may explain it)
+   */
+  constructor(options: { readonly allowDisplacedStart?: boolean } = {}) {
+    this.#allowDisplacedStart = options.allowDisplacedStart ?? false;
+  }
   #damage: Damage | null = null;
   #failure: VerifyReport | null = null;
 
@@ -148,7 +166,9 @@ export class ChainVerifier {
    */
   finish(): VerifyReport {
     // An unexplained start is the earliest problem, whatever came after it.
-    if (this.#displaced !== null) return this.#displaced.failure;
+    if (this.#displaced !== null && (!this.#allowDisplacedStart || this.#failure !== null)) {
+      return this.#displaced.failure;
+    }
     if (this.#failure !== null) return this.#failure;
     if (this.#damage !== null) return this.#unclosedDamage(this.#damage);
     if (this.#pieces.some((piece) => piece.length > 0)) {
@@ -166,6 +186,7 @@ export class ChainVerifier {
       head: this.#prevHash,
       lastSeq: this.#lastGoodSeq ?? 0,
       continues: this.#continues,
+      displacedStart: this.#displaced?.seq ?? null,
       resets: this.#resets,
       segments: this.#segments,
       dropped: this.#dropped,
@@ -249,6 +270,7 @@ export class ChainVerifier {
           found: "file_truncated",
           previousSeq: record.seq - 1,
           previousSha256: record.prev,
+          firstDisplacedSeq: record.seq,
         };
         this.#accept(record.seq, bytes);
         return;
@@ -319,7 +341,7 @@ export class ChainVerifier {
 const HASH = /^[0-9a-f]{64}$/;
 
 function segmentNote(record: ParsedLine, line: number): SegmentNote | null {
-  const { found, previous_seq, previous_sha256 } = record.fields;
+  const { found, previous_seq, previous_sha256, first_displaced_seq } = record.fields;
   if (
     typeof found !== "string" || typeof previous_seq !== "number" ||
     !Number.isSafeInteger(previous_seq) || previous_seq < 0 ||
@@ -331,6 +353,7 @@ function segmentNote(record: ParsedLine, line: number): SegmentNote | null {
     found,
     previousSeq: previous_seq,
     previousSha256: previous_sha256,
+    firstDisplacedSeq: typeof first_displaced_seq === "number" ? first_displaced_seq : null,
   };
 }
 

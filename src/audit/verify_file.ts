@@ -31,8 +31,12 @@ type Verified =
   | { readonly ok: true; readonly report: VerifyReport & { ok: true } }
   | { readonly ok: false; readonly code: number };
 
-async function verifyOne(path: string, print: (line: string) => void): Promise<Verified> {
-  const verifier = new ChainVerifier();
+async function verifyOne(
+  path: string,
+  print: (line: string) => void,
+  inSeries: boolean,
+): Promise<Verified> {
+  const verifier = new ChainVerifier({ allowDisplacedStart: inSeries });
   try {
     const file = await Deno.open(path, { read: true });
     // The stream closes the file when it ends or is cancelled.
@@ -69,6 +73,11 @@ function describe(path: string, report: VerifyReport & { ok: true }): string {
     ).join("; ");
     notes.push(`${report.resets.length} chain reset(s) where a write was cut off: ${places}`);
   }
+  if (report.displacedStart !== null) {
+    notes.push(
+      `a first record (seq ${report.displacedStart}) that a truncation displaced, to be explained by the next file`,
+    );
+  }
   const alarming = report.segments.filter((note) => ALARMING_FINDINGS.has(note.found));
   if (alarming.length > 0) {
     notes.push(
@@ -93,7 +102,7 @@ function describe(path: string, report: VerifyReport & { ok: true }): string {
 }
 
 function isNotable(report: VerifyReport & { ok: true }): boolean {
-  return report.resets.length > 0 || report.dropped.length > 0 ||
+  return report.resets.length > 0 || report.dropped.length > 0 || report.displacedStart !== null ||
     report.segments.some((note) => ALARMING_FINDINGS.has(note.found));
 }
 
@@ -117,11 +126,24 @@ export async function runAuditVerify(
   let previous: { path: string; report: VerifyReport & { ok: true } } | null = null;
   const gaps: string[] = [];
   for (const path of files) {
-    const verified = await verifyOne(path, print);
+    const verified = await verifyOne(path, print, files.length > 1);
     if (!verified.ok) return verified.code;
     const report = verified.report;
+    const displaced = previous?.report.displacedStart ?? null;
+    if (
+      displaced !== null && report.records > 0 &&
+      !report.segments.some((note) => note.firstDisplacedSeq === displaced)
+    ) {
+      print(
+        `Audit series is BROKEN at "${
+          previous!.path
+        }": its first record (seq ${displaced}) continues ` +
+          `another file, and neither it nor "${path}" has the segment record that explains it.`,
+      );
+      return VERIFY_BROKEN;
+    }
     if (isNotable(report)) code = VERIFY_INTACT_WITH_RESETS;
-    if (previous !== null) {
+    if (previous !== null && report.records > 0) {
       const link = report.continues;
       const before = previous.report;
       if (link === null) {
@@ -151,7 +173,17 @@ export async function runAuditVerify(
         code = VERIFY_INTACT_WITH_RESETS;
       }
     }
-    previous = { path, report };
+    // An empty file (logrotate copied it before anything was written) has
+    // no head of its own: the next file links to the one before it.
+    if (report.records > 0) previous = { path, report };
+  }
+  const lastDisplaced = previous?.report.displacedStart ?? null;
+  if (lastDisplaced !== null) {
+    print(
+      `Audit series is BROKEN at "${previous!.path}": its first record (seq ${lastDisplaced}) ` +
+        "continues another file, and no later file has the segment record that explains it.",
+    );
+    return VERIFY_BROKEN;
   }
   if (files.length > 1) {
     print(

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { verifyAuditChain } from "../../src/audit/mod.ts";
+import { ChainVerifier, runAuditVerify } from "../../src/audit/mod.ts";
 import { planLaunch } from "../../scripts/launch.ts";
 import { policyToml, REPO, serverEnv } from "../_helpers/stdio_harness.ts";
 import type { CommandResult } from "../../src/result/codes.ts";
@@ -27,7 +27,7 @@ async function readMaybeGzip(path: string): Promise<Uint8Array> {
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
-async function rotationRun(stanza: string, allowDisplacedStart = false) {
+async function rotationRun(stanza: string) {
   return await withTempDir(async (root) => {
     const dir = await Deno.realPath(root);
     await Deno.mkdir(`${dir}/jail`);
@@ -103,43 +103,37 @@ async function rotationRun(stanza: string, allowDisplacedStart = false) {
     for (const path of series) {
       const bytes = await readMaybeGzip(path);
       text += new TextDecoder().decode(bytes);
-      const report = verifyAuditChain(bytes);
-      // copytruncate only: a file copied before the writer's explaining
-      // segment record was written starts with a displaced record; that
-      // record continues the previous file's chain but is explained only in
-      // the next file (a known limit, docs/audit.md).
-      const displacedStart = !report.ok && report.line === 1 &&
-        /does not start at the beginning of a chain/.test(report.problem);
-      assert.ok(
-        report.ok || (allowDisplacedStart && displacedStart),
-        `${path}: ${JSON.stringify(report)}`,
-      );
-      if (report.ok) reports.push(report);
+      // A series: a file may start with a record a copytruncate displaced,
+      // which the next file's segment record explains (runAuditVerify below
+      // checks that it does).
+      const verifier = new ChainVerifier({ allowDisplacedStart: true });
+      verifier.push(bytes);
+      const report = verifier.finish();
+      assert.ok(report.ok, `${path}: ${JSON.stringify(report)}`);
+      // An empty file (copied while no record was written) links nothing.
+      if (report.records > 0) reports.push(report);
     }
     // Records the series misses between two files, as the later file's
     // segment record names them (copytruncate's copy-then-truncate window).
     let explainedGap = 0;
-    // An empty file (copied while no record was written) links nothing.
-    const linked = reports.filter((report) => !report.ok || report.records > 0);
-    for (let i = 1; i < linked.length; i++) {
-      const before = linked[i - 1]!;
-      const after = linked[i]!;
-      assert.ok(
-        before.ok && after.ok && after.continues !== null,
-        `file ${i} of the non-empty files continues nothing`,
-      );
+    for (let i = 1; i < reports.length; i++) {
+      const before = reports[i - 1]!;
+      const after = reports[i]!;
+      assert.ok(before.ok && after.ok && after.continues !== null, `file ${i} continues nothing`);
       if (after.continues.previousSha256 !== before.head) {
-        assert.ok(after.continues.previousSeq > before.lastSeq, `${series[i]} names a wrong head`);
+        assert.ok(after.continues.previousSeq > before.lastSeq, `file ${i} names a wrong head`);
         explainedGap += after.continues.previousSeq - before.lastSeq;
       }
     }
+    const printed: string[] = [];
+    const verifyCode = await runAuditVerify(series, (line) => printed.push(line));
     const missing = acknowledged.filter((command) => !text.includes(`"command_raw":"${command}"`));
     console.log(
       `${stanza.trim().replaceAll("\n", ",")}: ${acknowledged.length} acknowledged, ` +
         `${refused.length} refused, ${missing.length} without a record, ${explainedGap} explained gap`,
     );
     assert.ok(acknowledged.length > 0);
-    return { missing, refused, explainedGap, stderr, lastCode };
+    return { missing, refused, explainedGap, stderr, lastCode, verifyCode, printed };
   });
 }
 
@@ -150,6 +144,7 @@ Deno.test({
   fn: async () => {
     const run = await rotationRun("  create 0600");
     assert.equal(run.lastCode, "OK", run.stderr);
+    assert.equal(run.verifyCode, 0, run.printed.join("\n"));
     assert.deepEqual(run.missing, []);
     assert.deepEqual(run.refused, []);
     assert.equal(run.explainedGap, 0);
@@ -173,7 +168,10 @@ Deno.test({
     "logrotate copytruncate: the cut is detected, and every lost record is a gap the next segment names",
   ignore: !HAS_LOGROTATE,
   fn: async () => {
-    const run = await rotationRun("  copytruncate", true);
+    const run = await rotationRun("  copytruncate");
+    // The cut is on record: every truncated file starts with (or soon has) a segment.
+    assert.equal(run.verifyCode, 3, run.printed.join("\n"));
+    assert.match(run.printed.join("\n"), /file_truncated/);
     // Closed mode refuses calls between the truncation and the SIGHUP; each
     // acknowledged call without a record lies in a gap a segment record names.
     assert.ok(run.missing.length <= run.explainedGap, JSON.stringify(run));
