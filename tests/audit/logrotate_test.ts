@@ -75,7 +75,7 @@ async function rotationRun(stanza: string) {
     };
     const callers = [caller(0), caller(1)];
     for (let round = 0; round < ROTATIONS; round++) {
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      await new Promise((resolve) => setTimeout(resolve, 300));
       const rotated = await new Deno.Command(LOGROTATE, {
         args: ["-f", "-s", `${dir}/logrotate.state`, conf],
       }).output();
@@ -152,14 +152,31 @@ Deno.test({
 });
 
 Deno.test({
-  name: "logrotate create + compress: five rotations under load, no outage, no record lost",
+  name:
+    "logrotate create + compress + delaycompress: five rotations under load, no outage, no record lost",
   ignore: !HAS_LOGROTATE,
   fn: async () => {
-    const run = await rotationRun("  create 0600\n  compress");
+    const run = await rotationRun("  create 0600\n  compress\n  delaycompress");
     assert.equal(run.lastCode, "OK", run.stderr);
+    assert.equal(run.verifyCode, 0, run.printed.join("\n"));
     assert.deepEqual(run.missing, []);
     assert.deepEqual(run.refused, []);
     assert.equal(run.explainedGap, 0);
+  },
+});
+
+Deno.test({
+  name:
+    "logrotate create + compress: no outage, and a record gzip raced would be a gap the next segment names",
+  ignore: !HAS_LOGROTATE,
+  fn: async () => {
+    // gzip can read the renamed file before an append that passed its check
+    // just before the rename lands there; docs/audit.md recommends delaycompress.
+    const run = await rotationRun("  create 0600\n  compress");
+    assert.equal(run.lastCode, "OK", run.stderr);
+    assert.deepEqual(run.refused, []);
+    assert.ok(run.missing.length <= run.explainedGap, JSON.stringify(run.missing));
+    assert.ok(run.verifyCode === 0 || run.verifyCode === 3, run.printed.join("\n"));
   },
 });
 
@@ -169,6 +186,7 @@ Deno.test({
   ignore: !HAS_LOGROTATE,
   fn: async () => {
     const run = await rotationRun("  copytruncate");
+    if (Deno.env.get("HTMCP_DEBUG_ROTATE")) console.log(run.stderr);
     // The cut is on record: every truncated file starts with (or soon has) a segment.
     assert.equal(run.verifyCode, 3, run.printed.join("\n"));
     assert.match(run.printed.join("\n"), /file_truncated/);
