@@ -44,6 +44,12 @@ export type Examined =
     readonly previous: ChainHead;
     readonly foundBytes: number;
   }
+  /** Nothing at the path: the writer creates a new file there, after a `segment`. */
+  | {
+    readonly kind: "missing";
+    readonly found: "path_missing" | "file_removed";
+    readonly previous: ChainHead;
+  }
   /** Nothing safe to write to. */
   | { readonly kind: "refused"; readonly reason: string };
 
@@ -86,18 +92,14 @@ export async function examineLog(
 
   if (at === null) {
     // Renamed away (rotation without `create`, or an external rename before
-    // SIGHUP) or deleted: start a new file that names where the old one ended.
+    // SIGHUP), or deleted. A renamed file keeps a link; a deleted one (or one
+    // rotated and already compressed away) has none, and its records are gone.
     const previous = await finalHead(current, path, knownHead);
-    const created = await openLogFile(path);
-    if (!created.ok) {
-      return {
-        kind: "refused",
-        reason: created.missingFolder
-          ? `The audit log "${path}" was removed while htmcp had it open, and its folder is gone.`
-          : created.reason,
-      };
-    }
-    return { kind: "segment", found: "path_missing", log: created.log, previous, foundBytes: 0 };
+    return {
+      kind: "missing",
+      found: openInfo.nlink === 0 ? "file_removed" : "path_missing",
+      previous,
+    };
   }
 
   if (at.isSymlink) {

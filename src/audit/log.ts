@@ -45,7 +45,7 @@ import { buildRecordsDropped, buildSegment } from "./build.ts";
 import { linkBatch } from "./chain.ts";
 import { type ChainHead, examineLog } from "./examine.ts";
 import { type LogFile, openLogFile } from "./open_file.ts";
-import { GENESIS_HASH, type SegmentFields } from "./records.ts";
+import { GENESIS_HASH, type SegmentFields, type SegmentFinding } from "./records.ts";
 import { type ChainTail, readChainTail } from "./tail.ts";
 
 /** Options of `AuditLog.open`. */
@@ -85,6 +85,17 @@ interface Dropped {
   lastTs: string;
   reason: string;
 }
+
+/**
+ * What closed mode does not continue on its own: the records the writer had
+ * written are gone from the path, which is the operator's call (SIGHUP), not
+ * the writer's. Rotation (`path_missing`, `new_empty_file`) is followed.
+ */
+const HALTING_FINDINGS: ReadonlyMap<string, string> = new Map([
+  ["file_replaced", "replaced by another file"],
+  ["file_truncated", "truncated"],
+  ["file_removed", "removed"],
+]);
 
 /** Upper bound on records flushed together, so one flush stays short. */
 const MAX_BATCH = 256;
@@ -391,18 +402,33 @@ export class AuditLog {
         this.#adopt(examined.log, null);
         this.#pendingSegment = null;
         break;
-      case "segment": {
-        if (
-          this.failMode === "closed" && !this.#acknowledged &&
-          (examined.found === "file_replaced" || examined.found === "file_truncated")
-        ) {
-          if (examined.log !== this.#current) examined.log.file.close();
-          return this.#halt(
-            `The audit log "${this.path}" was ${
-              examined.found === "file_replaced" ? "replaced by another file" : "truncated"
-            } while htmcp had it open (it held seq ${this.#knownHead.seq}); calls are refused ` +
-              `until the operator sends SIGHUP to accept the file now at that path.`,
+      case "missing": {
+        const halted = this.#haltOn(examined.found);
+        if (halted !== null) return halted;
+        const created = await openLogFile(this.path);
+        if (!created.ok) {
+          return this.#refuse(
+            created.missingFolder
+              ? `The audit log "${this.path}" was removed while htmcp had it open, and its folder is gone.`
+              : created.reason,
           );
+        }
+        this.#adopt(created.log, null);
+        this.#pendingSegment = {
+          found: examined.found,
+          previous_seq: examined.previous.seq,
+          previous_sha256: examined.previous.hash,
+          found_bytes: 0,
+          first_displaced_seq: null,
+        };
+        await syncFolder(this.#folder);
+        break;
+      }
+      case "segment": {
+        const halted = this.#haltOn(examined.found);
+        if (halted !== null) {
+          if (examined.log !== this.#current) examined.log.file.close();
+          return halted;
         }
         this.#adopt(examined.log, null);
         this.#pendingSegment = {
@@ -412,7 +438,6 @@ export class AuditLog {
           found_bytes: examined.foundBytes,
           first_displaced_seq: examined.found === "file_truncated" ? this.#displacedSeq : null,
         };
-        if (examined.found === "path_missing") await syncFolder(this.#folder);
         break;
       }
       case "same":
@@ -494,6 +519,16 @@ export class AuditLog {
     this.#halted = reason;
     this.#tail = null;
     return { ok: false, reason };
+  }
+
+  /** In closed mode, a halt for findings the operator must accept; null otherwise. */
+  #haltOn(found: SegmentFinding): Committed | null {
+    const what = HALTING_FINDINGS.get(found);
+    if (this.failMode !== "closed" || this.#acknowledged || what === undefined) return null;
+    return this.#halt(
+      `The audit log "${this.path}" was ${what} while htmcp had it open (it held seq ${this.#knownHead.seq}); ` +
+        `calls are refused until the operator sends SIGHUP to accept the file now at that path.`,
+    );
   }
 
   /** This batch fails; the next write checks again (a race with logrotate is transient). */

@@ -198,8 +198,14 @@ export interface AuditEventFields {
     readonly client_id: string | null;
     readonly remote_addr: string | null;
   };
-  /** The operator revoked a client (`htmcp auth revoke`). */
+  /** The operator revoked a client (`htmcp auth revoke`, which writes this itself). */
   client_revoked: { readonly client_id: string };
+  /**
+   * A running server read a revocation from the state dir and applies it
+   * from now on. Each server sharing the log writes its own, so the log
+   * shows when every one of them stopped honouring the client.
+   */
+  client_revocation_applied: { readonly client_id: string };
   /** An authenticated tool call over HTTP, tying the call id to the client. */
   tool_call: {
     readonly client_id: string;
@@ -239,15 +245,23 @@ export interface ChainResetFields {
  * What the writer found at the log's path under its append lock when the file
  * there was no longer the one it had been appending to.
  *
- * - `path_missing`: nothing at the path (renamed away by rotation, or deleted);
- *   the writer created a new file.
+ * - `path_missing`: nothing at the path, and the file the writer had open
+ *   still has a name elsewhere (renamed away by rotation); the writer created
+ *   a new file.
+ * - `file_removed`: nothing at the path, and the open file has no name left
+ *   (deleted, or rotated and compressed away before the writer noticed).
  * - `new_empty_file`: another, empty file at the path (logrotate `create`).
  * - `file_replaced`: another file with content that does not continue this
  *   chain (renamed over the log, or hard-linked away and replaced).
  * - `file_truncated`: the same file, shorter than the writer last saw it
  *   (logrotate `copytruncate`, or records cut off).
  */
-export type SegmentFinding = "path_missing" | "new_empty_file" | "file_replaced" | "file_truncated";
+export type SegmentFinding =
+  | "path_missing"
+  | "file_removed"
+  | "new_empty_file"
+  | "file_replaced"
+  | "file_truncated";
 
 /**
  * The first record the writer puts in a file it did not continue: it names the

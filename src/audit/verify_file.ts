@@ -25,7 +25,11 @@ export const VERIFY_UNREADABLE = 2;
 export const VERIFY_INTACT_WITH_RESETS = 3;
 
 /** Findings that mean a writer saw its log tampered with or cut, not rotated. */
-const ALARMING_FINDINGS: ReadonlySet<string> = new Set(["file_replaced", "file_truncated"]);
+const ALARMING_FINDINGS: ReadonlySet<string> = new Set([
+  "file_replaced",
+  "file_truncated",
+  "file_removed",
+]);
 
 type Verified =
   | { readonly ok: true; readonly report: VerifyReport & { ok: true } }

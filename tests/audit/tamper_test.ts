@@ -244,3 +244,31 @@ Deno.test("verify of a series: a later file that starts a new chain, or names an
     assert.equal((await verifyPrinted([`${dir}/b.1.jsonl`, second])).code, 0);
   });
 });
+
+Deno.test("closed mode: a deleted log stops writes until SIGHUP's reopen; open mode starts a marked file at once", async () => {
+  await withTempDir(async (dir) => {
+    const path = `${dir}/audit.jsonl`;
+    const closed = await openLog(path, "closed");
+    await writeThree(closed);
+    await Deno.remove(path);
+    const refused = await closed.writeAttempt(attemptFields());
+    assert.match(!refused.ok ? refused.reason : "", /was removed while htmcp had it open/);
+    await assert.rejects(() => Deno.lstat(path), Deno.errors.NotFound, "no file was created");
+    assert.deepEqual(await closed.reopen(), { ok: true, seq: 4 });
+    await closed.close();
+    const [segment] = await readRecords(path);
+    assert.equal(segment!.found, "file_removed");
+    assert.equal(segment!.previous_seq, 3);
+    assert.equal((await verifyPrinted([path])).code, 3, "a removed log is reported");
+
+    const open = await openLog(path, "open");
+    await Deno.remove(path);
+    assert.deepEqual(await open.writeAttempt(attemptFields()), { ok: true, seq: 6 });
+    await open.close();
+    const records = await readRecords(path);
+    assert.deepEqual(records.map((record) => record.found ?? record.kind), [
+      "file_removed",
+      "attempt",
+    ]);
+  });
+});
