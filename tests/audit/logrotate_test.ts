@@ -27,7 +27,7 @@ async function readMaybeGzip(path: string): Promise<Uint8Array> {
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
-async function rotationRun(stanza: string) {
+async function rotationRun(stanza: string, servers = 1) {
   return await withTempDir(async (root) => {
     const dir = await Deno.realPath(root);
     await Deno.mkdir(`${dir}/jail`);
@@ -35,25 +35,35 @@ async function rotationRun(stanza: string) {
     const log = `${dir}/logs/audit.jsonl`;
     const policyPath = `${dir}/policy.toml`;
     await Deno.writeTextFile(policyPath, policyToml(`${dir}/jail`, log, { allow: ["echo"] }));
-    // The server is started directly (not through the launcher), so the pid
-    // postrotate signals is the process that writes the log.
+    // Servers are started directly (not through the launcher), so the pids
+    // postrotate signals are the processes that write the log.
     const plan = await planLaunch(["serve", "--policy", policyPath], REPO);
     if (!plan.ok) throw new Error(plan.message);
-    const transport = new StdioClientTransport({
-      command: Deno.execPath(),
-      args: [...plan.argv],
-      env: serverEnv(dir),
-      stderr: "pipe",
-    });
     let stderr = "";
-    transport.stderr?.on("data", (chunk: Uint8Array) => stderr += new TextDecoder().decode(chunk));
-    const client = new Client({ name: "htmcp-logrotate", version: "1.0.0" });
-    await client.connect(transport);
-    const pid = transport.pid!;
+    const clients: Client[] = [];
+    const pids: number[] = [];
+    for (let n = 0; n < servers; n++) {
+      const transport = new StdioClientTransport({
+        command: Deno.execPath(),
+        args: [...plan.argv],
+        env: serverEnv(dir),
+        stderr: "pipe",
+      });
+      transport.stderr?.on(
+        "data",
+        (chunk: Uint8Array) => stderr += new TextDecoder().decode(chunk),
+      );
+      const client = new Client({ name: "htmcp-logrotate", version: "1.0.0" });
+      await client.connect(transport);
+      clients.push(client);
+      pids.push(transport.pid!);
+    }
     const conf = `${dir}/logrotate.conf`;
     await Deno.writeTextFile(
       conf,
-      `${log} {\n  rotate 10\n  missingok\n${stanza}\n  postrotate\n    /bin/kill -HUP ${pid}\n  endscript\n}\n`,
+      `${log} {\n  rotate 10\n  missingok\n${stanza}\n  postrotate\n    /bin/kill -HUP ${
+        pids.join(" ")
+      }\n  endscript\n}\n`,
     );
 
     const acknowledged: string[] = [];
@@ -63,7 +73,7 @@ async function rotationRun(stanza: string) {
       // Bounded: stops after the rotations, or after 3,000 calls per lane.
       for (let i = 0; !stop && i < 3000; i++) {
         const command = `echo lane${lane}-${i}`;
-        const result = await client.callTool(
+        const result = await clients[lane % clients.length]!.callTool(
           { name: "run_command", arguments: { command } },
           undefined,
           { timeout: 60_000 },
@@ -73,7 +83,7 @@ async function rotationRun(stanza: string) {
         else refused.push(code);
       }
     };
-    const callers = [caller(0), caller(1)];
+    const callers = Array.from({ length: 2 * servers }, (_, lane) => caller(lane));
     for (let round = 0; round < ROTATIONS; round++) {
       await new Promise((resolve) => setTimeout(resolve, 300));
       const rotated = await new Deno.Command(LOGROTATE, {
@@ -85,12 +95,16 @@ async function rotationRun(stanza: string) {
     stop = true;
     await Promise.all(callers);
     // SIGHUP never stopped the server: it still answers.
-    const last = await client.callTool({
-      name: "run_command",
-      arguments: { command: "echo last" },
-    });
-    const lastCode = (last.structuredContent as unknown as CommandResult).code;
-    await client.close();
+    let lastCode = "OK";
+    for (const client of clients) {
+      const last = await client.callTool({
+        name: "run_command",
+        arguments: { command: "echo last" },
+      });
+      const code = (last.structuredContent as unknown as CommandResult).code;
+      if (code !== "OK") lastCode = code;
+      await client.close();
+    }
 
     const names = [...Deno.readDirSync(`${dir}/logs`)].map((entry) => entry.name);
     const rotatedNames = names.filter((name) => name !== "audit.jsonl").sort((a, b) =>
@@ -177,6 +191,20 @@ Deno.test({
     assert.deepEqual(run.refused, []);
     assert.ok(run.missing.length <= run.explainedGap, JSON.stringify(run.missing));
     assert.ok(run.verifyCode === 0 || run.verifyCode === 3, run.printed.join("\n"));
+  },
+});
+
+Deno.test({
+  name:
+    "logrotate create with two servers on one log: both follow every rotation, no record lost, one chain",
+  ignore: !HAS_LOGROTATE,
+  fn: async () => {
+    const run = await rotationRun("  create 0600\n  compress\n  delaycompress", 2);
+    assert.equal(run.lastCode, "OK", run.stderr);
+    assert.equal(run.verifyCode, 0, run.printed.join("\n"));
+    assert.deepEqual(run.missing, []);
+    assert.deepEqual(run.refused, []);
+    assert.equal(run.explainedGap, 0);
   },
 });
 
