@@ -241,6 +241,7 @@ export function buildSegment(input: SegmentFields): RecordBody {
       previous_sha256: input.previous_sha256,
       found_bytes: input.found_bytes,
       first_displaced_seq: input.first_displaced_seq,
+      previous_file: input.previous_file,
     },
   };
 }

@@ -22,7 +22,8 @@
  * @module
  */
 
-import { dirname } from "node:path";
+import { basename, dirname } from "node:path";
+import type { AuditRotation } from "../config/types.ts";
 import type {
   AttemptFields,
   AuditEventFields,
@@ -46,7 +47,7 @@ import { linkBatch } from "./chain.ts";
 import { type ChainHead, examineLog } from "./examine.ts";
 import { type LogFile, openLogFile } from "./open_file.ts";
 import { GENESIS_HASH, type SegmentFields, type SegmentFinding } from "./records.ts";
-import { type ChainTail, readChainTail } from "./tail.ts";
+import { type ChainTail, readChainTail, readFirstRecord } from "./tail.ts";
 
 /** Options of `AuditLog.open`. */
 export interface AuditLogOptions {
@@ -63,6 +64,8 @@ export interface AuditLogOptions {
   readonly redactArgv?: RedactArgv;
   /** Receives each warning line; default: one line on stderr. */
   readonly warn?: (line: string) => void;
+  /** Built-in rotation (`[audit] rotate_bytes`, `rotate_daily`); default off. */
+  readonly rotation?: AuditRotation;
 }
 
 /** `ok` with the log, or the sentence saying why it could not be opened. */
@@ -134,6 +137,9 @@ export class AuditLog {
   readonly #redact: Redact;
   readonly #redactArgv: RedactArgv | undefined;
   readonly #warn: (line: string) => void;
+  readonly #rotation: AuditRotation | null;
+  /** UTC day (YYYY-MM-DD) of the current file's first record, for `rotate_daily`. */
+  #fileDay: string | null = null;
   /** The log's folder, held open as the cross-process append lock. */
   #folder: Deno.FsFile | null = null;
   #current: LogFile | null = null;
@@ -166,6 +172,10 @@ export class AuditLog {
     this.#redact = options.redact;
     this.#redactArgv = options.redactArgv;
     this.#warn = options.warn ?? ((line) => console.error(line));
+    const rotation = options.rotation;
+    this.#rotation = rotation !== undefined && (rotation.bytes !== null || rotation.daily)
+      ? rotation
+      : null;
   }
 
   /**
@@ -382,6 +392,7 @@ export class AuditLog {
   #adopt(log: LogFile, tail: ChainTail | null): void {
     if (this.#current !== null && this.#current !== log) this.#current.file.close();
     this.#current = log;
+    this.#fileDay = null;
     this.#tail = tail;
     this.#knownEnd = tail?.size ?? 0;
     if (tail !== null) this.#knownHead = { seq: tail.lastSeq, hash: tail.lastHash };
@@ -420,6 +431,7 @@ export class AuditLog {
           previous_sha256: examined.previous.hash,
           found_bytes: 0,
           first_displaced_seq: null,
+          previous_file: null,
         };
         await syncFolder(this.#folder);
         break;
@@ -437,6 +449,7 @@ export class AuditLog {
           previous_sha256: examined.previous.hash,
           found_bytes: examined.foundBytes,
           first_displaced_seq: examined.found === "file_truncated" ? this.#displacedSeq : null,
+          previous_file: null,
         };
         break;
       }
@@ -445,7 +458,7 @@ export class AuditLog {
         if (this.#tail !== null && this.#tail.size !== examined.size) this.#tail = null;
     }
 
-    const file = this.#current!.file;
+    let file = this.#current!.file;
     if (this.#tail === null) {
       // Someone else appended (or the file is new): chain to what is really there.
       const read = await readChainTail(file, this.path);
@@ -456,6 +469,11 @@ export class AuditLog {
         // a series of files verifies as one chain.
         ? continuing({ seq: segment.previous_seq, hash: segment.previous_sha256 })
         : read.tail;
+    }
+
+    if (bodies.length > 0) {
+      await this.#rotateIfDue(this.#tail);
+      file = this.#current!.file;
     }
 
     const lead: RecordBody[] = [];
@@ -519,6 +537,62 @@ export class AuditLog {
     this.#halted = reason;
     this.#tail = null;
     return { ok: false, reason };
+  }
+
+  /**
+   * Built-in rotation, under the append lock: renames the full log beside
+   * itself with its last `seq` and hash in the name (so names sort in chain
+   * order and say where each file ends), and starts a new file whose first
+   * record names it. A rotation that fails is warned about and skipped: it
+   * is housekeeping, and the records still reach the current file.
+   */
+  async #rotateIfDue(tail: ChainTail): Promise<void> {
+    const rotation = this.#rotation;
+    if (rotation === null || this.#pendingSegment !== null) return;
+    // Damage is closed off by a chain_reset in this file first.
+    if (tail.lastSeq === 0 || tail.damage !== null || tail.size === 0) return;
+    const bySize = rotation.bytes !== null && tail.size >= rotation.bytes;
+    const today = new Date().toISOString().slice(0, 10);
+    const byDay = rotation.daily && (await this.#firstDay(today)) !== today;
+    if (!bySize && !byDay) return;
+    const head = { seq: tail.lastSeq, hash: tail.lastHash };
+    const target = `${this.path}.${String(head.seq).padStart(12, "0")}-${head.hash.slice(0, 16)}`;
+    try {
+      await Deno.rename(this.path, target);
+    } catch (error) {
+      this.#warn(
+        `htmcp: warning: cannot rotate the audit log "${this.path}" to "${target}": ${
+          messageOf(error)
+        }; records go on to the current file.`,
+      );
+      return;
+    }
+    const created = await openLogFile(this.path);
+    if (!created.ok) {
+      // The renamed file is still open: the next append finds the path
+      // missing and starts the new file then, naming the same head.
+      this.#warn(`htmcp: warning: ${created.reason}`);
+      return;
+    }
+    this.#adopt(created.log, continuing(head));
+    this.#pendingSegment = {
+      found: "rotated",
+      previous_seq: head.seq,
+      previous_sha256: head.hash,
+      found_bytes: 0,
+      first_displaced_seq: null,
+      previous_file: basename(target),
+    };
+    await syncFolder(this.#folder);
+  }
+
+  /** The UTC day of the current file's first record (`today` for an empty file). */
+  async #firstDay(today: string): Promise<string> {
+    if (this.#fileDay === null) {
+      const first = await readFirstRecord(this.#current!.file);
+      this.#fileDay = first === null ? today : first.ts.slice(0, 10);
+    }
+    return this.#fileDay;
   }
 
   /** In closed mode, a halt for findings the operator must accept; null otherwise. */

@@ -245,6 +245,8 @@ export interface ChainResetFields {
  * What the writer found at the log's path under its append lock when the file
  * there was no longer the one it had been appending to.
  *
+ * - `rotated`: the writer itself renamed the full log (`[audit] rotate_bytes`,
+ *   `rotate_daily`) to `previous_file` and started this one.
  * - `path_missing`: nothing at the path, and the file the writer had open
  *   still has a name elsewhere (renamed away by rotation); the writer created
  *   a new file.
@@ -257,6 +259,7 @@ export interface ChainResetFields {
  *   (logrotate `copytruncate`, or records cut off).
  */
 export type SegmentFinding =
+  | "rotated"
   | "path_missing"
   | "file_removed"
   | "new_empty_file"
@@ -282,6 +285,8 @@ export interface SegmentFields {
    * file): `seq` of the first record so displaced; otherwise null.
    */
   readonly first_displaced_seq: number | null;
+  /** With built-in rotation: the name the previous file was renamed to (same folder); else null. */
+  readonly previous_file: string | null;
 }
 
 /**

@@ -79,6 +79,14 @@ export interface AuthSettings {
   readonly accessTokenTtlSeconds: number;
 }
 
+/** `[audit]` built-in rotation; both off by default (use logrotate, or these). */
+export interface AuditRotation {
+  /** Rotate once the log reaches this many bytes; null: no size limit. */
+  readonly bytes: number | null;
+  /** Rotate when the UTC day of the log's first record is not today's. */
+  readonly daily: boolean;
+}
+
 export interface Policy {
   /** Absolute path of the policy file, or null when built from env alone. */
   readonly policyFile: string | null;
@@ -87,6 +95,8 @@ export interface Policy {
   /** Absolute path of the audit log (never inside the jail root). */
   readonly auditLog: string;
   readonly auditFailMode: AuditFailMode;
+  /** Built-in rotation (`[audit] rotate_bytes`, `rotate_daily`); absent means off. */
+  readonly auditRotation?: AuditRotation;
   /** Absolute state directory (OAuth secret, clients), or null when unused. */
   readonly stateDir: string | null;
   /** Allowlisted names -> resolution. A `Map`, so `constructor` cannot match an inherited key. */
