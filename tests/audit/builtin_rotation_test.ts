@@ -14,7 +14,7 @@ import { attemptFields, noRedaction, readRecords, withTempDir } from "./_helpers
 import { startHarness } from "../_helpers/stdio_harness.ts";
 
 async function series(dir: string): Promise<string[]> {
-  const rotated = [...Deno.readDirSync(dir)].map((entry) => entry.name)
+  const rotated = (await Array.fromAsync(Deno.readDir(dir))).map((entry) => entry.name)
     .filter((name) => name.startsWith("audit.jsonl.")).sort();
   return [...rotated.map((name) => `${dir}/${name}`), `${dir}/audit.jsonl`];
 }
