@@ -116,6 +116,30 @@ async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
   }
 }
 
+/**
+ * How long an append waits for another writer's lock. A writer holds it for
+ * one append only (milliseconds), so a longer hold means a stuck or stopped
+ * process (SIGSTOP, a hung disk): the call is then refused or runs unaudited
+ * per the fail mode, instead of hanging every call of this server.
+ */
+const LOCK_WAIT_MS = 10_000;
+
+/**
+ * Takes the exclusive lock, polling `tryLock` with a growing pause, never a
+ * blocking `lock()`: a blocking call abandoned at a deadline would take the
+ * lock later and hold it forever.
+ */
+async function acquire(folder: Deno.FsFile): Promise<boolean> {
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  let pause = 0.5;
+  while (!(await folder.tryLock(true))) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, pause));
+    pause = Math.min(pause * 2, 8);
+  }
+  return true;
+}
+
 function newWriterId(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(8));
   return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
@@ -342,12 +366,21 @@ export class AuditLog {
       }
     }
     const folder = this.#folder;
+    let locked: boolean;
     try {
-      await folder.lock(true);
+      locked = await acquire(folder);
     } catch (error) {
       return {
         ok: false,
         reason: `Cannot lock the audit log's folder "${dirname(this.path)}": ${messageOf(error)}.`,
+      };
+    }
+    if (!locked) {
+      return {
+        ok: false,
+        reason: `Cannot lock the audit log's folder "${
+          dirname(this.path)
+        }": another writer has held its lock for over ${LOCK_WAIT_MS / 1000} s.`,
       };
     }
     try {

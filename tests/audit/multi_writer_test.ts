@@ -10,7 +10,14 @@ import { AuditLog, runAuditVerify, verifyAuditChain } from "../../src/audit/mod.
 import { planLaunch } from "../../scripts/launch.ts";
 import { policyToml, REPO, serverEnv } from "../_helpers/stdio_harness.ts";
 import type { CommandResult } from "../../src/result/codes.ts";
-import { fixture, noRedaction, readLines, withTempDir } from "./_helpers.ts";
+import {
+  attemptFields,
+  fixture,
+  hasTool,
+  noRedaction,
+  readLines,
+  withTempDir,
+} from "./_helpers.ts";
 
 interface Server {
   readonly client: Client;
@@ -209,5 +216,43 @@ Deno.test("writers SIGKILLed mid-append on a shared log: the survivors' chain st
     console.log(
       `shared log after 4 kills: ${report.records} records, ${report.resets.length} reset(s)`,
     );
+  });
+});
+
+Deno.test("a writer stuck holding the log's lock gets calls refused after a bounded wait, not hung", async () => {
+  await withTempDir(async (dir) => {
+    const path = `${dir}/audit.jsonl`;
+    const opened = await AuditLog.open(path, "closed", { redact: noRedaction, warn: () => {} });
+    assert.ok(opened.ok);
+    // Another process takes the same flock(2) lock on the folder, says so, and holds it.
+    const holder = new Deno.Command(Deno.execPath(), {
+      args: [
+        "eval",
+        `const f = await Deno.open(${JSON.stringify(dir)}); await f.lock(true); ` +
+        `console.log("held"); setInterval(() => {}, 60000);`,
+      ],
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    try {
+      const reader = holder.stdout.getReader();
+      await reader.read();
+      reader.releaseLock();
+      const started = Date.now();
+      const written = await opened.log.writeAttempt(attemptFields());
+      assert.equal(written.ok, false);
+      assert.match(
+        !written.ok ? written.reason : "",
+        /another writer has held its lock for over 10 s/,
+      );
+      assert.ok(Date.now() - started < 20_000);
+    } finally {
+      holder.kill("SIGKILL");
+      await holder.status;
+      await holder.stdout.cancel().catch(() => {});
+    }
+    // The lock died with its holder: writes go on.
+    assert.deepEqual(await opened.log.writeAttempt(attemptFields()), { ok: true, seq: 1 });
+    await opened.log.close();
   });
 });
