@@ -9,8 +9,8 @@
  * cost), forward termination signals, and exit with the child's status.
  *
  * Per verb: `serve` (the default), `explain`, `check`, `permissions`,
- * `systemd` and `auth` run under the policy's set; `audit verify FILE...` may
- * read those files only; `version` and `--help` get no permission at all.
+ * `systemd` and `auth` run under the policy's set; `audit verify FILE...` and
+ * `audit head FILE` may read those files only; `version` and `--help` get no permission at all.
  *
  * @module
  */
@@ -64,7 +64,7 @@ export async function planLaunch(args: readonly string[], cwd: string): Promise<
   const verb = first === undefined || first.startsWith("-") ? "serve" : first;
   const tail = ["--config", CONFIG, MAIN, ...args];
   if (first === "--help" || first === "-h" || first === "help" || !POLICY_VERBS.has(verb)) {
-    if (verb === "audit" && args[1] === "verify" && args[2] !== undefined) {
+    if (verb === "audit" && (args[1] === "verify" || args[1] === "head") && args[2] !== undefined) {
       // A rotated series is verified as several files: each may be read, nothing else.
       const files = args.slice(2).map((file) => resolve(cwd, file)).join(",");
       return { ok: true, argv: ["run", ...NOTHING, `--allow-read=${files}`, ...tail] };

@@ -15,6 +15,7 @@ Usage:
   htmcp permissions --policy FILE [--transport stdio|http] [--format flags|json|systemd]
   htmcp systemd --policy FILE [--user]             print a hardened systemd unit
   htmcp audit verify FILE...                       verify the audit log's hash chain (series oldest first)
+  htmcp audit head FILE                            print the log's chain head (seq and hash) to pin elsewhere
   htmcp auth clients --policy FILE                 list approved OAuth clients
   htmcp auth revoke CLIENT_ID --policy FILE        revoke a client and its tokens
   htmcp version                                    print the version

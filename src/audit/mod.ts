@@ -54,3 +54,4 @@ export {
   VERIFY_UNREADABLE,
 } from "./verify_file.ts";
 export { reopenAuditOnSighup } from "./sighup.ts";
+export { runAuditHead } from "./head_file.ts";

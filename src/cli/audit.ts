@@ -4,16 +4,22 @@
  * missing link. Exit 0 when intact, 1 when not, 2 on usage or an unreadable
  * file, 3 when intact but the log recorded a problem (see `verify_file.ts`).
  *
+ * `htmcp audit head FILE`: prints the log's chain head (`seq=N sha256=H`) to
+ * copy somewhere the server cannot write.
+ *
  * @module
  */
-import { runAuditVerify } from "../audit/mod.ts";
+import { runAuditHead, runAuditVerify } from "../audit/mod.ts";
+
+const USAGE =
+  "Usage: htmcp audit verify FILE... (a rotated series oldest first) | htmcp audit head FILE";
 
 /** @returns The exit code. */
 export async function run(argv: readonly string[]): Promise<number> {
   const [sub, ...files] = argv;
-  if (sub !== "verify" || files.length === 0 || files.some((file) => file.startsWith("-"))) {
-    console.error("Usage: htmcp audit verify FILE... (a rotated series oldest first)");
-    return 2;
-  }
-  return await runAuditVerify(files);
+  const bad = files.length === 0 || files.some((file) => file.startsWith("-"));
+  if (sub === "verify" && !bad) return await runAuditVerify(files);
+  if (sub === "head" && !bad && files.length === 1) return await runAuditHead(files[0]!);
+  console.error(USAGE);
+  return 2;
 }

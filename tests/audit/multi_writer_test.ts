@@ -10,14 +10,7 @@ import { AuditLog, runAuditVerify, verifyAuditChain } from "../../src/audit/mod.
 import { planLaunch } from "../../scripts/launch.ts";
 import { policyToml, REPO, serverEnv } from "../_helpers/stdio_harness.ts";
 import type { CommandResult } from "../../src/result/codes.ts";
-import {
-  attemptFields,
-  fixture,
-  hasTool,
-  noRedaction,
-  readLines,
-  withTempDir,
-} from "./_helpers.ts";
+import { attemptFields, fixture, noRedaction, readLines, withTempDir } from "./_helpers.ts";
 
 interface Server {
   readonly client: Client;
