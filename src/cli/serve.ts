@@ -13,7 +13,8 @@
  */
 import { parseArgs } from "./args.ts";
 import { loadPolicyForCli } from "./policy_arg.ts";
-import { createServerContext } from "../server/context.ts";
+import { createServerContext, type ServerContext } from "../server/context.ts";
+import { reopenAuditOnSighup } from "../audit/mod.ts";
 import { serveStdio } from "../transport/stdio.ts";
 import { serveConfined } from "../permissions/mod.ts";
 import type { Policy } from "../config/types.ts";
@@ -65,6 +66,21 @@ async function serveCore(policy: Policy, listen: string | null): Promise<number>
     return 1;
   }
   const context = built.context;
+  // From the moment the log is open, in every serve mode, SIGHUP reopens it
+  // (logrotate's postrotate sends it) and never ends the server.
+  const stopReopening = reopenAuditOnSighup(context);
+  try {
+    return await serveOpened(policy, listen, context);
+  } finally {
+    stopReopening();
+  }
+}
+
+async function serveOpened(
+  policy: Policy,
+  listen: string | null,
+  context: ServerContext,
+): Promise<number> {
   // `auto` picks its mode at startup: the operator is told which, and why.
   console.error(`htmcp: sandbox: ${context.executor.describe().summary}`);
   await context.audit.writeEvent("server_start", {

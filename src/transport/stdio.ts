@@ -13,7 +13,6 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { createMcpServer } from "../server/mcp_server.ts";
 import type { ServerContext } from "../server/context.ts";
 import { STDIO_CALLER } from "../tools/caller.ts";
-import { reopenAuditOnSighup } from "../audit/mod.ts";
 
 /**
  * Largest JSON-RPC message accepted on stdin. A command is at most 16 KiB, so
@@ -42,11 +41,9 @@ export async function serveStdio(context: ServerContext): Promise<string> {
     Deno.addSignalListener(name, handler);
     return [name, handler] as const;
   });
-  const stopReopening = reopenAuditOnSighup(context);
   await server.connect(transport);
   const reason = await stopped;
   for (const [name, handler] of handlers) Deno.removeSignalListener(name, handler);
-  stopReopening();
   await context.close(reason);
   await server.close().catch(() => {});
   return reason;

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startCliServer, writeLoopbackPolicy } from "../../scripts/conformance.ts";
-import { startHarness } from "../_helpers/stdio_harness.ts";
+import { MAIN, policyToml, serverEnv, startHarness } from "../_helpers/stdio_harness.ts";
 import { runAuditVerify } from "../../src/audit/mod.ts";
 import { readRecords } from "./_helpers.ts";
 
@@ -74,6 +74,57 @@ Deno.test("http: SIGHUP through the launcher reopens the log; SIGTERM still stop
     await assertRotated(auditLog);
     const records = await readRecords(auditLog);
     assert.equal(records.at(-1)!.event, "server_stop");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("self-confined (the core in a Worker): SIGHUP reopens the log and the process lives on", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-sighup-worker-" }));
+  try {
+    await Deno.mkdir(`${dir}/jail`);
+    await Deno.mkdir(`${dir}/logs`);
+    const auditLog = `${dir}/logs/audit.jsonl`;
+    await Deno.writeTextFile(
+      `${dir}/policy.toml`,
+      policyToml(`${dir}/jail`, auditLog, { allow: ["echo"] }),
+    );
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        "--unstable-worker-options",
+        MAIN,
+        "serve",
+        "--policy",
+        `${dir}/policy.toml`,
+      ],
+      stdin: "piped",
+      stdout: "null",
+      stderr: "piped",
+      env: serverEnv(dir),
+      clearEnv: true,
+    }).spawn();
+    let stderr = "";
+    const pump = (async () => {
+      for await (const chunk of child.stderr) stderr += new TextDecoder().decode(chunk);
+    })();
+    try {
+      await until(() => stderr.includes("htmcp: sandbox:"), "startup");
+      assert.match(stderr, /permission layer: self-confined/);
+      await until(async () => (await readRecords(auditLog)).length > 0, "server_start");
+      await Deno.rename(auditLog, `${auditLog}.1`);
+      child.kill("SIGHUP");
+      await until(() => stderr.includes("SIGHUP: audit log"), "the SIGHUP line");
+      await assertRotated(auditLog);
+    } finally {
+      // Closing stdin is how a stdio client stops its server.
+      await child.stdin.close();
+      const status = await child.status;
+      await pump;
+      assert.equal(status.code, 0, stderr);
+      assert.match(stderr, /stopped \(stdin closed\)/);
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

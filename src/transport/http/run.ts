@@ -7,7 +7,6 @@
  */
 import type { ServerContext } from "../../server/mod.ts";
 import { MCP_PATH, serveHttp } from "./server.ts";
-import { reopenAuditOnSighup } from "../../audit/mod.ts";
 
 /**
  * Serves `context` on `listen` until a stop signal arrives.
@@ -39,11 +38,9 @@ export async function serveHttpUntilStopped(
     Deno.addSignalListener(name, handler);
     return [name, handler] as const;
   });
-  const stopReopening = reopenAuditOnSighup(context);
   server.finished.then(() => stop("HTTP server finished"));
   const reason = await stopped;
   for (const [name, handler] of handlers) Deno.removeSignalListener(name, handler);
-  stopReopening();
   await server.shutdown();
   await context.close(reason);
   console.error(`htmcp: stopped (${reason}).`);
