@@ -214,7 +214,6 @@ Deno.test({
   ignore: !HAS_LOGROTATE,
   fn: async () => {
     const run = await rotationRun("  copytruncate");
-    if (Deno.env.get("HTMCP_DEBUG_ROTATE")) console.log(run.stderr);
     // The cut is on record: every truncated file starts with (or soon has) a segment.
     assert.equal(run.verifyCode, 3, run.printed.join("\n"));
     assert.match(run.printed.join("\n"), /file_truncated/);
