@@ -496,6 +496,7 @@ export class AuditLog {
       // Someone else appended (or the file is new): chain to what is really there.
       const read = await readChainTail(file, this.path);
       if (!read.ok) return this.#refuse(read.reason);
+      this.#knownEnd = Math.max(this.#knownEnd, read.tail.size);
       const segment = this.#pendingSegment;
       this.#tail = segment !== null && read.tail.lastSeq === 0 && read.tail.damage === null
         // A file with nothing in it continues the previous file's chain, so
