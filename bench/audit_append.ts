@@ -1,7 +1,9 @@
 /**
  * Audit append cost: one record written and fdatasync'd per call, awaited one
  * at a time (the latency a single tool call pays, twice: attempt and outcome),
- * and the same records with 16 calls in flight (group commit shares flushes).
+ * the same records with 16 calls in flight (group commit shares flushes), and
+ * two writers on one log, 8 in flight each (each append takes the
+ * cross-process folder lock).
  *
  * @module
  */
@@ -16,6 +18,8 @@ export interface AuditAppendFigures {
   readonly p95Ms: number;
   /** Mean wall time per record with 16 appends in flight, in ms. */
   readonly msPerRecordConcurrent: number;
+  /** Mean wall time per record with two writers on one log, 8 in flight each, in ms. */
+  readonly msPerRecordTwoWriters: number;
 }
 
 function percentile(sorted: readonly number[], p: number): number {
@@ -39,8 +43,8 @@ export async function measureAuditAppend(
     const opened = await AuditLog.open(`${folder}/audit.jsonl`, "closed", { redact: (s) => s });
     if (!opened.ok) throw new Error(opened.reason);
     const log = opened.log;
-    const attempt = (i: number) =>
-      log.writeAttempt({
+    const attempt = (i: number, writer: AuditLog = log) =>
+      writer.writeAttempt({
         call_id: crypto.randomUUID(),
         tool: "run_command",
         client_id: null,
@@ -69,6 +73,21 @@ export async function measureAuditAppend(
       for (const written of batch) if (!written.ok) throw new Error(written.reason);
     }
     const concurrentMs = performance.now() - concurrentStart;
+
+    const other = await AuditLog.open(`${folder}/audit.jsonl`, "closed", { redact: (s) => s });
+    if (!other.ok) throw new Error(other.reason);
+    const twoStart = performance.now();
+    for (let done = 0; done < n; done += 16) {
+      const batch = await Promise.all(
+        Array.from(
+          { length: Math.min(16, n - done) },
+          (_, i) => attempt(done + i, i % 2 === 0 ? log : other.log),
+        ),
+      );
+      for (const written of batch) if (!written.ok) throw new Error(written.reason);
+    }
+    const twoMs = performance.now() - twoStart;
+    await other.log.close();
     await log.close();
 
     return {
@@ -76,6 +95,7 @@ export async function measureAuditAppend(
       p50Ms: percentile(sorted, 50),
       p95Ms: percentile(sorted, 95),
       msPerRecordConcurrent: concurrentMs / n,
+      msPerRecordTwoWriters: twoMs / n,
     };
   } finally {
     await Deno.remove(folder, { recursive: true });

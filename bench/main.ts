@@ -153,7 +153,9 @@ async function main(): Promise<void> {
     console.log(
       `   awaited: mean ${fmt(audit.msPerRecord)} ms, p50 ${fmt(audit.p50Ms)} ms, p95 ${
         fmt(audit.p95Ms)
-      } ms; 16 in flight: ${fmt(audit.msPerRecordConcurrent)} ms per record`,
+      } ms; 16 in flight: ${
+        fmt(audit.msPerRecordConcurrent)
+      } ms per record; two writers on one log: ${fmt(audit.msPerRecordTwoWriters)} ms per record`,
     );
 
     console.log("\n4. Permission layer: generated flags vs a self-confined Worker");

@@ -9,8 +9,8 @@
  * cost), forward termination signals, and exit with the child's status.
  *
  * Per verb: `serve` (the default), `explain`, `check`, `permissions`,
- * `systemd` and `auth` run under the policy's set; `audit verify FILE` may
- * read FILE only; `version` and `--help` get no permission at all.
+ * `systemd` and `auth` run under the policy's set; `audit verify FILE...` and
+ * `audit head FILE` may read those files only; `version` and `--help` get no permission at all.
  *
  * @module
  */
@@ -69,9 +69,12 @@ export async function planLaunch(args: readonly string[], cwd: string): Promise<
   // and runs under that policy's own set, as the server would.
   const positionalPolicy = policySubverb !== undefined ? line.parsed.positionals[0] : undefined;
   if (!POLICY_VERBS.has(line.verb) && positionalPolicy === undefined) {
-    const file = line.verb === "audit" && args[1] === "verify" ? args[2] : undefined;
-    if (file !== undefined) {
-      return { ok: true, argv: ["run", ...NOTHING, `--allow-read=${resolve(cwd, file)}`, ...tail] };
+    // `audit verify|head|show|tail|stats FILE...` may read those files, nothing else.
+    const readsLogs = line.verb === "audit" &&
+      ["verify", "head", "show", "tail", "stats"].includes(args[1] ?? "");
+    if (readsLogs && line.parsed.positionals.length > 0) {
+      const files = line.parsed.positionals.map((file) => resolve(cwd, file)).join(",");
+      return { ok: true, argv: ["run", ...NOTHING, `--allow-read=${files}`, ...tail] };
     }
     return { ok: true, argv: ["run", ...NOTHING, ...tail] };
   }

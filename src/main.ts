@@ -18,7 +18,8 @@ Usage:
   htmcp permissions --policy FILE [--transport stdio|http] [--format flags|json|systemd]
   htmcp systemd --policy FILE [--http HOST:PORT] [--user] [--user-name NAME] [--env-file FILE]
                                                    print a hardened systemd unit (HTTP)
-  htmcp audit verify FILE                          verify the audit log's hash chain
+  htmcp audit verify FILE...                       verify the audit log's hash chain (series oldest first)
+  htmcp audit head FILE                            print the log's chain head (seq and hash) to pin elsewhere
   htmcp audit show FILE [--json] [filters]         the audit log as a table of calls
   htmcp audit tail [-f] [-n N] FILE [filters]      the last calls; -f follows the log
   htmcp audit stats FILE [--json] [filters]        calls, refusals, durations, clients

@@ -22,6 +22,8 @@ import type {
   ChainResetFields,
   ExplainFields,
   OutcomeFields,
+  RecordsDroppedFields,
+  SegmentFields,
 } from "./records.ts";
 
 /** A redaction function, e.g. `createRedactor(policy.redaction).redact`. */
@@ -34,7 +36,14 @@ export interface RecordBody {
 }
 
 /** Keys the envelope owns. */
-const RESERVED_KEYS: ReadonlySet<string> = new Set(["seq", "ts", "prev", "kind", "event"]);
+const RESERVED_KEYS: ReadonlySet<string> = new Set([
+  "seq",
+  "ts",
+  "prev",
+  "kind",
+  "writer",
+  "event",
+]);
 
 /**
  * Keys that would carry output, bodies or credentials. An event is refused
@@ -218,6 +227,36 @@ export function buildChainReset(input: ChainResetFields): RecordBody {
       damaged_bytes: input.damaged_bytes,
       last_good_seq: input.last_good_seq,
       last_good_sha256: input.last_good_sha256,
+    },
+  };
+}
+
+/** @returns the `segment` body the log writes first in a file it did not continue */
+export function buildSegment(input: SegmentFields): RecordBody {
+  return {
+    kind: "segment",
+    fields: {
+      found: input.found,
+      previous_seq: input.previous_seq,
+      previous_sha256: input.previous_sha256,
+      found_bytes: input.found_bytes,
+      first_displaced_seq: input.first_displaced_seq,
+      previous_file: input.previous_file,
+    },
+  };
+}
+
+/** @returns the `records_dropped` body the log writes once writing works again */
+export function buildRecordsDropped(input: RecordsDroppedFields, redact: Redact): RecordBody {
+  return {
+    kind: "records_dropped",
+    fields: {
+      count: requireCount("count", input.count),
+      first_ts: requireString("first_ts", input.first_ts),
+      last_ts: requireString("last_ts", input.last_ts),
+      // The reason quotes paths and system errors only, but goes through the
+      // redactor like every other free text in the log.
+      reason: redact(requireString("reason", input.reason)),
     },
   };
 }

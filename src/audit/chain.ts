@@ -19,24 +19,48 @@ export interface LinkedBatch {
   readonly bytes: Uint8Array;
   /** `seq` of each body, in order. */
   readonly seqs: readonly number[];
+  /** How many records the bytes hold (the log's own included). */
+  readonly count: number;
   /** The chain's end after these bytes. */
   readonly tail: ChainTail;
+}
+
+/** Who writes the batch and the log's own records that go before the callers'. */
+export interface BatchContext {
+  /** The writer id stamped on every record. */
+  readonly writer: string;
+  /** The time stamped on every record of the batch. */
+  readonly ts: string;
+  /** The log's own records (`segment`, `records_dropped`), written first. */
+  readonly lead: readonly RecordBody[];
 }
 
 /**
  * @param tail where the chain stands; its damage, if any, is closed off first
  *   with a `chain_reset` record whose `prev` is the damaged bytes' SHA-256
- * @param bodies records to append, in order
- * @param ts the time stamped on every record of the batch
- * @returns the bytes and the new chain end
+ * @param bodies the callers' records to append, in order
+ * @param context writer id, time stamp and the log's own leading records
+ * @returns the bytes, the callers' `seq`s and the new chain end
  */
-export function linkBatch(tail: ChainTail, bodies: readonly RecordBody[], ts: string): LinkedBatch {
+export function linkBatch(
+  tail: ChainTail,
+  bodies: readonly RecordBody[],
+  context: BatchContext,
+): LinkedBatch {
+  const { writer, ts } = context;
   const parts: Uint8Array[] = [];
   let seq = tail.lastSeq;
   let prev = tail.lastHash;
   const append = (body: RecordBody, linkTo: string) => {
     seq += 1;
-    const line = encodeRecordLine({ seq, ts, prev: linkTo, kind: body.kind, ...body.fields });
+    const line = encodeRecordLine({
+      seq,
+      ts,
+      prev: linkTo,
+      kind: body.kind,
+      writer,
+      ...body.fields,
+    });
     parts.push(line, NEWLINE);
     prev = sha256Hex(line);
   };
@@ -52,6 +76,7 @@ export function linkBatch(tail: ChainTail, bodies: readonly RecordBody[], ts: st
       tail.damage.sha256,
     );
   }
+  for (const body of context.lead) append(body, prev);
   const seqs: number[] = [];
   for (const body of bodies) {
     append(body, prev);
@@ -61,6 +86,7 @@ export function linkBatch(tail: ChainTail, bodies: readonly RecordBody[], ts: st
   return {
     bytes,
     seqs,
+    count: seq - tail.lastSeq,
     tail: { lastSeq: seq, lastHash: prev, damage: null, size: tail.size + bytes.length },
   };
 }

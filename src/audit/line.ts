@@ -21,6 +21,8 @@ const RECORD_KINDS: ReadonlySet<string> = new Set<AuditRecordKind>([
   "explain",
   "event",
   "chain_reset",
+  "segment",
+  "records_dropped",
 ]);
 
 const HASH_PATTERN = /^[0-9a-f]{64}$/;

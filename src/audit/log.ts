@@ -22,7 +22,8 @@
  * @module
  */
 
-import { dirname } from "node:path";
+import { basename, dirname } from "node:path";
+import type { AuditRotation } from "../config/types.ts";
 import type {
   AttemptFields,
   AuditEventFields,
@@ -41,8 +42,12 @@ import {
   type Redact,
   type RedactArgv,
 } from "./build.ts";
+import { buildRecordsDropped, buildSegment } from "./build.ts";
 import { linkBatch } from "./chain.ts";
-import { type ChainTail, readChainTail } from "./tail.ts";
+import { type ChainHead, examineLog } from "./examine.ts";
+import { type LogFile, openLogFile } from "./open_file.ts";
+import { GENESIS_HASH, type SegmentFields, type SegmentFinding } from "./records.ts";
+import { type ChainTail, readChainTail, readFirstRecord } from "./tail.ts";
 
 /** Options of `AuditLog.open`. */
 export interface AuditLogOptions {
@@ -59,6 +64,8 @@ export interface AuditLogOptions {
   readonly redactArgv?: RedactArgv;
   /** Receives each warning line; default: one line on stderr. */
   readonly warn?: (line: string) => void;
+  /** Built-in rotation (`[audit] rotate_bytes`, `rotate_daily`); default off. */
+  readonly rotation?: AuditRotation;
 }
 
 /** `ok` with the log, or the sentence saying why it could not be opened. */
@@ -66,12 +73,32 @@ export type AuditOpenResult =
   | { readonly ok: true; readonly log: AuditLog }
   | { readonly ok: false; readonly reason: string };
 
-type Opened = { readonly ok: true } | { readonly ok: false; readonly reason: string };
+type Refused = { readonly ok: false; readonly reason: string };
+type Opened = { readonly ok: true } | Refused;
 
 interface Pending {
-  readonly body: RecordBody;
+  /** null for a check without a record of the caller's (`reopen`). */
+  readonly body: RecordBody | null;
   readonly resolve: (result: AuditWriteResult) => void;
 }
+
+interface Dropped {
+  count: number;
+  readonly firstTs: string;
+  lastTs: string;
+  reason: string;
+}
+
+/**
+ * What closed mode does not continue on its own: the records the writer had
+ * written are gone from the path, which is the operator's call (SIGHUP), not
+ * the writer's. Rotation (`path_missing`, `new_empty_file`) is followed.
+ */
+const HALTING_FINDINGS: ReadonlyMap<string, string> = new Map([
+  ["file_replaced", "replaced by another file"],
+  ["file_truncated", "truncated"],
+  ["file_removed", "removed"],
+]);
 
 /** Upper bound on records flushed together, so one flush stays short. */
 const MAX_BATCH = 256;
@@ -89,18 +116,73 @@ async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
   }
 }
 
+/**
+ * How long an append waits for another writer's lock. A writer holds it for
+ * one append only (milliseconds), so a longer hold means a stuck or stopped
+ * process (SIGSTOP, a hung disk): the call is then refused or runs unaudited
+ * per the fail mode, instead of hanging every call of this server.
+ */
+const LOCK_WAIT_MS = 10_000;
+
+/**
+ * Takes the exclusive lock, polling `tryLock` with a growing pause, never a
+ * blocking `lock()`: a blocking call abandoned at a deadline would take the
+ * lock later and hold it forever.
+ */
+async function acquire(folder: Deno.FsFile): Promise<boolean> {
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  let pause = 0.5;
+  while (!(await folder.tryLock(true))) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, pause));
+    pause = Math.min(pause * 2, 8);
+  }
+  return true;
+}
+
+function newWriterId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(8));
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/** A tail that makes the next record continue `head` in a file that is still empty. */
+function continuing(head: ChainHead): ChainTail {
+  return { lastSeq: head.seq, lastHash: head.hash, damage: null, size: 0 };
+}
+
 /** An open audit log. Create with `AuditLog.open`. */
 export class AuditLog {
   /** The log's path as configured. */
   readonly path: string;
   /** `closed`: callers refuse a call whose attempt was not written. `open`: they run it anyway. */
   readonly failMode: AuditFailMode;
+  /** Random id stamped on every record this log writes (`writer`). */
+  readonly writer: string;
   readonly #redact: Redact;
   readonly #redactArgv: RedactArgv | undefined;
   readonly #warn: (line: string) => void;
-  #file: Deno.FsFile | null = null;
-  /** Where the chain stands; null when unknown (never opened, or after a failed write). */
+  readonly #rotation: AuditRotation | null;
+  /** UTC day (YYYY-MM-DD) of the current file's first record, for `rotate_daily`. */
+  #fileDay: string | null = null;
+  /** The log's folder, held open as the cross-process append lock. */
+  #folder: Deno.FsFile | null = null;
+  #current: LogFile | null = null;
+  /** Where the chain stands; null when unknown (never read, or after a failed write). */
   #tail: ChainTail | null = null;
+  /** The largest size `#current` was seen at: a smaller file was truncated. */
+  #knownEnd = 0;
+  /** The last head written or read in `#current`, named by the next `segment` record. */
+  #knownHead: ChainHead = { seq: 0, hash: GENESIS_HASH };
+  /** A `segment` record owed to the current file (its write failed so far). */
+  #pendingSegment: SegmentFields | null = null;
+  /** `seq` of the first record an append wrote into a file truncated under it; null when none. */
+  #displacedSeq: number | null = null;
+  /** Why writes stop until `reopen()` (closed mode, after tampering was found). */
+  #halted: string | null = null;
+  /** Set by `reopen()`: the operator accepts a replaced or truncated file. */
+  #acknowledged = false;
+  /** Records lost in open mode, reported by a `records_dropped` record once writes work. */
+  #dropped: Dropped | null = null;
   #queue: Pending[] = [];
   /** True while `#drain` runs; set and cleared synchronously, so no queued entry is stranded. */
   #draining = false;
@@ -110,17 +192,29 @@ export class AuditLog {
   private constructor(path: string, failMode: AuditFailMode, options: AuditLogOptions) {
     this.path = path;
     this.failMode = failMode;
+    this.writer = newWriterId();
     this.#redact = options.redact;
     this.#redactArgv = options.redactArgv;
     this.#warn = options.warn ?? ((line) => console.error(line));
+    const rotation = options.rotation;
+    this.#rotation = rotation !== undefined && (rotation.bytes !== null || rotation.daily)
+      ? rotation
+      : null;
   }
 
   /**
-   * Opens (creating with mode 0600 if missing) the log at `path` for appending
-   * and continues the chain from its last complete record. The parent folder
-   * must exist: htmcp never creates folders for its log, so a mistyped path
-   * fails loudly instead of logging somewhere unexpected. An exclusive lock
-   * keeps a second htmcp process (or a second `AuditLog`) from forking the chain.
+   * Opens (creating with mode 0600 if missing, never through a symlink) the
+   * log at `path` for appending and continues the chain from its last
+   * complete record. The parent folder must exist: htmcp never creates
+   * folders for its log, so a mistyped path fails loudly instead of logging
+   * somewhere unexpected.
+   *
+   * Several processes may write one log: each append takes an exclusive
+   * `flock` on the log's folder, re-reads the chain head from the file's tail,
+   * appends and `fdatasync`s before releasing it, so all writers form one
+   * chain. Under that lock the writer also checks that the path still names
+   * its open file (see `examine.ts`): a rotated log is followed to its new
+   * file, whose first record (`segment`) names the previous file's last hash.
    *
    * In `closed` mode any failure is returned as `{ ok: false }` and the server
    * must not start. In `open` mode a failure prints a warning and returns a log
@@ -151,7 +245,7 @@ export class AuditLog {
       throw new TypeError("AuditLog.open needs a redact function.");
     }
     const log = new AuditLog(path, failMode, options);
-    const opened = await log.#openFile();
+    const opened = await log.#locked(() => log.#openFirst());
     if (!opened.ok) {
       if (failMode === "closed") return { ok: false, reason: opened.reason };
       log.#warn(
@@ -188,17 +282,34 @@ export class AuditLog {
     return this.#enqueue(buildEvent(event, fields, this.#redact));
   }
 
+  /**
+   * What SIGHUP does: checks the path at once (a rotated log is left for the
+   * new file now, not at the next call) and accepts what is found there. A
+   * replaced or truncated log that stopped writes in closed mode is taken up
+   * again, its first new record (`segment`) saying what was found.
+   *
+   * @returns `ok` with the chain's last `seq` once the check (and any
+   *   `segment` record) is done, or why the log is still not writable
+   */
+  reopen(): Promise<AuditWriteResult> {
+    this.#acknowledged = true;
+    this.#halted = null;
+    return this.#enqueue(null);
+  }
+
   /** Waits for queued writes, then closes the file. Later writes report `{ ok: false }`. */
   async close(): Promise<void> {
     this.#closed = true;
     await this.#drained;
-    this.#file?.close();
-    this.#file = null;
+    this.#current?.file.close();
+    this.#current = null;
+    this.#folder?.close();
+    this.#folder = null;
   }
 
-  #enqueue(body: RecordBody): Promise<AuditWriteResult> {
+  #enqueue(body: RecordBody | null): Promise<AuditWriteResult> {
     if (this.#closed) {
-      return Promise.resolve(this.#fail(`The audit log "${this.path}" is closed.`));
+      return Promise.resolve(this.#fail(`The audit log "${this.path}" is closed.`, body !== null));
     }
     const written = new Promise<AuditWriteResult>((resolve) => this.#queue.push({ body, resolve }));
     if (!this.#draining) {
@@ -212,16 +323,25 @@ export class AuditLog {
     try {
       while (this.#queue.length > 0) {
         const batch = this.#queue.splice(0, MAX_BATCH);
-        let results: readonly AuditWriteResult[];
+        const bodies = batch.flatMap((entry) => entry.body === null ? [] : [entry.body]);
+        let outcome: Committed;
         try {
-          results = await this.#commit(batch.map((entry) => entry.body));
+          outcome = await this.#locked(() => this.#commit(bodies));
         } catch (error) {
           // Not expected; still, a caller must never wait forever nor run unaudited.
           this.#tail = null;
-          const reason = `Cannot write the audit log "${this.path}": ${messageOf(error)}`;
-          results = batch.map(() => this.#fail(reason));
+          outcome = {
+            ok: false,
+            reason: `Cannot write the audit log "${this.path}": ${messageOf(error)}`,
+          };
         }
-        batch.forEach((entry, index) => entry.resolve(results[index]!));
+        let next = 0;
+        for (const entry of batch) {
+          const isRecord = entry.body !== null;
+          if (!outcome.ok) entry.resolve(this.#fail(outcome.reason, isRecord));
+          else if (isRecord) entry.resolve({ ok: true, seq: outcome.seqs[next++]! });
+          else entry.resolve({ ok: true, seq: outcome.lastSeq });
+        }
       }
     } finally {
       // Cleared in the same synchronous step as the empty-queue check above, so
@@ -230,63 +350,59 @@ export class AuditLog {
     }
   }
 
-  async #commit(bodies: readonly RecordBody[]): Promise<readonly AuditWriteResult[]> {
-    const failAll = (reason: string) => bodies.map(() => this.#fail(reason));
-    if (this.#file === null) {
-      const opened = await this.#openFile();
-      if (!opened.ok) return failAll(opened.reason);
+  /** Runs `step` holding the cross-process append lock on the log's folder. */
+  async #locked<T extends Opened>(step: () => Promise<T>): Promise<T | Refused> {
+    if (this.#folder === null) {
+      try {
+        // Read-only: the folder is locked, never written. A folder, not a
+        // sidecar file, because it survives every rotation of the log and
+        // needs no write grant beyond the log file itself.
+        this.#folder = await Deno.open(dirname(this.path), { read: true });
+      } catch (error) {
+        return {
+          ok: false,
+          reason: `Cannot open the audit log "${this.path}": ${messageOf(error)}.`,
+        };
+      }
     }
-    const file = this.#file!;
-    const info = await file.stat();
-    if (info.isFile && info.nlink === 0) {
-      return failAll(
-        `The audit log "${this.path}" was removed while htmcp had it open; restart htmcp to start a new log.`,
-      );
-    }
-    // Someone else appended (the lock is advisory): chain to what is really there.
-    if (this.#tail === null || info.size !== this.#tail.size) {
-      const read = await readChainTail(file, this.path);
-      if (!read.ok) return failAll(read.reason);
-      this.#tail = read.tail;
-    }
-
-    const batch = linkBatch(this.#tail, bodies, new Date().toISOString());
+    const folder = this.#folder;
+    let locked: boolean;
     try {
-      await writeAll(file, batch.bytes);
-      await file.syncData();
-    } catch (error) {
-      this.#tail = null;
-      return failAll(`Cannot write the audit log "${this.path}": ${messageOf(error)}.`);
-    }
-    this.#tail = batch.tail;
-    return batch.seqs.map((seq) => ({ ok: true, seq }));
-  }
-
-  async #openFile(): Promise<Opened> {
-    let file: Deno.FsFile;
-    try {
-      file = await Deno.open(this.path, { read: true, append: true, create: true, mode: 0o600 });
+      locked = await acquire(folder);
     } catch (error) {
       return {
         ok: false,
-        reason: `Cannot open the audit log "${this.path}": ${messageOf(error)}.`,
+        reason: `Cannot lock the audit log's folder "${dirname(this.path)}": ${messageOf(error)}.`,
+      };
+    }
+    if (!locked) {
+      return {
+        ok: false,
+        reason: `Cannot lock the audit log's folder "${
+          dirname(this.path)
+        }": another writer has held its lock for over ${LOCK_WAIT_MS / 1000} s.`,
       };
     }
     try {
-      if (!(await file.tryLock(true))) {
-        file.close();
-        return {
-          ok: false,
-          reason: `Cannot open the audit log "${this.path}": another writer holds its lock.`,
-        };
-      }
+      return await step();
+    } finally {
+      await folder.unlock().catch(() => {});
+    }
+  }
+
+  /** First open: continue whatever chain the file holds. Runs under the lock. */
+  async #openFirst(): Promise<Opened> {
+    const opened = await openLogFile(this.path);
+    if (!opened.ok) return opened;
+    const { file } = opened.log;
+    try {
       const read = await readChainTail(file, this.path);
       if (!read.ok) {
         file.close();
         return read;
       }
       const info = await file.stat();
-      if (info.isFile && info.size === 0) await syncParentFolder(this.path);
+      if (opened.created) await syncFolder(this.#folder);
       const mode = (info.mode ?? 0) & 0o777;
       if (info.isFile && (mode & 0o077) !== 0) {
         // Records are redacted, but still say who ran what: not for every local user.
@@ -295,8 +411,7 @@ export class AuditLog {
             `htmcp creates it 0600. Run: chmod 600 "${this.path}"`,
         );
       }
-      this.#file = file;
-      this.#tail = read.tail;
+      this.#adopt(opened.log, read.tail);
       return { ok: true };
     } catch (error) {
       file.close();
@@ -307,7 +422,240 @@ export class AuditLog {
     }
   }
 
-  #fail(reason: string): AuditWriteResult {
+  #adopt(log: LogFile, tail: ChainTail | null): void {
+    if (this.#current !== null && this.#current !== log) this.#current.file.close();
+    this.#current = log;
+    this.#fileDay = null;
+    this.#tail = tail;
+    this.#knownEnd = tail?.size ?? 0;
+    if (tail !== null) this.#knownHead = { seq: tail.lastSeq, hash: tail.lastHash };
+  }
+
+  /** One append under the lock: check the path, link, write, fdatasync. */
+  async #commit(bodies: readonly RecordBody[]): Promise<Committed> {
+    if (this.#halted !== null) return { ok: false, reason: this.#halted };
+    if (this.#current === null) {
+      const opened = await this.#openFirst();
+      if (!opened.ok) return opened;
+    }
+    const examined = await examineLog(this.path, this.#current!, this.#knownEnd, this.#knownHead);
+    switch (examined.kind) {
+      case "refused":
+        return this.#refuse(examined.reason);
+      case "adopt":
+        this.#adopt(examined.log, null);
+        this.#pendingSegment = null;
+        break;
+      case "missing": {
+        const halted = this.#haltOn(examined.found);
+        if (halted !== null) return halted;
+        const created = await openLogFile(this.path);
+        if (!created.ok) {
+          return this.#refuse(
+            created.missingFolder
+              ? `The audit log "${this.path}" was removed while htmcp had it open, and its folder is gone.`
+              : created.reason,
+          );
+        }
+        this.#adopt(created.log, null);
+        this.#pendingSegment = {
+          found: examined.found,
+          previous_seq: examined.previous.seq,
+          previous_sha256: examined.previous.hash,
+          found_bytes: 0,
+          first_displaced_seq: null,
+          previous_file: null,
+        };
+        await syncFolder(this.#folder);
+        break;
+      }
+      case "segment": {
+        const halted = this.#haltOn(examined.found);
+        if (halted !== null) {
+          if (examined.log !== this.#current) examined.log.file.close();
+          return halted;
+        }
+        this.#adopt(examined.log, null);
+        this.#pendingSegment = {
+          found: examined.found,
+          previous_seq: examined.previous.seq,
+          previous_sha256: examined.previous.hash,
+          found_bytes: examined.foundBytes,
+          first_displaced_seq: examined.found === "file_truncated" ? this.#displacedSeq : null,
+          previous_file: null,
+        };
+        break;
+      }
+      case "same":
+        this.#knownEnd = examined.size;
+        if (this.#tail !== null && this.#tail.size !== examined.size) this.#tail = null;
+    }
+
+    let file = this.#current!.file;
+    if (this.#tail === null) {
+      // Someone else appended (or the file is new): chain to what is really there.
+      const read = await readChainTail(file, this.path);
+      if (!read.ok) return this.#refuse(read.reason);
+      this.#knownEnd = Math.max(this.#knownEnd, read.tail.size);
+      const segment = this.#pendingSegment;
+      this.#tail = segment !== null && read.tail.lastSeq === 0 && read.tail.damage === null
+        // A file with nothing in it continues the previous file's chain, so
+        // a series of files verifies as one chain.
+        ? continuing({ seq: segment.previous_seq, hash: segment.previous_sha256 })
+        : read.tail;
+    }
+
+    if (bodies.length > 0) {
+      await this.#rotateIfDue(this.#tail);
+      file = this.#current!.file;
+    }
+
+    const lead: RecordBody[] = [];
+    if (this.#pendingSegment !== null) lead.push(buildSegment(this.#pendingSegment));
+    if (this.#dropped !== null) {
+      const dropped = this.#dropped;
+      lead.push(buildRecordsDropped({
+        count: dropped.count,
+        first_ts: dropped.firstTs,
+        last_ts: dropped.lastTs,
+        reason: dropped.reason,
+      }, this.#redact));
+    }
+    if (lead.length === 0 && bodies.length === 0) {
+      this.#acknowledged = false;
+      return { ok: true, seqs: [], lastSeq: this.#tail.lastSeq };
+    }
+
+    const batch = linkBatch(this.#tail, bodies, {
+      writer: this.writer,
+      ts: new Date().toISOString(),
+      lead,
+    });
+    let sizeAfter: number;
+    try {
+      await writeAll(file, batch.bytes);
+      await file.syncData();
+      sizeAfter = (await file.stat()).size;
+    } catch (error) {
+      this.#tail = null;
+      return {
+        ok: false,
+        reason: `Cannot write the audit log "${this.path}": ${messageOf(error)}.`,
+      };
+    }
+    if (this.#pendingSegment?.found === "file_truncated") this.#displacedSeq = null;
+    if (sizeAfter < batch.tail.size && this.#displacedSeq === null) {
+      // No htmcp writer appends while this one holds the lock, so a file
+      // shorter than what was just appended was truncated between the check
+      // and the write (copytruncate does exactly that), and O_APPEND put the
+      // batch at its start. The records are on disk (the write did not
+      // fail), but the file now starts with a record chained to the old
+      // file, which only the next `segment` record can explain.
+      this.#displacedSeq = batch.tail.lastSeq - batch.count + 1;
+    }
+    this.#tail = batch.tail;
+    this.#knownEnd = Math.max(this.#knownEnd, batch.tail.size);
+    this.#knownHead = { seq: batch.tail.lastSeq, hash: batch.tail.lastHash };
+    this.#pendingSegment = null;
+    this.#dropped = null;
+    this.#acknowledged = false;
+    return { ok: true, seqs: batch.seqs, lastSeq: batch.tail.lastSeq };
+  }
+
+  /**
+   * Closed mode, after the log was found replaced or truncated: every write
+   * fails until `reopen()`, so a later file that happens to look plausible
+   * (or grows past the old length) is never continued without the operator.
+   */
+  #halt(reason: string): Committed {
+    this.#halted = reason;
+    this.#tail = null;
+    return { ok: false, reason };
+  }
+
+  /**
+   * Built-in rotation, under the append lock: renames the full log beside
+   * itself with its last `seq` and hash in the name (so names sort in chain
+   * order and say where each file ends), and starts a new file whose first
+   * record names it. A rotation that fails is warned about and skipped: it
+   * is housekeeping, and the records still reach the current file.
+   */
+  async #rotateIfDue(tail: ChainTail): Promise<void> {
+    const rotation = this.#rotation;
+    if (rotation === null || this.#pendingSegment !== null) return;
+    // Damage is closed off by a chain_reset in this file first.
+    if (tail.lastSeq === 0 || tail.damage !== null || tail.size === 0) return;
+    const bySize = rotation.bytes !== null && tail.size >= rotation.bytes;
+    const today = new Date().toISOString().slice(0, 10);
+    const byDay = rotation.daily && (await this.#firstDay(today)) !== today;
+    if (!bySize && !byDay) return;
+    const head = { seq: tail.lastSeq, hash: tail.lastHash };
+    const target = `${this.path}.${String(head.seq).padStart(12, "0")}-${head.hash.slice(0, 16)}`;
+    try {
+      await Deno.rename(this.path, target);
+    } catch (error) {
+      this.#warn(
+        `htmcp: warning: cannot rotate the audit log "${this.path}" to "${target}": ${
+          messageOf(error)
+        }; records go on to the current file.`,
+      );
+      return;
+    }
+    const created = await openLogFile(this.path);
+    if (!created.ok) {
+      // The renamed file is still open: the next append finds the path
+      // missing and starts the new file then, naming the same head.
+      this.#warn(`htmcp: warning: ${created.reason}`);
+      return;
+    }
+    this.#adopt(created.log, continuing(head));
+    this.#pendingSegment = {
+      found: "rotated",
+      previous_seq: head.seq,
+      previous_sha256: head.hash,
+      found_bytes: 0,
+      first_displaced_seq: null,
+      previous_file: basename(target),
+    };
+    await syncFolder(this.#folder);
+  }
+
+  /** The UTC day of the current file's first record (`today` for an empty file). */
+  async #firstDay(today: string): Promise<string> {
+    if (this.#fileDay === null) {
+      const first = await readFirstRecord(this.#current!.file);
+      this.#fileDay = first === null ? today : first.ts.slice(0, 10);
+    }
+    return this.#fileDay;
+  }
+
+  /** In closed mode, a halt for findings the operator must accept; null otherwise. */
+  #haltOn(found: SegmentFinding): Committed | null {
+    const what = HALTING_FINDINGS.get(found);
+    if (this.failMode !== "closed" || this.#acknowledged || what === undefined) return null;
+    return this.#halt(
+      `The audit log "${this.path}" was ${what} while htmcp had it open (it held seq ${this.#knownHead.seq}); ` +
+        `calls are refused until the operator sends SIGHUP to accept the file now at that path.`,
+    );
+  }
+
+  /** This batch fails; the next write checks again (a race with logrotate is transient). */
+  #refuse(reason: string): Committed {
+    this.#tail = null;
+    return { ok: false, reason };
+  }
+
+  #fail(reason: string, isRecord = true): AuditWriteResult {
+    if (isRecord && this.failMode === "open" && !this.#closed) {
+      const now = new Date().toISOString();
+      if (this.#dropped === null) {
+        this.#dropped = { count: 1, firstTs: now, lastTs: now, reason };
+      } else {
+        this.#dropped.count += 1;
+        this.#dropped.lastTs = now;
+        this.#dropped.reason = reason;
+      }
+    }
     this.#warn(
       this.failMode === "open"
         ? `htmcp: warning: audit record not written; continuing because audit_fail_mode is "open": ${reason}`
@@ -317,20 +665,18 @@ export class AuditLog {
   }
 }
 
+type Committed =
+  | { readonly ok: true; readonly seqs: readonly number[]; readonly lastSeq: number }
+  | { readonly ok: false; readonly reason: string };
+
 /**
  * Makes a newly created log's directory entry durable, so a crash right after
- * the first record cannot lose the file itself. Best effort: under a narrow
- * Deno read grant the folder may not be openable, and the record's own
+ * the first record cannot lose the file itself. Best effort: the record's own
  * fdatasync still holds.
  */
-async function syncParentFolder(path: string): Promise<void> {
+async function syncFolder(folder: Deno.FsFile | null): Promise<void> {
   try {
-    const folder = await Deno.open(dirname(path), { read: true });
-    try {
-      await folder.sync();
-    } finally {
-      folder.close();
-    }
+    await folder?.sync();
   } catch {
     // best effort, see above
   }

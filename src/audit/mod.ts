@@ -32,12 +32,17 @@ export {
   type ExplainFields,
   GENESIS_HASH,
   type OutcomeFields,
+  type RecordsDroppedFields,
+  type SegmentFields,
+  type SegmentFinding,
 } from "./records.ts";
 export type { Redact, RedactArgv } from "./build.ts";
 export { AuditLog, type AuditLogOptions, type AuditOpenResult } from "./log.ts";
 export {
   type ChainResetNote,
   ChainVerifier,
+  type DroppedNote,
+  type SegmentNote,
   verifyAuditChain,
   type VerifyReport,
 } from "./verify.ts";
@@ -48,3 +53,5 @@ export {
   VERIFY_INTACT_WITH_RESETS,
   VERIFY_UNREADABLE,
 } from "./verify_file.ts";
+export { reopenAuditOnSighup } from "./sighup.ts";
+export { runAuditHead } from "./head_file.ts";

@@ -26,7 +26,14 @@ export type { AuditFailMode };
 export const GENESIS_HASH: string = "0".repeat(64);
 
 /** Every record kind the log writes. */
-export type AuditRecordKind = "attempt" | "outcome" | "explain" | "event" | "chain_reset";
+export type AuditRecordKind =
+  | "attempt"
+  | "outcome"
+  | "explain"
+  | "event"
+  | "chain_reset"
+  | "segment"
+  | "records_dropped";
 
 /** Whether the policy and jail let a command run. */
 export type AuditVerdict = "allow" | "deny";
@@ -41,6 +48,12 @@ export interface AuditEnvelope {
   readonly prev: string;
   /** Which kind of record follows the envelope. */
   readonly kind: AuditRecordKind;
+  /**
+   * Random id of the writing `AuditLog` (one per server process), so the
+   * records of several servers sharing one log can be told apart; the
+   * writer's `server_start` event ties it to a pid.
+   */
+  readonly writer: string;
 }
 
 /**
@@ -185,8 +198,14 @@ export interface AuditEventFields {
     readonly client_id: string | null;
     readonly remote_addr: string | null;
   };
-  /** The operator revoked a client (`htmcp auth revoke`). */
+  /** The operator revoked a client (`htmcp auth revoke`, which writes this itself). */
   client_revoked: { readonly client_id: string };
+  /**
+   * A running server read a revocation from the state dir and applies it
+   * from now on. Each server sharing the log writes its own, so the log
+   * shows when every one of them stopped honouring the client.
+   */
+  client_revocation_applied: { readonly client_id: string };
   /** An authenticated tool call over HTTP, tying the call id to the client. */
   tool_call: {
     readonly client_id: string;
@@ -220,6 +239,69 @@ export interface ChainResetFields {
   readonly last_good_seq: number | null;
   /** SHA-256 of the last complete line before the damage; `GENESIS_HASH` when there was none. */
   readonly last_good_sha256: string;
+}
+
+/**
+ * What the writer found at the log's path under its append lock when the file
+ * there was no longer the one it had been appending to.
+ *
+ * - `rotated`: the writer itself renamed the full log (`[audit] rotate_bytes`,
+ *   `rotate_daily`) to `previous_file` and started this one.
+ * - `path_missing`: nothing at the path, and the file the writer had open
+ *   still has a name elsewhere (renamed away by rotation); the writer created
+ *   a new file.
+ * - `file_removed`: nothing at the path, and the open file has no name left
+ *   (deleted, or rotated and compressed away before the writer noticed).
+ * - `new_empty_file`: another, empty file at the path (logrotate `create`).
+ * - `file_replaced`: another file with content that does not continue this
+ *   chain (renamed over the log, or hard-linked away and replaced).
+ * - `file_truncated`: the same file, shorter than the writer last saw it
+ *   (logrotate `copytruncate`, or records cut off).
+ */
+export type SegmentFinding =
+  | "rotated"
+  | "path_missing"
+  | "file_removed"
+  | "new_empty_file"
+  | "file_replaced"
+  | "file_truncated";
+
+/**
+ * The first record the writer puts in a file it did not continue: it names the
+ * last head it knew, so a rotated series can be walked and a truncated or
+ * replaced log is never a silent new chain at `seq 1`.
+ */
+export interface SegmentFields {
+  readonly found: SegmentFinding;
+  /** `seq` of the last record the writer knew of in the previous file; 0 when none. */
+  readonly previous_seq: number;
+  /** SHA-256 of that record's line; `GENESIS_HASH` when none. */
+  readonly previous_sha256: string;
+  /** Size in bytes of the file the writer found at the path (0 when it created one). */
+  readonly found_bytes: number;
+  /**
+   * When the truncation struck during this writer's own append (between its
+   * check and its write, which then landed at the start of the emptied
+   * file): `seq` of the first record so displaced; otherwise null.
+   */
+  readonly first_displaced_seq: number | null;
+  /** With built-in rotation: the name the previous file was renamed to (same folder); else null. */
+  readonly previous_file: string | null;
+}
+
+/**
+ * Written as soon as writing works again after records were lost in `open`
+ * mode, so a gap is on record even though the calls ran.
+ */
+export interface RecordsDroppedFields {
+  /** Records this writer could not write. */
+  readonly count: number;
+  /** ISO time of the first lost record. */
+  readonly first_ts: string;
+  /** ISO time of the last lost record. */
+  readonly last_ts: string;
+  /** The last reason a write failed. */
+  readonly reason: string;
 }
 
 /** The result of every write: `ok` only once the record is on disk (after fdatasync). */

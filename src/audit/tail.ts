@@ -17,7 +17,7 @@
  * @module
  */
 
-import { concatBytes, parseRecordLine, sha256Hex } from "./line.ts";
+import { concatBytes, type ParsedLine, parseRecordLine, sha256Hex } from "./line.ts";
 import { GENESIS_HASH } from "./records.ts";
 
 const CHUNK_BYTES = 64 * 1024;
@@ -142,4 +142,19 @@ function damageOf(region: Uint8Array, unterminated: boolean): TailDamage | null 
   if (region.length === 0) return null;
   const bytes = unterminated ? region : region.subarray(0, region.length - 1);
   return { bytes: bytes.length, sha256: sha256Hex(bytes), unterminated };
+}
+
+/**
+ * The first line of the file, when it is a complete record; null otherwise.
+ * Used to recognise a file another writer started (its first record is a
+ * `segment` naming the head this writer also knows).
+ *
+ * @param file the log, opened readable
+ */
+export async function readFirstRecord(file: Deno.FsFile): Promise<ParsedLine | null> {
+  const head = await readRange(file, 0, CHUNK_BYTES);
+  const end = head.indexOf(NEWLINE);
+  if (end < 0) return null;
+  const parsed = parseRecordLine(head.subarray(0, end));
+  return parsed.ok ? parsed.line : null;
 }

@@ -17,11 +17,17 @@
  * when the very next record is the `chain_reset` the writer adds for them,
  * matching their length and hash; they are listed in `resets`, never hidden.
  *
+ * A file may also start with a `segment` record instead of the genesis: the
+ * writer began it after a rotation, or after it found the log replaced or
+ * truncated. Its `prev` and `seq` then continue the previous file's head as
+ * the record names it, so a series verifies as one chain (`verify_series.ts`);
+ * every `segment` and `records_dropped` record is listed, never hidden.
+ *
  * @module
  */
 
 import { createHash, type Hash } from "node:crypto";
-import { concatBytes, parseRecordLine, sha256Hex } from "./line.ts";
+import { concatBytes, type ParsedLine, parseRecordLine, sha256Hex } from "./line.ts";
 import { GENESIS_HASH } from "./records.ts";
 
 /** A damaged region the log closed off with a `chain_reset` record. */
@@ -36,6 +42,29 @@ export interface ChainResetNote {
   readonly damagedBytes: number;
 }
 
+/** A `segment` record: where the writer started anew, and what it found. */
+export interface SegmentNote {
+  readonly line: number;
+  readonly seq: number;
+  /** `path_missing`, `new_empty_file`, `file_replaced` or `file_truncated`. */
+  readonly found: string;
+  /** The last head the writer knew before: `seq` and line hash. */
+  readonly previousSeq: number;
+  readonly previousSha256: string;
+  /** `seq` of a record the writer's append displaced to the start of a truncated file; else null. */
+  readonly firstDisplacedSeq: number | null;
+}
+
+/** A `records_dropped` record: records an open-mode writer could not write. */
+export interface DroppedNote {
+  readonly line: number;
+  readonly seq: number;
+  readonly count: number;
+  readonly firstTs: string;
+  readonly lastTs: string;
+  readonly writer: string | null;
+}
+
 /** The verdict on a whole log. */
 export type VerifyReport =
   | {
@@ -44,7 +73,19 @@ export type VerifyReport =
     readonly records: number;
     /** SHA-256 of the last record line (`GENESIS_HASH` for an empty log): pin it elsewhere. */
     readonly head: string;
+    /** `seq` of the last record; 0 for an empty log. */
+    readonly lastSeq: number;
+    /** The first record, when it is a `segment` continuing a previous file. */
+    readonly continues: SegmentNote | null;
+    /**
+     * `seq` of a first record that continues another file with no `segment`
+     * in this file explaining it (only with `allowDisplacedStart`; the next
+     * file of the series must explain it); otherwise null.
+     */
+    readonly displacedStart: number | null;
     readonly resets: readonly ChainResetNote[];
+    readonly segments: readonly SegmentNote[];
+    readonly dropped: readonly DroppedNote[];
   }
   | {
     readonly ok: false;
@@ -77,6 +118,26 @@ export class ChainVerifier {
   #lastGoodSeq: number | null = null;
   #records = 0;
   #resets: ChainResetNote[] = [];
+  #segments: SegmentNote[] = [];
+  #dropped: DroppedNote[] = [];
+  #continues: SegmentNote | null = null;
+  /**
+   * A first line that continues another file without a `segment` record: a
+   * writer's append landed at the start of a file truncated under it. Held
+   * until the writer's `segment` record naming it (`first_displaced_seq`)
+   * explains it; unexplained, it is the verdict.
+   */
+  #displaced: { readonly seq: number; readonly failure: VerifyReport } | null = null;
+  readonly #allowDisplacedStart: boolean;
+
+  /**
+   * @param options `allowDisplacedStart`: report an unexplained displaced
+   *   first record as `displacedStart` instead of failing (for a series, whose
+   *   next file may explain it)
+   */
+  constructor(options: { readonly allowDisplacedStart?: boolean } = {}) {
+    this.#allowDisplacedStart = options.allowDisplacedStart ?? false;
+  }
   #damage: Damage | null = null;
   #failure: VerifyReport | null = null;
 
@@ -104,6 +165,10 @@ export class ChainVerifier {
    * @returns the verdict once all bytes were pushed
    */
   finish(): VerifyReport {
+    // An unexplained start is the earliest problem, whatever came after it.
+    if (this.#displaced !== null && (!this.#allowDisplacedStart || this.#failure !== null)) {
+      return this.#displaced.failure;
+    }
     if (this.#failure !== null) return this.#failure;
     if (this.#damage !== null) return this.#unclosedDamage(this.#damage);
     if (this.#pieces.some((piece) => piece.length > 0)) {
@@ -115,7 +180,17 @@ export class ChainVerifier {
           "e.g. by a crash or a full disk; htmcp closes it with a chain_reset record when it next opens the log",
       };
     }
-    return { ok: true, records: this.#records, head: this.#prevHash, resets: this.#resets };
+    return {
+      ok: true,
+      records: this.#records,
+      head: this.#prevHash,
+      lastSeq: this.#lastGoodSeq ?? 0,
+      continues: this.#continues,
+      displacedStart: this.#displaced?.seq ?? null,
+      resets: this.#resets,
+      segments: this.#segments,
+      dropped: this.#dropped,
+    };
   }
 
   #onLine(bytes: Uint8Array): void {
@@ -174,6 +249,45 @@ export class ChainVerifier {
       if (record.kind === "chain_reset") {
         return fail("a chain_reset record appears where no damaged bytes precede it");
       }
+      if (
+        this.#lineNo === 1 && record.kind !== "segment" &&
+        (record.seq !== 1 || record.prev !== GENESIS_HASH)
+      ) {
+        this.#displaced = {
+          seq: record.seq,
+          failure: {
+            ok: false,
+            line: 1,
+            seq: record.seq,
+            problem: record.seq !== 1
+              ? this.#seqProblem(record.seq)
+              : "prev is not the genesis hash, so the log does not start a chain",
+          },
+        };
+        this.#continues = {
+          line: 1,
+          seq: record.seq,
+          found: "file_truncated",
+          previousSeq: record.seq - 1,
+          previousSha256: record.prev,
+          firstDisplacedSeq: record.seq,
+        };
+        this.#accept(record.seq, bytes);
+        return;
+      }
+      if (record.kind === "segment" && this.#lineNo === 1) {
+        // The file continues another one: the record itself names the head it
+        // continues, and must be linked to exactly that.
+        const note = segmentNote(record, this.#lineNo);
+        if (note === null) return fail("the segment record's fields are malformed");
+        if (record.prev !== note.previousSha256 || record.seq !== note.previousSeq + 1) {
+          return fail("the segment record does not continue the head it names");
+        }
+        this.#continues = note;
+        this.#segments.push(note);
+        this.#accept(record.seq, bytes);
+        return;
+      }
       if (record.seq !== this.#expectedSeq) return fail(this.#seqProblem(record.seq));
       if (record.prev !== this.#prevHash) {
         return fail(
@@ -184,9 +298,25 @@ export class ChainVerifier {
         );
       }
     }
-    this.#expectedSeq = record.seq + 1;
+    if (record.kind === "segment") {
+      const note = segmentNote(record, this.#lineNo);
+      if (note === null) return fail("the segment record's fields are malformed");
+      this.#segments.push(note);
+      if (this.#displaced !== null && record.fields.first_displaced_seq === this.#displaced.seq) {
+        this.#displaced = null;
+      }
+    } else if (record.kind === "records_dropped") {
+      const note = droppedNote(record, this.#lineNo);
+      if (note === null) return fail("the records_dropped record's fields are malformed");
+      this.#dropped.push(note);
+    }
+    this.#accept(record.seq, bytes);
+  }
+
+  #accept(seq: number, bytes: Uint8Array): void {
+    this.#expectedSeq = seq + 1;
     this.#prevHash = sha256Hex(bytes);
-    this.#lastGoodSeq = record.seq;
+    this.#lastGoodSeq = seq;
     this.#records += 1;
   }
 
@@ -206,6 +336,41 @@ export class ChainVerifier {
         "and no chain_reset record closes it off",
     };
   }
+}
+
+const HASH = /^[0-9a-f]{64}$/;
+
+function segmentNote(record: ParsedLine, line: number): SegmentNote | null {
+  const { found, previous_seq, previous_sha256, first_displaced_seq } = record.fields;
+  if (
+    typeof found !== "string" || typeof previous_seq !== "number" ||
+    !Number.isSafeInteger(previous_seq) || previous_seq < 0 ||
+    typeof previous_sha256 !== "string" || !HASH.test(previous_sha256)
+  ) return null;
+  return {
+    line,
+    seq: record.seq,
+    found,
+    previousSeq: previous_seq,
+    previousSha256: previous_sha256,
+    firstDisplacedSeq: typeof first_displaced_seq === "number" ? first_displaced_seq : null,
+  };
+}
+
+function droppedNote(record: ParsedLine, line: number): DroppedNote | null {
+  const { count, first_ts, last_ts, writer } = record.fields;
+  if (
+    typeof count !== "number" || !Number.isSafeInteger(count) || count < 1 ||
+    typeof first_ts !== "string" || typeof last_ts !== "string"
+  ) return null;
+  return {
+    line,
+    seq: record.seq,
+    count,
+    firstTs: first_ts,
+    lastTs: last_ts,
+    writer: typeof writer === "string" ? writer : null,
+  };
 }
 
 /**

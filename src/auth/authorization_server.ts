@@ -108,7 +108,7 @@ export async function createAuthorizationServer(
   const audit = options.audit;
   const opened = await openAuthState(
     options.stateDir,
-    (clientId) => audit.writeEvent("client_revoked", { client_id: clientId }),
+    (clientId) => audit.writeEvent("client_revocation_applied", { client_id: clientId }),
   );
   if (!opened.ok) return opened;
   const { key, registry, secretCreated } = opened.state;

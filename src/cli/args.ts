@@ -83,7 +83,10 @@ export const VERB_FLAGS: ReadonlyMap<string, FlagSpec> = new Map<string, FlagSpe
     switches: ["--user"],
   }],
   ["auth", { values: ["--policy"], switches: ["--json"] }],
-  ["audit", {}],
+  ["audit", {
+    values: ["--since", "--until", "--client", "--code", "--command", "-n"],
+    switches: ["--denied", "--json", "--no-color", "-f", "--follow"],
+  }],
   ["policy", { values: ["--policy", "--replay", "--commands", "--from"], switches: ["--json"] }],
 ]);
 
@@ -145,7 +148,9 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     return { ok: true, action: "help" };
   }
   // `auth` and `audit` take a sub-verb first; their flags follow it.
-  const flagArgs = verb === "auth" || verb === "policy" ? verbArgs.slice(1) : verbArgs;
+  const flagArgs = verb === "auth" || verb === "policy" || verb === "audit"
+    ? verbArgs.slice(1)
+    : verbArgs;
   const parsed = parseArgs(flagArgs, spec);
   if (!parsed.ok) return parsed;
   return { ok: true, action: "run", verb, verbArgs, parsed: parsed.args };

@@ -103,15 +103,16 @@ async function revoke(registry: ClientRegistry, policy: Policy, clientId: string
     return 1;
   }
   console.log(`Revoked OAuth client "${clientId}"; its tokens stop working at the next request.`);
-  // A running server holds the audit log's lock; it then records the
-  // revocation itself when it next reads the revocation list.
+  // Every process may append to the shared log, so the revocation is
+  // recorded by the command that made it; each running server adds its own
+  // client_revocation_applied when it next reads the revocation list.
   const opened = await AuditLog.open(policy.auditLog, "closed", {
     redact: createRedactor(policy.redaction).redact,
     warn: (line) => console.error(line),
   });
   if (!opened.ok) {
     console.error(
-      `htmcp: note: ${opened.reason} A running server records the revocation in the audit log itself.`,
+      `htmcp: warning: ${opened.reason} The revocation is not in the audit log; a running server records that it applied it.`,
     );
     return 0;
   }

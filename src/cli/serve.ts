@@ -13,7 +13,8 @@
  */
 import { parseArgs } from "./args.ts";
 import { loadPolicyForCli } from "./policy_arg.ts";
-import { createServerContext } from "../server/context.ts";
+import { createServerContext, type ServerContext } from "../server/context.ts";
+import { reopenAuditOnSighup } from "../audit/mod.ts";
 import { firstFailingPolicyTest } from "../policy_tools/mod.ts";
 import { serveStdio } from "../transport/stdio.ts";
 import { serveConfined } from "../permissions/mod.ts";
@@ -75,6 +76,21 @@ async function serveCore(policy: Policy, listen: string | null): Promise<number>
     return 1;
   }
   const context = built.context;
+  // From the moment the log is open, in every serve mode, SIGHUP reopens it
+  // (logrotate's postrotate sends it) and never ends the server.
+  const stopReopening = reopenAuditOnSighup(context);
+  try {
+    return await serveOpened(policy, listen, context);
+  } finally {
+    stopReopening();
+  }
+}
+
+async function serveOpened(
+  policy: Policy,
+  listen: string | null,
+  context: ServerContext,
+): Promise<number> {
   // The mode in force and who commands run as; in mode none this is the
   // loud warning that the jail is advisory.
   console.error(`htmcp: sandbox: ${context.executor.describe().summary}`);

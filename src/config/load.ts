@@ -259,6 +259,13 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
     jailRoot,
     auditLog: auditLog.value,
     auditFailMode: auditFailMode.value,
+    // Only present with an [audit] table, so a policy without one loads as before.
+    ...(file.audit === undefined ? {} : {
+      auditRotation: {
+        bytes: file.audit.rotate_bytes ?? null,
+        daily: file.audit.rotate_daily ?? false,
+      },
+    }),
     stateDir: stateDir.value,
     allowlist: new FrozenMap(lists.value.allowlist),
     denylist: new FrozenSet(lists.value.denylist),

@@ -33,6 +33,8 @@ export const NUMBER_BOUNDS = {
   max_http_request_bytes: [0, 1024 * MIB],
   max_registration_bytes: [256, MIB],
   max_concurrent_per_client: [1, 256],
+  // Below 1 KiB a file would hold a handful of records; 1 TiB is beyond any single file worth keeping.
+  rotate_bytes: [1024, 2 ** 40],
 } as const satisfies Record<string, readonly [number, number]>;
 
 type BoundedKey = keyof typeof NUMBER_BOUNDS;
@@ -114,6 +116,7 @@ export const PolicyFileSchema = table({
   audit_log: text().optional(),
   audit_fail_mode: oneOf(["closed", "open"]),
   state_dir: text().optional(),
+  audit: table({ rotate_bytes: integer("rotate_bytes"), rotate_daily: flag() }).optional(),
   allowlist: table({ commands: texts() }).optional(),
   denylist: table({ commands: texts() }).optional(),
   rules: z.array(ruleEntry, { error: "must be an array of [[rules]] tables" }).optional(),

@@ -144,6 +144,12 @@ export interface PolicyTest {
   readonly expect: PolicyTestCode;
   /** A piece of text the verdict's reason must contain, or null. */
   readonly reasonContains: string | null;
+/** `[audit]` built-in rotation; both off by default (use logrotate, or these). */
+export interface AuditRotation {
+  /** Rotate once the log reaches this many bytes; null: no size limit. */
+  readonly bytes: number | null;
+  /** Rotate when the UTC day of the log's first record is not today's. */
+  readonly daily: boolean;
 }
 
 export interface Policy {
@@ -154,6 +160,8 @@ export interface Policy {
   /** Absolute path of the audit log (never inside the jail root). */
   readonly auditLog: string;
   readonly auditFailMode: AuditFailMode;
+  /** Built-in rotation (`[audit] rotate_bytes`, `rotate_daily`); absent means off. */
+  readonly auditRotation?: AuditRotation;
   /** Absolute state directory (OAuth secret, clients), or null when unused. */
   readonly stateDir: string | null;
   /** Allowlisted names -> resolution. A `Map`, so `constructor` cannot match an inherited key. */

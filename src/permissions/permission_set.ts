@@ -127,6 +127,12 @@ export function permissionSetFor(
 
   // write -----------------------------------------------------------------
   write.add(policy.auditLog, "the audit log file, appended to (never its folder)");
+  const rotation = policy.auditRotation;
+  if (rotation !== undefined && (rotation.bytes !== null || rotation.daily)) {
+    // Only with built-in rotation: renaming the full log beside itself needs
+    // write on its folder. Without it, the folder stays read-only to htmcp.
+    write.add(auditFolder, "the audit log's folder: [audit] rotation renames the full log there");
+  }
   if (policy.stateDir !== null) {
     write.add(policy.stateDir, "the state dir: OAuth secret, clients, revocations");
   }

@@ -40,6 +40,7 @@ export async function createServerContext(policy: Policy): Promise<ContextResult
   const opened = await AuditLog.open(policy.auditLog, policy.auditFailMode, {
     redact: redactor.redact,
     redactArgv: (argv) => redactArgv(redactor, argv),
+    ...(policy.auditRotation === undefined ? {} : { rotation: policy.auditRotation }),
   });
   if (!opened.ok) return { ok: false, message: opened.reason };
   const audit = opened.log;

@@ -52,10 +52,10 @@ export function explainFields(overrides: Partial<ExplainFields> = {}): ExplainFi
 }
 
 /** Runs `fn` with a fresh temp folder, removed afterwards. */
-export async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
+export async function withTempDir<T = void>(fn: (dir: string) => Promise<T>): Promise<T> {
   const dir = await Deno.makeTempDir({ prefix: "htmcp_audit_" });
   try {
-    await fn(dir);
+    return await fn(dir);
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }

@@ -45,11 +45,31 @@ function broken(report: VerifyReport): { line: number; seq: number | null; probl
 Deno.test("verifyAuditChain() accepts an untouched log and reports its head hash", async () => {
   const lines = await goodLines();
   const report = verifyAuditChain(text(lines));
-  assert.deepEqual(report, { ok: true, records: 10, head: sha256(lines[9]!), resets: [] });
+  assert.deepEqual(report, {
+    ok: true,
+    records: 10,
+    head: sha256(lines[9]!),
+    lastSeq: 10,
+    continues: null,
+    displacedStart: null,
+    resets: [],
+    segments: [],
+    dropped: [],
+  });
 });
 
 Deno.test("verifyAuditChain() accepts an empty log", () => {
-  assert.deepEqual(verifyAuditChain(""), { ok: true, records: 0, head: GENESIS_HASH, resets: [] });
+  assert.deepEqual(verifyAuditChain(""), {
+    ok: true,
+    records: 0,
+    head: GENESIS_HASH,
+    lastSeq: 0,
+    continues: null,
+    displacedStart: null,
+    resets: [],
+    segments: [],
+    dropped: [],
+  });
 });
 
 Deno.test("verifyAuditChain() catches an edit that keeps the JSON valid, at the next link", async () => {

@@ -12,7 +12,7 @@ import {
 } from "./_helpers.ts";
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
-const ENVELOPE = ["seq", "ts", "prev", "kind"];
+const ENVELOPE = ["seq", "ts", "prev", "kind", "writer"];
 
 async function openLog(path: string, redact = noRedaction): Promise<AuditLog> {
   const opened = await AuditLog.open(path, "closed", { redact });
@@ -319,16 +319,30 @@ Deno.test("a reopened log whose last record is longer than one read chunk still 
   });
 });
 
-Deno.test("a second writer on the same log is refused while the first holds it", async () => {
+Deno.test("two writers on the same log interleave into one chain, each record naming its writer", async () => {
   await withTempDir(async (dir) => {
     const path = `${dir}/audit.jsonl`;
     const first = await openLog(path);
-    const second = await AuditLog.open(path, "closed", { redact: noRedaction });
-    assert.equal(second.ok, false);
-    assert.match(!second.ok ? second.reason : "", /another writer holds its lock/);
+    const second = await openLog(path);
+    assert.notEqual(first.writer, second.writer);
+    const written = await Promise.all(
+      Array.from(
+        { length: 40 },
+        (_, index) => (index % 2 === 0 ? first : second).writeAttempt(attemptFields()),
+      ),
+    );
+    assert.ok(written.every((result) => result.ok));
+    assert.deepEqual(
+      written.map((result) => result.ok && result.seq).sort((a, b) => Number(a) - Number(b)),
+      Array.from({ length: 40 }, (_, index) => index + 1),
+    );
     await first.close();
-    const third = await openLog(path);
-    await third.close();
+    await second.close();
+    const records = await readRecords(path);
+    assert.equal(records.filter((record) => record.writer === first.writer).length, 20);
+    assert.equal(records.filter((record) => record.writer === second.writer).length, 20);
+    const report = verifyAuditChain(await Deno.readTextFile(path));
+    assert.ok(report.ok && report.records === 40, JSON.stringify(report));
   });
 });
 

@@ -236,10 +236,10 @@ Deno.test("a client revoked in state_dir loses its tokens at the next request", 
       (await f.auth.verifyBearer(mcpRequest(`Bearer ${other.token}`))).ok,
       "others unaffected",
     );
-    // The server, holding the audit log, records the revocation it noticed.
+    // The server records that it applied the revocation it noticed.
     const events = await f.events();
     assert.deepEqual(
-      events.filter((e) => e.event === "client_revoked").map((e) => e.client_id),
+      events.filter((e) => e.event === "client_revocation_applied").map((e) => e.client_id),
       [clientId],
     );
     assert.deepEqual(

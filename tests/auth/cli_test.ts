@@ -83,9 +83,12 @@ Deno.test("auth revoke (run()) stops the client's token at the running server's 
       assert.match(after.response.headers.get("www-authenticate") ?? "", /error="invalid_token"/);
     }
     assert.ok((await auth.verifyBearer(mcpRequest(`Bearer ${kept.token}`))).ok);
-    // The server holds the audit log's lock, so the server records the revocation.
-    const revoked = (await auditEvents(auditPath)).filter((e) => e.event === "client_revoked");
+    // The command records the revocation it made; the server, that it applied it.
+    const events = await auditEvents(auditPath);
+    const revoked = events.filter((e) => e.event === "client_revoked");
     assert.deepEqual(revoked.map((e) => e.client_id), [clientId]);
+    const applied = events.filter((e) => e.event === "client_revocation_applied");
+    assert.deepEqual(applied.map((e) => e.client_id), [clientId]);
     // Revoking again, or an unknown id, fails with exit 1.
     assert.equal(await run(["revoke", clientId, "--policy", policyFile]), 1);
     assert.equal(await run(["revoke", "htmcp-nope", "--policy", policyFile]), 1);

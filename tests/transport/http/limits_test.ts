@@ -85,11 +85,12 @@ Deno.test("a Content-Length above max_http_request_bytes gets 413 before any byt
     const rejected = await h.events("http_rejected");
     assert.equal(rejected.length, 4);
     assert.deepEqual(
-      { ...rejected[0], seq: 0, ts: "", prev: "" },
+      { ...rejected[0], seq: 0, ts: "", prev: "", writer: "" },
       {
         seq: 0,
         ts: "",
         prev: "",
+        writer: "",
         kind: "event",
         event: "http_rejected",
         method: "POST",
