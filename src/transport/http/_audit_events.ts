@@ -18,6 +18,13 @@ declare module "../../audit/mod.ts" {
       readonly reason: string;
       readonly remote_addr: string | null;
     };
+    /** Accepting connections failed (EMFILE, ENFILE): at most one record per interval. */
+    http_accept_failed: {
+      readonly message: string;
+      /** Failures since the previous record. */
+      readonly count: number;
+      readonly total: number;
+    };
     /** A tool call refused because the token lacks the tool's scope. */
     scope_denied: {
       readonly client_id: string;

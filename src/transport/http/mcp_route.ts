@@ -13,13 +13,16 @@
  * @module
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { AuthorizationServer } from "../../auth/mod.ts";
+import { CallRegistry } from "../../server/mod.ts";
 import type { CallerIdentity } from "../../tools/caller.ts";
 import type { TransportAudit } from "./_audit_events.ts";
-import { jsonError, jsonRpcError, sessionNotFound } from "./_responses.ts";
+import { jsonError, jsonRpcError, jsonRpcErrorFor, sessionNotFound } from "./_responses.ts";
+import { requestIdOf } from "../pending_requests.ts";
+import { onBodyCancel } from "./body_cancel.ts";
+import { TrackedHttpTransport } from "./tracked_transport.ts";
 import { declaredLength, readBodyWithin, tooLargeResponse } from "./body_limit.ts";
-import type { Session, SessionTable } from "./sessions.ts";
+import { CLOSE_GRACE_MS, type Session, type SessionTable } from "./sessions.ts";
 import { containsInitialize, toolCallsIn } from "./tool_calls.ts";
 
 /** What the `/mcp` route needs. */
@@ -33,7 +36,7 @@ export interface McpRouteDeps {
   readonly localhostBypass: boolean;
   readonly sessions: SessionTable;
   /** Builds the MCP server of a new session for its caller. */
-  readonly createServer: (caller: CallerIdentity) => McpServer;
+  readonly createServer: (caller: CallerIdentity, calls: CallRegistry) => McpServer;
 }
 
 /** Facts about the connection, from `Deno.serve`. */
@@ -70,6 +73,15 @@ export async function handleMcp(
     }
     const found = await findSession(deps, sessionId, caller, connection);
     if (!found.ok) return found.response;
+    if (method === "DELETE") {
+      // The SDK ends every stream of the session at once: first let its
+      // cancelled calls answer CANCELLED on them.
+      await deps.sessions.cancelAndDrain(
+        found.session,
+        "The client ended its MCP session.",
+        CLOSE_GRACE_MS,
+      );
+    }
     return await found.session.transport.handleRequest(request);
   }
 
@@ -124,7 +136,54 @@ export async function handleMcp(
       });
     }
   }
-  return await found.session.transport.handleRequest(request, { parsedBody });
+  return await dispatch(found.session, request, parsedBody, calls.map((call) => call.id));
+}
+
+/**
+ * Hands a parsed body to the session's transport, refusing it whole when one
+ * of its request ids is still unanswered (or repeats within the batch): the
+ * SDK would otherwise answer only the later of the two.
+ */
+async function dispatch(
+  session: Session,
+  request: Request,
+  parsedBody: unknown,
+  toolCallIds: readonly (string | number | null)[],
+): Promise<Response> {
+  const messages = Array.isArray(parsedBody) ? parsedBody : [parsedBody];
+  const pending = session.transport.pending;
+  const added: (string | number)[] = [];
+  for (const message of messages) {
+    const id = requestIdOf(message);
+    if (id === null) continue;
+    if (!pending.add(id)) {
+      for (const mine of added) pending.settle(mine);
+      return jsonRpcErrorFor(
+        409,
+        -32600,
+        `Invalid Request: request id ${
+          JSON.stringify(id)
+        } is already in flight on this session; nothing was run.`,
+        id,
+      );
+    }
+    added.push(id);
+  }
+  const response = await session.transport.handleRequest(request, { parsedBody });
+  if (response.status >= 400 || response.body === null || added.length === 0) {
+    // The SDK answered in the HTTP response itself (or refused): nothing
+    // will come through send() for these ids.
+    if (response.status >= 400) { for (const id of added) pending.settle(id); }
+    return response;
+  }
+  // A client that closes the stream its call is to be answered on has given
+  // up on the call: cancel it, so its command is killed and the outcome
+  // audited as CANCELLED instead of running on unobserved.
+  const ids = toolCallIds.filter((id): id is string | number => id !== null);
+  if (ids.length === 0) return response;
+  return onBodyCancel(response, () => {
+    for (const id of ids) session.calls.cancel(id, "The client closed the response stream.");
+  });
 }
 
 type Authenticated =
@@ -191,8 +250,9 @@ async function startSession(
       { "retry-after": "30" },
     );
   }
-  const server = deps.createServer(caller);
-  const transport = new WebStandardStreamableHTTPServerTransport({
+  const calls = new CallRegistry();
+  const server = deps.createServer(caller, calls);
+  const transport = new TrackedHttpTransport({
     sessionIdGenerator: () => crypto.randomUUID(),
     onsessioninitialized: (id: string) => {
       deps.sessions.add({
@@ -200,6 +260,7 @@ async function startSession(
         owner: caller.clientId,
         transport,
         server,
+        calls,
         lastSeen: performance.now(),
       });
     },

@@ -6,14 +6,26 @@
  * @module
  */
 import { type AuthorizationServer, createAuthorizationServer } from "../../auth/mod.ts";
-import { createMcpServer, type ServerContext } from "../../server/mod.ts";
+import { type CallRegistry, createMcpServer, type ServerContext } from "../../server/mod.ts";
 import "./_audit_events.ts";
 import { jsonError } from "./_responses.ts";
 import { boundOrigin, parseListen } from "./address.ts";
 import { createHttpHandler, MCP_PATH } from "./handler.ts";
 import { createHostCheck } from "./host_check.ts";
 import { handleMcp } from "./mcp_route.ts";
-import { DEFAULT_SESSION_LIMITS, type SessionLimits, SessionTable } from "./sessions.ts";
+import { describeFdBudget, type FdBudget, fdBudget, readFdLimit } from "./fd_budget.ts";
+import {
+  type ConnectionLimits,
+  type ConnectionRequestInfo,
+  type ListenerStats,
+  listenHttp,
+} from "./listener.ts";
+import {
+  CLOSE_GRACE_MS,
+  DEFAULT_SESSION_LIMITS,
+  type SessionLimits,
+  SessionTable,
+} from "./sessions.ts";
 import { checkExposure } from "./startup_checks.ts";
 
 /** Options of {@linkcode serveHttp}. */
@@ -31,6 +43,8 @@ export interface ServeHttpOptions {
   readonly sessionLimits?: SessionLimits;
   /** Where startup warnings go; default stderr. */
   readonly warn?: (line: string) => void;
+  /** Connection limits (tests); default from the policy and the descriptor limit. */
+  readonly connectionLimits?: ConnectionLimits;
 }
 
 /** A running HTTP server. */
@@ -41,8 +55,18 @@ export interface HttpServerHandle {
   readonly baseUrl: string;
   /** The startup warnings (also sent to `warn`). */
   readonly warnings: readonly string[];
-  /** Stops accepting requests, closes every session, waits for the server to finish. Idempotent. */
+  /**
+   * Stops accepting, cancels every session's calls and waits (at most the
+   * grace period) for their `CANCELLED` answers, closes every session and
+   * connection. Idempotent.
+   */
   shutdown(): Promise<void>;
+  /** The descriptor limit and the connection limit derived from it. */
+  readonly fdBudget: FdBudget;
+  /** The connection limits in force. */
+  readonly limits: ConnectionLimits;
+  /** Live connection counters. */
+  readonly stats: Readonly<ListenerStats>;
   /** Settles when the server has stopped. */
   readonly finished: Promise<void>;
 }
@@ -96,35 +120,53 @@ export async function serveHttp(
     }
   }
 
+  const warnLine = options.warn ?? ((line: string) => console.error(`htmcp: ${line}`));
+  const budget = fdBudget(
+    readFdLimit(),
+    policy.http.maxConnections,
+    policy.limits.maxConcurrent,
+  );
+  const limits: ConnectionLimits = options.connectionLimits ?? {
+    maxConnections: budget.maxConnections,
+    headerTimeoutMs: policy.http.headerTimeoutMs,
+    idleTimeoutMs: policy.http.idleTimeoutMs,
+    maxUnreadBytes: unreadBound(policy.limits.maxOutputBytes),
+  };
   const ready = Promise.withResolvers<
-    (request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) => Promise<Response>
+    (request: Request, info: ConnectionRequestInfo) => Promise<Response>
   >();
   let closing = false;
-  let server: Deno.HttpServer<Deno.NetAddr>;
-  try {
-    server = Deno.serve({
-      hostname: address.hostname,
-      port: address.port,
-      ...(cert ?? {}),
-      onListen: () => {},
-      onError: (error) => {
-        // The client learns nothing; the operator finds the detail in the log.
-        void context.audit.writeEvent("internal_error", {
-          call_id: null,
-          where: "http",
-          message: errorText(error),
-        });
-        return jsonError(500, "internal_error", "An unexpected server error.");
-      },
-    }, async (request, info) => {
+  const listened = listenHttp({
+    hostname: address.hostname,
+    port: address.port,
+    tls: cert,
+    limits,
+    onError: (error) => {
+      // The client learns nothing; the operator finds the detail in the log.
+      void context.audit.writeEvent("internal_error", {
+        call_id: null,
+        where: "http",
+        message: errorText(error),
+      });
+      return jsonError(500, "internal_error", "An unexpected server error.");
+    },
+    onAcceptError: (message, count, total) => {
+      warnLine(
+        `accepting a connection failed ${count} time(s) since the last report (${total} in all): ${message}; backing off.`,
+      );
+      void context.audit.writeEvent("http_accept_failed", { message, count, total });
+    },
+    handler: async (request, info) => {
       if (closing) return jsonError(503, "shutting_down", "The server is shutting down.");
       return await (await ready.promise)(request, info);
-    });
-  } catch (error) {
-    return { ok: false, message: `Cannot listen on "${options.listen}": ${errorText(error)}.` };
+    },
+  });
+  if (!listened.ok) {
+    return { ok: false, message: `Cannot listen on "${options.listen}": ${listened.message}.` };
   }
+  const listener = listened.listener;
 
-  const url = boundOrigin(address, server.addr.port, tls);
+  const url = boundOrigin(address, listener.addr.port, tls);
   const baseUrl = options.baseUrl ?? url;
   let auth: AuthorizationServer | null = null;
   if (policy.auth.mode === "oauth") {
@@ -137,7 +179,8 @@ export async function serveHttp(
     });
     if (!created.ok) {
       closing = true;
-      await server.shutdown();
+      listener.stopAccepting();
+      listener.closeConnections();
       return { ok: false, message: created.message };
     }
     auth = created.auth;
@@ -146,7 +189,7 @@ export async function serveHttp(
   const sessions = new SessionTable(options.sessionLimits ?? DEFAULT_SESSION_LIMITS);
   const hostCheck = createHostCheck({
     address,
-    port: server.addr.port,
+    port: listener.addr.port,
     tls,
     baseUrl: options.baseUrl,
     allowedOrigins: policy.http.allowedOrigins,
@@ -158,8 +201,8 @@ export async function serveHttp(
     auth,
     localhostBypass: policy.auth.allowLocalhostBypass,
     sessions,
-    createServer: (caller: Parameters<typeof createMcpServer>[1]) =>
-      createMcpServer(context, caller),
+    createServer: (caller: Parameters<typeof createMcpServer>[1], calls: CallRegistry) =>
+      createMcpServer(context, caller, calls),
   };
   ready.resolve(createHttpHandler({
     maxRequestBytes: policy.http.maxRequestBytes,
@@ -170,22 +213,30 @@ export async function serveHttp(
   }));
   sessions.startSweeping();
 
-  const warn = options.warn ?? ((line: string) => console.error(`htmcp: ${line}`));
-  for (const line of exposure.warnings) warn(line);
+  const warnings = budget.warning === null
+    ? exposure.warnings
+    : [...exposure.warnings, budget.warning];
+  for (const line of warnings) warnLine(line);
 
   let stopping: Promise<void> | null = null;
   const handle: HttpServerHandle = {
     url,
     baseUrl,
-    warnings: exposure.warnings,
-    finished: server.finished,
+    warnings,
+    finished: listener.finished,
+    fdBudget: budget,
+    limits,
+    stats: listener.stats,
     shutdown() {
       stopping ??= (async () => {
         closing = true;
-        const stopped = server.shutdown();
-        // Open SSE streams would hold the graceful shutdown forever: end them.
-        await sessions.closeAll();
-        await stopped;
+        listener.stopAccepting();
+        // In-flight calls are answered CANCELLED on their streams before
+        // the streams end; open SSE streams would otherwise hold the
+        // shutdown forever.
+        await sessions.closeAll("The server is shutting down.", CLOSE_GRACE_MS);
+        listener.closeConnections();
+        await listener.finished;
       })();
       return stopping;
     },
@@ -195,6 +246,16 @@ export async function serveHttp(
 
 /** The path of the MCP endpoint under the base URL. */
 export { MCP_PATH };
+export { describeFdBudget };
+
+/**
+ * The unread bytes a connection may leave before it is closed: room for the
+ * largest single answer (both streams at the output cap, JSON escaping and
+ * the text rendering) several times over.
+ */
+function unreadBound(maxOutputBytes: number): number {
+  return 8 * maxOutputBytes + 1024 * 1024;
+}
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
