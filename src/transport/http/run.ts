@@ -6,7 +6,7 @@
  * @module
  */
 import type { ServerContext } from "../../server/mod.ts";
-import { MCP_PATH, serveHttp } from "./server.ts";
+import { describeFdBudget, MCP_PATH, serveHttp } from "./server.ts";
 
 /**
  * Serves `context` on `listen` until a stop signal arrives.
@@ -30,6 +30,7 @@ export async function serveHttpUntilStopped(
     return 1;
   }
   const server = started.server;
+  console.error(`htmcp: ${describeFdBudget(server.fdBudget)}`);
   console.error(`htmcp: serving MCP at ${server.baseUrl}${MCP_PATH} (listening on ${server.url})`);
 
   const { promise: stopped, resolve: stop } = Promise.withResolvers<string>();
