@@ -87,7 +87,11 @@ export async function run(argv: readonly string[]): Promise<number> {
         out(`  env:   ${list(set.env)}`);
         out(`  never: sys, ffi, import; write denied on ${list(set.denyWrite)}`);
         out(`Layer in force: ${layer}`);
-        const fds = fdBudget(readFdLimit(), policy.http.maxConnections, policy.limits.maxConcurrent);
+        const fds = fdBudget(
+          readFdLimit(),
+          policy.http.maxConnections,
+          policy.limits.maxConcurrent,
+        );
         out(`HTTP: ${describeFdBudget(fds)}`);
         if (fds.warning !== null) out(`  warning: ${fds.warning}`);
 

@@ -126,6 +126,8 @@ export function listenHttp(options: ListenOptions): ListenResult {
   };
   /** Each open socket, with its HTTP side once that started (which then owns the socket). */
   const open = new Map<Deno.Conn, LegacyHttpConn | null>();
+  /** The streaming answers in flight on each socket, to abandon when its client is gone. */
+  const streaming = new Map<Deno.Conn, Set<(reason: string) => void>>();
   let accepting = true;
   const allClosed = Promise.withResolvers<void>();
   const reportEvery = options.reportIntervalMs ?? 60_000;
@@ -137,6 +139,8 @@ export function listenHttp(options: ListenOptions): ListenResult {
     const http = open.get(conn) ?? null;
     open.delete(conn);
     stats.open = open.size;
+    for (const abandon of streaming.get(conn) ?? []) abandon("The connection closed.");
+    streaming.delete(conn);
     for (const resource of [http, conn]) {
       try {
         resource?.close();
@@ -171,6 +175,9 @@ export function listenHttp(options: ListenOptions): ListenResult {
         } catch {
           break;
         }
+        // Null also while an answer is still streaming: the client closed its
+        // side, which the runtime would notice on the write side only at the
+        // next write (an SSE keep-alive, many seconds later).
         if (event === null) break;
         disarm();
         active++;
@@ -196,17 +203,29 @@ export function listenHttp(options: ListenOptions): ListenResult {
     } catch (error) {
       response = options.onError(error);
     }
-    const bounded = isEventStream(response)
-      ? boundUnread(response, limits.maxUnreadBytes, () => {
-        stats.unreadClosed++;
-        closeConn(conn);
-      })
-      : await withLength(response);
+    if (!isEventStream(response)) {
+      try {
+        await event.respondWith(await withLength(response));
+      } catch {
+        // The client went away before its answer was written.
+      }
+      return;
+    }
+    const bounded = boundUnread(response, limits.maxUnreadBytes, () => {
+      stats.unreadClosed++;
+      closeConn(conn);
+    });
+    let mine = streaming.get(conn);
+    if (mine === undefined) streaming.set(conn, mine = new Set());
+    mine.add(bounded.abandon);
+    if (!open.has(conn)) bounded.abandon("The connection closed.");
     try {
-      await event.respondWith(bounded);
+      await event.respondWith(bounded.response);
     } catch {
       // The client went away; the route's own bookkeeping (cancellation,
       // audit) has seen the body stream cancelled.
+    } finally {
+      mine.delete(bounded.abandon);
     }
   };
 

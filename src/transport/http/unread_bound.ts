@@ -17,17 +17,19 @@
  * Wraps `response` so that its unread body never exceeds `maxUnread` bytes.
  *
  * @param response The route's answer.
- * @param maxUnread The bound; 0 leaves the response as it is.
+ * @param maxUnread The bound; 0 for none.
+ * @returns The wrapped answer, and `abandon()` for a client known to be gone.
  * @param onOverflow Called once when the bound is passed.
  */
 export function boundUnread(
   response: Response,
   maxUnread: number,
   onOverflow: () => void,
-): Response {
+): { readonly response: Response; abandon(reason: string): void } {
   const body = response.body;
-  if (body === null || maxUnread === 0) return response;
+  if (body === null) return { response, abandon: () => {} };
   const reader = body.getReader();
+  let finished = false;
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
       void (async () => {
@@ -35,11 +37,12 @@ export function boundUnread(
           for (;;) {
             const { done, value } = await reader.read();
             if (done) {
+              finished = true;
               controller.close();
               return;
             }
             controller.enqueue(value);
-            if ((controller.desiredSize ?? 0) < 0) {
+            if (maxUnread !== 0 && (controller.desiredSize ?? 0) < 0) {
               const error = new Error(`The client left more than ${maxUnread} bytes unread.`);
               controller.error(error);
               await reader.cancel(error).catch(() => {});
@@ -57,12 +60,22 @@ export function boundUnread(
       })();
     },
     cancel(reason) {
+      finished = true;
       return reader.cancel(reason);
     },
-  }, new ByteLengthQueuingStrategy({ highWaterMark: maxUnread }));
-  return new Response(stream, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
-  });
+  }, new ByteLengthQueuingStrategy({ highWaterMark: maxUnread === 0 ? 1 : maxUnread }));
+  return {
+    response: new Response(stream, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    }),
+    // The client went away without the runtime noticing on the write side:
+    // cancel the route's body so the route sees the stream closed.
+    abandon(reason) {
+      if (finished) return;
+      finished = true;
+      void reader.cancel(new Error(reason)).catch(() => {});
+    },
+  };
 }
