@@ -7,6 +7,7 @@
  */
 import type { ServerContext } from "../../server/mod.ts";
 import { describeFdBudget, MCP_PATH, serveHttp } from "./server.ts";
+import { watchParent } from "../orphan.ts";
 
 /**
  * Serves `context` on `listen` until a stop signal arrives.
@@ -40,7 +41,9 @@ export async function serveHttpUntilStopped(
     return [name, handler] as const;
   });
   server.finished.then(() => stop("HTTP server finished"));
+  const unwatch = watchParent((why) => stop(why));
   const reason = await stopped;
+  unwatch();
   for (const [name, handler] of handlers) Deno.removeSignalListener(name, handler);
   await server.shutdown();
   await context.close(reason);

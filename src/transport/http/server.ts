@@ -13,6 +13,7 @@ import { boundOrigin, parseListen } from "./address.ts";
 import { createHttpHandler, MCP_PATH } from "./handler.ts";
 import { createHostCheck } from "./host_check.ts";
 import { handleMcp } from "./mcp_route.ts";
+import { unreadBound } from "../backlog.ts";
 import { describeFdBudget, type FdBudget, fdBudget, readFdLimit } from "./fd_budget.ts";
 import {
   type ConnectionLimits,
@@ -247,15 +248,6 @@ export async function serveHttp(
 /** The path of the MCP endpoint under the base URL. */
 export { MCP_PATH };
 export { describeFdBudget };
-
-/**
- * The unread bytes a connection may leave before it is closed: room for the
- * largest single answer (both streams at the output cap, JSON escaping and
- * the text rendering) several times over.
- */
-function unreadBound(maxOutputBytes: number): number {
-  return 8 * maxOutputBytes + 1024 * 1024;
-}
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
