@@ -14,6 +14,13 @@ import { createHttpHandler, MCP_PATH } from "./handler.ts";
 import { createHostCheck } from "./host_check.ts";
 import { handleMcp } from "./mcp_route.ts";
 import { unreadBound } from "../backlog.ts";
+import {
+  DEFAULT_REFUSAL_LIMITS,
+  ledgerSummaries,
+  RefusalLedger,
+  type RefusalLedgerLimits,
+  withRefusalLedger,
+} from "./refusal_ledger.ts";
 import { describeFdBudget, type FdBudget, fdBudget, readFdLimit } from "./fd_budget.ts";
 import {
   type ConnectionLimits,
@@ -44,6 +51,8 @@ export interface ServeHttpOptions {
   readonly sessionLimits?: SessionLimits;
   /** Where startup warnings go; default stderr. */
   readonly warn?: (line: string) => void;
+  /** Refusal-record aggregation (tests); default one minute, 64 sources and reasons. */
+  readonly refusalLimits?: RefusalLedgerLimits;
   /** Connection limits (tests); default from the policy and the descriptor limit. */
   readonly connectionLimits?: ConnectionLimits;
 }
@@ -167,6 +176,13 @@ export async function serveHttp(
   }
   const listener = listened.listener;
 
+  // Refusals before authentication go through the ledger (bounded audit
+  // cost); everything else is written as it comes.
+  const ledger = new RefusalLedger(
+    ledgerSummaries(context.audit),
+    options.refusalLimits ?? DEFAULT_REFUSAL_LIMITS,
+  );
+  const audit = withRefusalLedger(context.audit, ledger);
   const url = boundOrigin(address, listener.addr.port, tls);
   const baseUrl = options.baseUrl ?? url;
   let auth: AuthorizationServer | null = null;
@@ -174,7 +190,7 @@ export async function serveHttp(
     const created = await createAuthorizationServer({
       policy,
       baseUrl,
-      audit: context.audit,
+      audit,
       stateDir: policy.stateDir as string,
       adminPin: options.adminPin,
     });
@@ -198,7 +214,7 @@ export async function serveHttp(
   });
   const mcpDeps = {
     maxRequestBytes: policy.http.maxRequestBytes,
-    audit: context.audit,
+    audit,
     auth,
     localhostBypass: policy.auth.allowLocalhostBypass,
     sessions,
@@ -208,11 +224,12 @@ export async function serveHttp(
   ready.resolve(createHttpHandler({
     maxRequestBytes: policy.http.maxRequestBytes,
     hostCheck,
-    audit: context.audit,
+    audit,
     auth,
     mcp: (request, connection) => handleMcp(mcpDeps, request, connection),
   }));
   sessions.startSweeping();
+  ledger.start();
 
   const warnings = budget.warning === null
     ? exposure.warnings
@@ -238,6 +255,8 @@ export async function serveHttp(
         await sessions.closeAll("The server is shutting down.", CLOSE_GRACE_MS);
         listener.closeConnections();
         await listener.finished;
+        // The counts of the last interval are written before the log closes.
+        await ledger.close();
       })();
       return stopping;
     },

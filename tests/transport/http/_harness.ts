@@ -24,6 +24,7 @@ export interface HarnessOptions {
   readonly listen?: string;
   readonly baseUrl?: string | null;
   readonly sessionLimits?: SessionLimits;
+  readonly refusalLimits?: { readonly intervalMs: number; readonly maxPairs: number };
   /** Allowlisted commands (default: ls, cat, echo, true, sleep, touch). */
   readonly allow?: readonly string[];
 }
@@ -81,6 +82,7 @@ export async function startHttp(options: HarnessOptions = {}): Promise<HttpHarne
     adminPin: options.adminPin === undefined ? PIN : options.adminPin,
     warn: (line) => warnings.push(line),
     ...(options.sessionLimits === undefined ? {} : { sessionLimits: options.sessionLimits }),
+    ...(options.refusalLimits === undefined ? {} : { refusalLimits: options.refusalLimits }),
   });
   if (!started.ok) {
     await context.close("harness failed");
