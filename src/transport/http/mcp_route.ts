@@ -21,7 +21,8 @@ import { jsonError, jsonRpcError, jsonRpcErrorFor, sessionNotFound } from "./_re
 import { requestIdOf } from "../pending_requests.ts";
 import { onBodyCancel } from "./body_cancel.ts";
 import { TrackedHttpTransport } from "./tracked_transport.ts";
-import { declaredLength, readBodyWithin, tooLargeResponse } from "./body_limit.ts";
+import { declaredLength, tooLargeResponse } from "./body_limit.ts";
+import { type ByteBudget, readWithinBudget } from "../../streams/mod.ts";
 import { CLOSE_GRACE_MS, type Session, type SessionTable } from "./sessions.ts";
 import { containsInitialize, toolCallsIn } from "./tool_calls.ts";
 
@@ -29,6 +30,8 @@ import { containsInitialize, toolCallsIn } from "./tool_calls.ts";
 export interface McpRouteDeps {
   /** `[http] max_http_request_bytes` (0 = off). */
   readonly maxRequestBytes: number;
+  /** Shared by every body being read at once. */
+  readonly bodyBudget: ByteBudget;
   readonly audit: TransportAudit;
   /** The bearer checker, or null when `[auth] mode = "none"`. */
   readonly auth: AuthorizationServer | null;
@@ -85,21 +88,47 @@ export async function handleMcp(
     return await found.session.transport.handleRequest(request);
   }
 
-  const body = await readBodyWithin(request.body, deps.maxRequestBytes);
+  const body = await readWithinBudget(request.body, deps.maxRequestBytes, deps.bodyBudget);
   if (!body.ok) {
+    const status = body.reason === "busy" ? 503 : 413;
     await deps.audit.writeEvent("http_rejected", {
       method,
       path: "/mcp",
       declared_bytes: declaredLength(request),
       observed_bytes: body.observed,
-      limit: deps.maxRequestBytes,
-      status: 413,
+      limit: body.reason === "busy" ? deps.bodyBudget.total : deps.maxRequestBytes,
+      status,
     });
+    if (body.reason === "busy") {
+      return jsonError(
+        503,
+        "server_busy",
+        "The server is reading too many request bodies at once; try again shortly.",
+        { "retry-after": "1" },
+      );
+    }
     return tooLargeResponse(deps.maxRequestBytes);
   }
+  try {
+    return await handleBody(deps, request, caller, connection, sessionId, body.bytes);
+  } finally {
+    // The bytes were counted against every body in flight until the request
+    // was handed on.
+    body.release();
+  }
+}
+
+async function handleBody(
+  deps: McpRouteDeps,
+  request: Request,
+  caller: CallerIdentity,
+  connection: ConnectionInfo,
+  sessionId: string | null,
+  bytes: Uint8Array,
+): Promise<Response> {
   let parsedBody: unknown;
   try {
-    parsedBody = JSON.parse(new TextDecoder().decode(body.bytes));
+    parsedBody = JSON.parse(new TextDecoder().decode(bytes));
   } catch {
     return jsonRpcError(400, -32700, "Parse error: Invalid JSON");
   }

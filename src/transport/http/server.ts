@@ -14,6 +14,7 @@ import { createHttpHandler, MCP_PATH } from "./handler.ts";
 import { createHostCheck } from "./host_check.ts";
 import { handleMcp } from "./mcp_route.ts";
 import { unreadBound } from "../backlog.ts";
+import { ByteBudget } from "../../streams/mod.ts";
 import {
   DEFAULT_REFUSAL_LIMITS,
   ledgerSummaries,
@@ -214,6 +215,7 @@ export async function serveHttp(
   });
   const mcpDeps = {
     maxRequestBytes: policy.http.maxRequestBytes,
+    bodyBudget: new ByteBudget(bodyBudgetBytes(policy.http.maxRequestBytes)),
     audit,
     auth,
     localhostBypass: policy.auth.allowLocalhostBypass,
@@ -267,6 +269,14 @@ export async function serveHttp(
 /** The path of the MCP endpoint under the base URL. */
 export { MCP_PATH };
 export { describeFdBudget };
+
+/**
+ * Bytes of request bodies held at once, across all requests: four bodies at
+ * the per-request limit (at least 16 MiB); none when the limit is off.
+ */
+function bodyBudgetBytes(maxRequestBytes: number): number {
+  return maxRequestBytes === 0 ? 0 : Math.max(16 * 1024 * 1024, 4 * maxRequestBytes);
+}
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
