@@ -25,6 +25,10 @@ export interface ServerProcess {
 export interface ServerOptions {
   /** Extra lines for the `[http]` table. */
   readonly http?: readonly string[];
+  /** Lines for a `[limits]` table. */
+  readonly limits?: readonly string[];
+  /** Files to create in the jail. */
+  readonly files?: Readonly<Record<string, string>>;
   /** `prlimit --nofile=N:N` for the server (launcher and child). */
   readonly nofile?: number;
   readonly allow?: readonly string[];
@@ -48,11 +52,16 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerPr
       `mode = "none"`,
       `[auth]`,
       `mode = "none"`,
+      `[limits]`,
+      ...(options.limits ?? []),
       `[http]`,
       ...(options.http ?? []),
       "",
     ].join("\n"),
   );
+  for (const [name, text] of Object.entries(options.files ?? {})) {
+    await Deno.writeTextFile(join(dir, "jail", name), text);
+  }
   const serve = ["run", "-A", LAUNCH, "serve", "--policy", policy, "--http", "127.0.0.1:0"];
   const command = options.nofile === undefined
     ? new Deno.Command(DENO, {
