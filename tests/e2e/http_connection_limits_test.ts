@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
+import { LAUNCH } from "../../scripts/conformance.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
@@ -122,6 +123,34 @@ Deno.test("beyond max_connections (sized from the descriptor limit) new connecti
     const word = `served-${crypto.randomUUID()}`;
     assert.equal(await echoOverMcp(server.url, word), `${word}\n`);
     assertAcknowledgedAudited(await server.records(), [`echo ${word}`]);
+  } finally {
+    await cleanUp(server);
+  }
+});
+
+Deno.test("htmcp check prints the descriptor limit the launcher read and the connection limit", async () => {
+  const server = await startServer({ nofile: 256 });
+  try {
+    const out = await new Deno.Command("prlimit", {
+      args: [
+        "--nofile=256:256",
+        Deno.execPath(),
+        "run",
+        "-A",
+        LAUNCH,
+        "check",
+        "--policy",
+        `${server.dir}/policy.toml`,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout);
+    assert.match(
+      text,
+      /HTTP: file descriptors: limit 256 \(HTMCP_FD_LIMIT\), \d+ reserved, at most \d+ HTTP connections/,
+      text + new TextDecoder().decode(out.stderr),
+    );
   } finally {
     await cleanUp(server);
   }
