@@ -32,6 +32,8 @@ export interface McpRouteDeps {
   readonly maxRequestBytes: number;
   /** Shared by every body being read at once. */
   readonly bodyBudget: ByteBudget;
+  /** Interval of the `: keepalive` comments on event streams. */
+  readonly sseKeepAliveMs: number;
   readonly audit: TransportAudit;
   /** The bearer checker, or null when `[auth] mode = "none"`. */
   readonly auth: AuthorizationServer | null;
@@ -283,6 +285,9 @@ async function startSession(
   const server = deps.createServer(caller, calls);
   const transport = new TrackedHttpTransport({
     sessionIdGenerator: () => crypto.randomUUID(),
+    // A comment line now and then keeps proxies (and clients' idle
+    // watchdogs) from timing out a stream whose command runs long.
+    keepAliveMs: deps.sseKeepAliveMs,
     onsessioninitialized: (id: string) => {
       deps.sessions.add({
         id,

@@ -52,6 +52,8 @@ export interface ServeHttpOptions {
   readonly sessionLimits?: SessionLimits;
   /** Where startup warnings go; default stderr. */
   readonly warn?: (line: string) => void;
+  /** Interval of `: keepalive` comments on event streams (tests); default 15 s. */
+  readonly sseKeepAliveMs?: number;
   /** Refusal-record aggregation (tests); default one minute, 64 sources and reasons. */
   readonly refusalLimits?: RefusalLedgerLimits;
   /** Connection limits (tests); default from the policy and the descriptor limit. */
@@ -216,6 +218,7 @@ export async function serveHttp(
   const mcpDeps = {
     maxRequestBytes: policy.http.maxRequestBytes,
     bodyBudget: new ByteBudget(bodyBudgetBytes(policy.http.maxRequestBytes)),
+    sseKeepAliveMs: options.sseKeepAliveMs ?? SSE_KEEP_ALIVE_MS,
     audit,
     auth,
     localhostBypass: policy.auth.allowLocalhostBypass,
@@ -269,6 +272,9 @@ export async function serveHttp(
 /** The path of the MCP endpoint under the base URL. */
 export { MCP_PATH };
 export { describeFdBudget };
+
+/** `: keepalive` comments on event streams: well inside the usual 30-60 s proxy read timeouts. */
+const SSE_KEEP_ALIVE_MS = 15_000;
 
 /**
  * Bytes of request bodies held at once, across all requests: four bodies at

@@ -159,3 +159,25 @@ Deno.test("a second in-flight request with the same id is refused with -32600 be
     await again.body?.cancel();
   });
 });
+
+Deno.test("a long run_command's event stream has X-Accel-Buffering: no and ': keepalive' comments before its answer", async () => {
+  await withHttp({ auth: { mode: "none" }, sseKeepAliveMs: 200 }, async (h) => {
+    const headers = await rawSession(h);
+    const response = await fetch(h.mcpUrl, {
+      method: "POST",
+      headers,
+      body: toolCall(11, "sleep 1"),
+    });
+    assert.equal(response.headers.get("content-type"), "text/event-stream");
+    assert.equal(response.headers.get("x-accel-buffering"), "no");
+    const text = await response.text();
+    const keepAlives = text.split("\n").filter((line) => line === ": keepalive").length;
+    console.log(`${keepAlives} keep-alive comments during a 1 s command (every 200 ms)`);
+    assert.ok(keepAlives >= 2, text.slice(0, 200));
+    assert.ok(
+      text.indexOf(": keepalive") < text.indexOf("data: "),
+      "comments come before the answer",
+    );
+    assert.match(text, /"id":11/);
+  });
+});
