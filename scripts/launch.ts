@@ -115,6 +115,22 @@ const SIGNAL_NUMBERS: ReadonlyMap<string, number> = new Map([
   ["SIGTERM", 15],
 ]);
 
+/**
+ * The server cannot read its descriptor limit under its permission set
+ * (Deno has no getrlimit; /proc needs all permissions), so the launcher reads
+ * its own soft limit, which the child inherits, and passes it on.
+ */
+function fdLimitEnv(): Record<string, string> {
+  try {
+    const line = Deno.readTextFileSync("/proc/self/limits").split("\n")
+      .find((l) => l.startsWith("Max open files"));
+    const soft = line?.slice("Max open files".length).trim().split(/\s+/)[0];
+    return soft !== undefined && /^\d+$/.test(soft) ? { HTMCP_FD_LIMIT: soft } : {};
+  } catch {
+    return {};
+  }
+}
+
 if (import.meta.main) {
   // `deno task` runs in the folder of deno.json; INIT_CWD is where the
   // operator typed the command, which their relative paths mean.
@@ -139,6 +155,7 @@ if (import.meta.main) {
   const child = new Deno.Command(Deno.execPath(), {
     args: argv,
     cwd,
+    env: fdLimitEnv(),
     stdin: "inherit",
     stdout: "inherit",
     stderr: "inherit",

@@ -23,6 +23,7 @@ import {
   serveConfined,
   transportFor,
 } from "../permissions/mod.ts";
+import { describeFdBudget, fdBudget, readFdLimit } from "../transport/http/mod.ts";
 
 const list = (grants: readonly Grant[]) =>
   grants.length === 0 ? "none" : grants.map((grant) => grant.value).join(", ");
@@ -88,6 +89,13 @@ export async function run(argv: readonly string[]): Promise<number> {
         out(`  env:   ${list(set.env)}`);
         out(`  never: sys, ffi, import; write denied on ${list(set.denyWrite)}`);
         out(`Layer in force: ${layer}`);
+        const fds = fdBudget(
+          readFdLimit(),
+          policy.http.maxConnections,
+          policy.limits.maxConcurrent,
+        );
+        out(`HTTP: ${describeFdBudget(fds)}`);
+        if (fds.warning !== null) out(`  warning: ${fds.warning}`);
 
         const description = executor.describe();
         out(`Sandbox: ${description.summary}`);

@@ -22,6 +22,9 @@ export const HTTP_DEFAULTS = {
   maxRequestBytes: 16_000_000,
   maxRegistrationBytes: 16_384,
   maxConcurrentPerClient: 2,
+  maxConnections: 0,
+  headerTimeoutMs: 10_000,
+  idleTimeoutMs: 120_000,
 } as const;
 
 /** `HTMCP_OAUTH_ACCESS_TOKEN_TTL_S` default and bounds, in seconds. */
@@ -138,6 +141,9 @@ export async function buildRemoteSettings(
       maxRegistrationBytes: section.max_registration_bytes ?? HTTP_DEFAULTS.maxRegistrationBytes,
       maxConcurrentPerClient: section.max_concurrent_per_client ??
         HTTP_DEFAULTS.maxConcurrentPerClient,
+      maxConnections: section.max_connections ?? HTTP_DEFAULTS.maxConnections,
+      headerTimeoutMs: section.header_timeout_ms ?? HTTP_DEFAULTS.headerTimeoutMs,
+      idleTimeoutMs: section.idle_timeout_ms ?? HTTP_DEFAULTS.idleTimeoutMs,
     },
     auth: { mode, allowLocalhostBypass, allowPlainPkce, accessTokenTtlSeconds: ttl.value },
     warnings,

@@ -35,6 +35,10 @@ export const NUMBER_BOUNDS = {
   max_concurrent_per_client: [1, 256],
   // Below 1 KiB a file would hold a handful of records; 1 TiB is beyond any single file worth keeping.
   rotate_bytes: [1024, 2 ** 40],
+  // 0 = sized from the process's file-descriptor limit at startup.
+  max_connections: [0, 1_048_576],
+  header_timeout_ms: [100, 600_000],
+  idle_timeout_ms: [100, 86_400_000],
 } as const satisfies Record<string, readonly [number, number]>;
 
 type BoundedKey = keyof typeof NUMBER_BOUNDS;
@@ -162,6 +166,9 @@ export const PolicyFileSchema = table({
     max_http_request_bytes: integer("max_http_request_bytes"),
     max_registration_bytes: integer("max_registration_bytes"),
     max_concurrent_per_client: integer("max_concurrent_per_client"),
+    max_connections: integer("max_connections"),
+    header_timeout_ms: integer("header_timeout_ms"),
+    idle_timeout_ms: integer("idle_timeout_ms"),
   }).optional(),
   auth: table({
     mode: oneOf(["oauth", "none"]),

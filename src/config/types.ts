@@ -93,6 +93,12 @@ export interface HttpSettings {
   readonly maxRequestBytes: number;
   readonly maxRegistrationBytes: number;
   readonly maxConcurrentPerClient: number;
+  /** Open connections at most; 0 = sized from the file-descriptor limit at startup. */
+  readonly maxConnections: number;
+  /** A new connection must send its first request's headers within this many ms. */
+  readonly headerTimeoutMs: number;
+  /** A connection with no request in flight is closed after this many ms. */
+  readonly idleTimeoutMs: number;
 }
 
 export interface AuthSettings {

@@ -23,6 +23,7 @@ import {
 } from "../tools/describe_policy.ts";
 import { pathCheckOnlyNotice } from "../sandbox/mod.ts";
 import type { ServerContext } from "./context.ts";
+import { CallRegistry } from "./calls.ts";
 
 const COMMAND_INPUT = {
   command: z.string().describe('The command line, e.g. "ls -la src". No shell syntax.'),
@@ -34,8 +35,14 @@ type CommandArgs = { command: string; cwd?: string | undefined };
 /**
  * @param context The shared server context.
  * @param caller Who this server instance serves.
+ * @param calls Where its calls in flight are registered, so the transport can
+ *   cancel them (session end, shutdown, a closed response stream).
  */
-export function createMcpServer(context: ServerContext, caller: CallerIdentity): McpServer {
+export function createMcpServer(
+  context: ServerContext,
+  caller: CallerIdentity,
+  calls: CallRegistry = new CallRegistry(),
+): McpServer {
   const sandbox = context.executor.describe();
   const server = new McpServer(
     { name: "htmcp", version: VERSION },
@@ -61,8 +68,14 @@ export function createMcpServer(context: ServerContext, caller: CallerIdentity):
         openWorldHint: false,
       },
     },
-    async (args: CommandArgs, extra: { signal: AbortSignal }) =>
-      toToolResult(await runCommandTool(context, caller, args, extra.signal)),
+    async (args: CommandArgs, extra: { signal: AbortSignal; requestId: string | number }) => {
+      const call = calls.begin(extra.requestId, extra.signal);
+      try {
+        return toToolResult(await runCommandTool(context, caller, args, call.signal));
+      } finally {
+        call.end();
+      }
+    },
   );
 
   server.registerTool(

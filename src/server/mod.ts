@@ -5,6 +5,7 @@
  */
 export { type ContextResult, createServerContext, type ServerContext } from "./context.ts";
 export { createMcpServer } from "./mcp_server.ts";
+export { CallRegistry, requestKey } from "./calls.ts";
 export { type AcquireResult, ConcurrencyLimiter, type Release } from "./limiter.ts";
 export { type CallerIdentity, type Scope, STDIO_CALLER } from "../tools/caller.ts";
 export { runCommandTool } from "../tools/run_command.ts";

@@ -4,3 +4,4 @@
  * @module
  */
 export { readWithin, type ReadWithinResult } from "./read_within.ts";
+export { type BudgetedReadResult, ByteBudget, readWithinBudget } from "./byte_budget.ts";

@@ -7,6 +7,7 @@
 import { z } from "zod";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { type CommandResult, isOkCode, RESULT_CODES, type ResultCode } from "../result/codes.ts";
+import { compactControls, type Compacted } from "./printable.ts";
 
 /** `outputSchema` of `run_command` and `explain_command`. */
 export const COMMAND_RESULT_SHAPE = {
@@ -47,21 +48,52 @@ export function makeResult(
 }
 
 /**
- * The MCP form: the same object as JSON text (for clients that ignore
- * structured content) and as `structuredContent`. For `run_command` a
- * refusal sets `isError`, which is how MCP tells a model that the tool call
- * did not succeed; a tool whose answer *is* a verdict passes its own flag.
- *
- * @param result The envelope.
- * @param isError Whether the call failed (default: whenever `ok` is false).
+ * Output shown in the text block, per stream. The full (capped) output is in
+ * `structuredContent`; the text block is the compact rendering for clients
+ * and models that read text only, so the output is never carried twice at
+ * full size.
+ */
+export const TEXT_PREVIEW_CHARS = 4096;
+
+/**
+ * The MCP form, built once: `structuredContent` holds the envelope (control
+ * characters compacted, see `printable.ts`), and the text block a compact
+ * rendering: the code, the exit status, the whole reason (some clients drop
+ * `structuredContent` when `isError` is set, so a refusal's reason must be in
+ * the text) and the start of each output stream. A refusal sets `isError`,
+ * which is how MCP tells a model that the tool call did not succeed; a tool
+ * whose answer *is* a verdict (explain_command) passes its own flag.
  */
 export function toToolResult(
   result: CommandResult,
   isError: boolean = !result.ok,
 ): CallToolResult {
+  const stdout = compactControls(result.stdout);
+  const stderr = compactControls(result.stderr);
+  const structured = { ...result, stdout: stdout.text, stderr: stderr.text };
   return {
-    content: [{ type: "text", text: JSON.stringify(result) }],
-    structuredContent: { ...result },
+    content: [{ type: "text", text: renderText(structured, stdout, stderr) }],
+    structuredContent: structured,
     isError,
   };
+}
+
+function renderText(result: CommandResult, stdout: Compacted, stderr: Compacted): string {
+  const exit = result.exit_code === null
+    ? "did not run to an exit status"
+    : `exit ${result.exit_code}`;
+  const lines = [`${result.code} (${exit}, ${result.duration_ms} ms)`, result.policy_reason];
+  for (const [name, stream] of [["stdout", stdout], ["stderr", stderr]] as const) {
+    if (stream.text === "") continue;
+    const shown = stream.text.length > TEXT_PREVIEW_CHARS
+      ? `${stream.text.slice(0, TEXT_PREVIEW_CHARS)}\n[... ${
+        stream.text.length - TEXT_PREVIEW_CHARS
+      } more characters in structuredContent.${name}]`
+      : stream.text;
+    const controls = stream.controlChars === 0
+      ? ""
+      : ` (${stream.controlChars} control characters shown as symbols such as \u2400)`;
+    lines.push(`--- ${name}${controls} ---`, shown);
+  }
+  return lines.join("\n");
 }

@@ -9,42 +9,66 @@
  * @module
  */
 import process from "node:process";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { createMcpServer } from "../server/mcp_server.ts";
 import type { ServerContext } from "../server/context.ts";
 import { STDIO_CALLER } from "../tools/caller.ts";
+import { unreadBound } from "./backlog.ts";
+import { watchParent } from "./orphan.ts";
+import { BoundedStdioTransport } from "./stdio_transport.ts";
 
 /**
  * Largest JSON-RPC message accepted on stdin. A command is at most 16 KiB, so
- * 4 MiB is generous; the bound keeps a misbehaving client from growing the
- * read buffer without limit.
+ * 4 MiB is generous; a longer message is refused with a JSON-RPC error and
+ * skipped, and the server goes on.
  */
 export const MAX_STDIO_MESSAGE_BYTES = 4 * 1024 * 1024;
 
 /**
- * Serves `context` over stdio until stdin closes or a stop signal arrives.
+ * Serves `context` over stdio until stdin closes, a stop signal arrives, the
+ * client stops reading stdout (its unread answers pass the bound), or the
+ * launcher that started the server is gone.
  *
  * @returns The reason the server stopped.
  */
 export async function serveStdio(context: ServerContext): Promise<string> {
   const server = createMcpServer(context, STDIO_CALLER);
-  const transport = new StdioServerTransport(process.stdin, process.stdout, {
-    maxBufferSize: MAX_STDIO_MESSAGE_BYTES,
+  const transport = new BoundedStdioTransport(nodeStdin(), Deno.stdout, {
+    maxMessageBytes: MAX_STDIO_MESSAGE_BYTES,
+    maxBacklogBytes: unreadBound(context.policy.limits.maxOutputBytes),
   });
   const { promise: stopped, resolve: stop } = Promise.withResolvers<string>();
-  process.stdin.once("end", () => stop("stdin closed"));
-  process.stdin.once("close", () => stop("stdin closed"));
-  transport.onclose = () => stop("transport closed");
+  transport.onclose = () => stop(transport.closeReason ?? "stdin closed");
   const onSignal = (name: Deno.Signal) => () => stop(`received ${name}`);
   const handlers = (["SIGTERM", "SIGINT"] as const).map((name) => {
     const handler = onSignal(name);
     Deno.addSignalListener(name, handler);
     return [name, handler] as const;
   });
+  const unwatch = watchParent((reason) => stop(reason));
   await server.connect(transport);
   const reason = await stopped;
+  unwatch();
   for (const [name, handler] of handlers) Deno.removeSignalListener(name, handler);
   await context.close(reason);
   await server.close().catch(() => {});
   return reason;
+}
+
+/**
+ * stdin as a byte stream, read through node:process (as the SDK did).
+ * `Deno.stdin.readable` was tried: with a message already waiting in the pipe
+ * at startup, its next read blocked the event loop (timers stopped) until the
+ * client wrote again.
+ */
+function nodeStdin(): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      process.stdin.on("data", (chunk: Uint8Array) => controller.enqueue(new Uint8Array(chunk)));
+      process.stdin.once("end", () => controller.close());
+      process.stdin.once("error", (error: unknown) => controller.error(error));
+    },
+    cancel() {
+      process.stdin.pause();
+    },
+  });
 }

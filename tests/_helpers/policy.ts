@@ -81,6 +81,9 @@ export function makePolicy(options: TestPolicyOptions): Policy {
       maxRequestBytes: 16_000_000,
       maxRegistrationBytes: 16_384,
       maxConcurrentPerClient: 2,
+      maxConnections: 0,
+      headerTimeoutMs: 10_000,
+      idleTimeoutMs: 120_000,
     },
     auth: {
       mode: "oauth",

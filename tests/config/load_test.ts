@@ -59,6 +59,9 @@ Deno.test("loadPolicy() fills every field with its documented default", async ()
           maxRequestBytes: 16_000_000,
           maxRegistrationBytes: 16_384,
           maxConcurrentPerClient: 2,
+          maxConnections: 0,
+          headerTimeoutMs: 10_000,
+          idleTimeoutMs: 120_000,
         },
         auth: {
           mode: "oauth",

@@ -19,6 +19,9 @@ Deno.test("loadPolicy() applies the [http] and [auth] defaults", async () => {
       maxRequestBytes: 16_000_000,
       maxRegistrationBytes: 16_384,
       maxConcurrentPerClient: 2,
+      maxConnections: 0,
+      headerTimeoutMs: 10_000,
+      idleTimeoutMs: 120_000,
     });
     assert.deepEqual(policy.auth, {
       mode: "oauth",
@@ -42,7 +45,8 @@ Deno.test("loadPolicy() reads and normalises every [http] key", async () => {
           'tls_key = "tls/key.pem"\n' +
           'allowed_origins = ["https://App.Example.com", "http://localhost:3000/"]\n' +
           'allowed_hosts = ["MCP.example.com", "127.0.0.1:8080", "[::1]:8080"]\n' +
-          "max_http_request_bytes = 0\nmax_registration_bytes = 4096\nmax_concurrent_per_client = 8\n",
+          "max_http_request_bytes = 0\nmax_registration_bytes = 4096\nmax_concurrent_per_client = 8\n" +
+          "max_connections = 300\nheader_timeout_ms = 5000\nidle_timeout_ms = 60000\n",
       ),
     );
     assert.deepEqual(policy.http, {
@@ -55,6 +59,9 @@ Deno.test("loadPolicy() reads and normalises every [http] key", async () => {
       maxRequestBytes: 0,
       maxRegistrationBytes: 4096,
       maxConcurrentPerClient: 8,
+      maxConnections: 300,
+      headerTimeoutMs: 5_000,
+      idleTimeoutMs: 60_000,
     });
   });
 });

@@ -128,6 +128,9 @@ Deno.test("bearer negatives over HTTP: each refused with its exact status, error
         "bad_signature",
       ],
     ];
+    // Refusals before authentication are aggregated: the first of each reason
+    // from a source is written, repeats are counted (refusals_aggregated).
+    const seen = new Set<string | null>();
     for (const [name, authorization, status, error, reason] of cases) {
       const before = (await h.events("bearer_invalid")).length;
       const { response, body } = await postInit(h, authorization);
@@ -141,7 +144,10 @@ Deno.test("bearer negatives over HTTP: each refused with its exact status, error
       const audited = await h.events("bearer_invalid");
       if (authorization === null) {
         assert.equal(audited.length, before, `${name}: a missing token is not an incident`);
+      } else if (seen.has(reason)) {
+        assert.equal(audited.length, before, `${name}: a repeated reason is counted, not written`);
       } else {
+        seen.add(reason);
         assert.equal(audited.length, before + 1, name);
         if (reason !== null) assert.equal(audited.at(-1)?.reason, reason, name);
         assert.ok(!JSON.stringify(audited.at(-1)).includes(authorization.slice(7)), name);

@@ -43,13 +43,16 @@ Deno.test("tools/list offers the three tools with the right annotations and outp
   }
 });
 
-Deno.test("the envelope is the same object as JSON text and as structuredContent", async () => {
+Deno.test("the envelope is structuredContent; the text block is a compact rendering with the code, the reason and the output", async () => {
   const h = await startHarness();
   try {
     const raw = await h.client.callTool({ name: "run_command", arguments: { command: "echo hi" } });
     const content = raw.content as { type: string; text: string }[];
     assert.equal(content[0]?.type, "text");
-    assert.deepEqual(JSON.parse(content[0]?.text ?? ""), raw.structuredContent);
+    const structured = raw.structuredContent as { code: string; policy_reason: string };
+    assert.match(content[0]?.text ?? "", /^OK \(exit 0, /);
+    assert.ok(content[0]?.text.includes(structured.policy_reason));
+    assert.match(content[0]?.text ?? "", /--- stdout ---\nhi\n/);
     assert.deepEqual(Object.keys(raw.structuredContent ?? {}).sort(), ENVELOPE_KEYS);
     assert.equal(raw.isError, false);
     const refused = await h.client.callTool({
@@ -57,7 +60,12 @@ Deno.test("the envelope is the same object as JSON text and as structuredContent
       arguments: { command: "rm x" },
     });
     assert.equal(refused.isError, true);
-    assert.equal((refused.structuredContent as { code: string }).code, "POLICY_DENIED");
+    const denied = refused.structuredContent as { code: string; policy_reason: string };
+    assert.equal(denied.code, "POLICY_DENIED");
+    // Clients that drop structuredContent on isError still see the whole reason.
+    const refusedText = (refused.content as { text: string }[])[0]?.text ?? "";
+    assert.ok(refusedText.startsWith("POLICY_DENIED"), refusedText);
+    assert.ok(refusedText.includes(denied.policy_reason), refusedText);
   } finally {
     await h.close();
   }

@@ -18,6 +18,30 @@ declare module "../../audit/mod.ts" {
       readonly reason: string;
       readonly remote_addr: string | null;
     };
+    /** More refusals of one source and reason in one interval than the first (which has its own record). */
+    refusals_aggregated: {
+      readonly source: string;
+      readonly reason: string;
+      /** The event kind of the refusals counted (`bearer_invalid`, `http_forbidden`). */
+      readonly refused_event: string;
+      /** Refusals after the first one. */
+      readonly count: number;
+      readonly since: string;
+      readonly until: string;
+    };
+    /** Refusals not written at all: the interval's budget of sources and reasons was spent. */
+    refusals_suppressed: {
+      readonly count: number;
+      readonly since: string;
+      readonly until: string;
+    };
+    /** Accepting connections failed (EMFILE, ENFILE): at most one record per interval. */
+    http_accept_failed: {
+      readonly message: string;
+      /** Failures since the previous record. */
+      readonly count: number;
+      readonly total: number;
+    };
     /** A tool call refused because the token lacks the tool's scope. */
     scope_denied: {
       readonly client_id: string;

@@ -33,6 +33,19 @@ export function jsonRpcError(
   });
 }
 
+/** A JSON-RPC error answer to the request with `id`. */
+export function jsonRpcErrorFor(
+  status: number,
+  code: number,
+  message: string,
+  id: string | number,
+): Response {
+  return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id }), {
+    status,
+    headers: { "content-type": "application/json" },
+  });
+}
+
 /** The answer for an unknown or foreign session id (the SDK's wording and code). */
 export function sessionNotFound(): Response {
   return jsonRpcError(404, -32001, "Session not found");

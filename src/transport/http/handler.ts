@@ -23,6 +23,7 @@ import {
   tooLargeResponse,
 } from "./body_limit.ts";
 import type { HostCheck } from "./host_check.ts";
+import type { ConnectionRequestInfo } from "./listener.ts";
 import type { ConnectionInfo } from "./mcp_route.ts";
 
 /** What the pipeline needs. */
@@ -40,10 +41,10 @@ export interface HandlerDeps {
 /** The path MCP is served at; also the canonical resource's path. */
 export const MCP_PATH = "/mcp";
 
-/** Builds the request handler for `Deno.serve`. */
+/** Builds the request handler the listener calls for every request. */
 export function createHttpHandler(
   deps: HandlerDeps,
-): (request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) => Promise<Response> {
+): (request: Request, info: ConnectionRequestInfo) => Promise<Response> {
   const limit = deps.maxRequestBytes;
   return async (request, info) => {
     const remoteAddr = info.remoteAddr.hostname;

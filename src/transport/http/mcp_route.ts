@@ -13,19 +13,33 @@
  * @module
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { AuthorizationServer } from "../../auth/mod.ts";
+import { CallRegistry } from "../../server/mod.ts";
 import type { CallerIdentity } from "../../tools/caller.ts";
 import type { TransportAudit } from "./_audit_events.ts";
-import { jsonRpcError, sessionNotFound } from "./_responses.ts";
-import { declaredLength, readBodyWithin, tooLargeResponse } from "./body_limit.ts";
-import { type Session, sessionLimitResponse, sessionOwner, type SessionTable } from "./sessions.ts";
+import { jsonError, jsonRpcError, jsonRpcErrorFor, sessionNotFound } from "./_responses.ts";
+import { requestIdOf } from "../pending_requests.ts";
+import { onBodyCancel } from "./body_cancel.ts";
+import { TrackedHttpTransport } from "./tracked_transport.ts";
+import { declaredLength, tooLargeResponse } from "./body_limit.ts";
+import { type ByteBudget, readWithinBudget } from "../../streams/mod.ts";
+import {
+  CLOSE_GRACE_MS,
+  type Session,
+  sessionLimitResponse,
+  sessionOwner,
+  type SessionTable,
+} from "./sessions.ts";
 import { containsInitialize, toolCallsIn } from "./tool_calls.ts";
 
 /** What the `/mcp` route needs. */
 export interface McpRouteDeps {
   /** `[http] max_http_request_bytes` (0 = off). */
   readonly maxRequestBytes: number;
+  /** Shared by every body being read at once. */
+  readonly bodyBudget: ByteBudget;
+  /** Interval of the `: keepalive` comments on event streams. */
+  readonly sseKeepAliveMs: number;
   readonly audit: TransportAudit;
   /** The bearer checker, or null when `[auth] mode = "none"`. */
   readonly auth: AuthorizationServer | null;
@@ -33,7 +47,7 @@ export interface McpRouteDeps {
   readonly localhostBypass: boolean;
   readonly sessions: SessionTable;
   /** Builds the MCP server of a new session for its caller. */
-  readonly createServer: (caller: CallerIdentity) => McpServer;
+  readonly createServer: (caller: CallerIdentity, calls: CallRegistry) => McpServer;
 }
 
 /** Facts about the connection, from `Deno.serve`. */
@@ -70,24 +84,59 @@ export async function handleMcp(
     }
     const found = await findSession(deps, sessionId, caller, connection);
     if (!found.ok) return found.response;
+    if (method === "DELETE") {
+      // The SDK ends every stream of the session at once: first let its
+      // cancelled calls answer CANCELLED on them.
+      await deps.sessions.cancelAndDrain(
+        found.session,
+        "The client ended its MCP session.",
+        CLOSE_GRACE_MS,
+      );
+    }
     return await found.session.transport.handleRequest(request);
   }
 
-  const body = await readBodyWithin(request.body, deps.maxRequestBytes);
+  const body = await readWithinBudget(request.body, deps.maxRequestBytes, deps.bodyBudget);
   if (!body.ok) {
+    const status = body.reason === "busy" ? 503 : 413;
     await deps.audit.writeEvent("http_rejected", {
       method,
       path: "/mcp",
       declared_bytes: declaredLength(request),
       observed_bytes: body.observed,
-      limit: deps.maxRequestBytes,
-      status: 413,
+      limit: body.reason === "busy" ? deps.bodyBudget.total : deps.maxRequestBytes,
+      status,
     });
+    if (body.reason === "busy") {
+      return jsonError(
+        503,
+        "server_busy",
+        "The server is reading too many request bodies at once; try again shortly.",
+        { "retry-after": "1" },
+      );
+    }
     return tooLargeResponse(deps.maxRequestBytes);
   }
+  try {
+    return await handleBody(deps, request, caller, connection, sessionId, body.bytes);
+  } finally {
+    // The bytes were counted against every body in flight until the request
+    // was handed on.
+    body.release();
+  }
+}
+
+async function handleBody(
+  deps: McpRouteDeps,
+  request: Request,
+  caller: CallerIdentity,
+  connection: ConnectionInfo,
+  sessionId: string | null,
+  bytes: Uint8Array,
+): Promise<Response> {
   let parsedBody: unknown;
   try {
-    parsedBody = JSON.parse(new TextDecoder().decode(body.bytes));
+    parsedBody = JSON.parse(new TextDecoder().decode(bytes));
   } catch {
     return jsonRpcError(400, -32700, "Parse error: Invalid JSON");
   }
@@ -124,7 +173,54 @@ export async function handleMcp(
       });
     }
   }
-  return await found.session.transport.handleRequest(request, { parsedBody });
+  return await dispatch(found.session, request, parsedBody, calls.map((call) => call.id));
+}
+
+/**
+ * Hands a parsed body to the session's transport, refusing it whole when one
+ * of its request ids is still unanswered (or repeats within the batch): the
+ * SDK would otherwise answer only the later of the two.
+ */
+async function dispatch(
+  session: Session,
+  request: Request,
+  parsedBody: unknown,
+  toolCallIds: readonly (string | number | null)[],
+): Promise<Response> {
+  const messages = Array.isArray(parsedBody) ? parsedBody : [parsedBody];
+  const pending = session.transport.pending;
+  const added: (string | number)[] = [];
+  for (const message of messages) {
+    const id = requestIdOf(message);
+    if (id === null) continue;
+    if (!pending.add(id)) {
+      for (const mine of added) pending.settle(mine);
+      return jsonRpcErrorFor(
+        409,
+        -32600,
+        `Invalid Request: request id ${
+          JSON.stringify(id)
+        } is already in flight on this session; nothing was run.`,
+        id,
+      );
+    }
+    added.push(id);
+  }
+  const response = await session.transport.handleRequest(request, { parsedBody });
+  if (response.status >= 400 || response.body === null || added.length === 0) {
+    // The SDK answered in the HTTP response itself (or refused): nothing
+    // will come through send() for these ids.
+    if (response.status >= 400) { for (const id of added) pending.settle(id); }
+    return response;
+  }
+  // A client that closes the stream its call is to be answered on has given
+  // up on the call: cancel it, so its command is killed and the outcome
+  // audited as CANCELLED instead of running on unobserved.
+  const ids = toolCallIds.filter((id): id is string | number => id !== null);
+  if (ids.length === 0) return response;
+  return onBodyCancel(response, () => {
+    for (const id of ids) session.calls.cancel(id, "The client closed the response stream.");
+  });
 }
 
 type Authenticated =
@@ -212,15 +308,20 @@ async function openSession(
   caller: CallerIdentity,
   owner: string,
 ): Promise<Response> {
-  const server = deps.createServer(caller);
-  const transport = new WebStandardStreamableHTTPServerTransport({
+  const calls = new CallRegistry();
+  const server = deps.createServer(caller, calls);
+  const transport = new TrackedHttpTransport({
     sessionIdGenerator: () => crypto.randomUUID(),
+    // A comment line now and then keeps proxies (and clients' idle
+    // watchdogs) from timing out a stream whose command runs long.
+    keepAliveMs: deps.sseKeepAliveMs,
     onsessioninitialized: (id: string) => {
       deps.sessions.add({
         id,
         owner,
         transport,
         server,
+        calls,
         lastSeen: performance.now(),
       });
     },

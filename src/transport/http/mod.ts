@@ -20,3 +20,4 @@ export {
 export { serveHttpUntilStopped } from "./run.ts";
 export { DEFAULT_SESSION_LIMITS, type SessionLimits } from "./sessions.ts";
 export { type TooLargeBody } from "./body_limit.ts";
+export { describeFdBudget, type FdBudget, fdBudget, readFdLimit } from "./fd_budget.ts";

@@ -6,7 +6,8 @@
  * @module
  */
 import type { ServerContext } from "../../server/mod.ts";
-import { MCP_PATH, serveHttp } from "./server.ts";
+import { describeFdBudget, MCP_PATH, serveHttp } from "./server.ts";
+import { watchParent } from "../orphan.ts";
 
 /**
  * Serves `context` on `listen` until a stop signal arrives.
@@ -30,6 +31,7 @@ export async function serveHttpUntilStopped(
     return 1;
   }
   const server = started.server;
+  console.error(`htmcp: ${describeFdBudget(server.fdBudget)}`);
   console.error(`htmcp: serving MCP at ${server.baseUrl}${MCP_PATH} (listening on ${server.url})`);
 
   const { promise: stopped, resolve: stop } = Promise.withResolvers<string>();
@@ -39,7 +41,9 @@ export async function serveHttpUntilStopped(
     return [name, handler] as const;
   });
   server.finished.then(() => stop("HTTP server finished"));
+  const unwatch = watchParent((why) => stop(why));
   const reason = await stopped;
+  unwatch();
   for (const [name, handler] of handlers) Deno.removeSignalListener(name, handler);
   await server.shutdown();
   await context.close(reason);

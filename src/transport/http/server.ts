@@ -6,14 +6,35 @@
  * @module
  */
 import { type AuthorizationServer, createAuthorizationServer } from "../../auth/mod.ts";
-import { createMcpServer, type ServerContext } from "../../server/mod.ts";
+import { type CallRegistry, createMcpServer, type ServerContext } from "../../server/mod.ts";
 import "./_audit_events.ts";
 import { jsonError } from "./_responses.ts";
 import { boundOrigin, parseListen } from "./address.ts";
 import { createHttpHandler, MCP_PATH } from "./handler.ts";
 import { createHostCheck } from "./host_check.ts";
 import { handleMcp } from "./mcp_route.ts";
-import { DEFAULT_SESSION_LIMITS, type SessionLimits, SessionTable } from "./sessions.ts";
+import { unreadBound } from "../backlog.ts";
+import { ByteBudget } from "../../streams/mod.ts";
+import {
+  DEFAULT_REFUSAL_LIMITS,
+  ledgerSummaries,
+  RefusalLedger,
+  type RefusalLedgerLimits,
+  withRefusalLedger,
+} from "./refusal_ledger.ts";
+import { describeFdBudget, type FdBudget, fdBudget, readFdLimit } from "./fd_budget.ts";
+import {
+  type ConnectionLimits,
+  type ConnectionRequestInfo,
+  type ListenerStats,
+  listenHttp,
+} from "./listener.ts";
+import {
+  CLOSE_GRACE_MS,
+  DEFAULT_SESSION_LIMITS,
+  type SessionLimits,
+  SessionTable,
+} from "./sessions.ts";
 import { checkExposure } from "./startup_checks.ts";
 
 /** Options of {@linkcode serveHttp}. */
@@ -31,6 +52,12 @@ export interface ServeHttpOptions {
   readonly sessionLimits?: SessionLimits;
   /** Where startup warnings go; default stderr. */
   readonly warn?: (line: string) => void;
+  /** Interval of `: keepalive` comments on event streams (tests); default 15 s. */
+  readonly sseKeepAliveMs?: number;
+  /** Refusal-record aggregation (tests); default one minute, 64 sources and reasons. */
+  readonly refusalLimits?: RefusalLedgerLimits;
+  /** Connection limits (tests); default from the policy and the descriptor limit. */
+  readonly connectionLimits?: ConnectionLimits;
 }
 
 /** A running HTTP server. */
@@ -41,8 +68,18 @@ export interface HttpServerHandle {
   readonly baseUrl: string;
   /** The startup warnings (also sent to `warn`). */
   readonly warnings: readonly string[];
-  /** Stops accepting requests, closes every session, waits for the server to finish. Idempotent. */
+  /**
+   * Stops accepting, cancels every session's calls and waits (at most the
+   * grace period) for their `CANCELLED` answers, closes every session and
+   * connection. Idempotent.
+   */
   shutdown(): Promise<void>;
+  /** The descriptor limit and the connection limit derived from it. */
+  readonly fdBudget: FdBudget;
+  /** The connection limits in force. */
+  readonly limits: ConnectionLimits;
+  /** Live connection counters. */
+  readonly stats: Readonly<ListenerStats>;
   /** Settles when the server has stopped. */
   readonly finished: Promise<void>;
 }
@@ -96,48 +133,74 @@ export async function serveHttp(
     }
   }
 
+  const warnLine = options.warn ?? ((line: string) => console.error(`htmcp: ${line}`));
+  const budget = fdBudget(
+    readFdLimit(),
+    policy.http.maxConnections,
+    policy.limits.maxConcurrent,
+  );
+  const limits: ConnectionLimits = options.connectionLimits ?? {
+    maxConnections: budget.maxConnections,
+    headerTimeoutMs: policy.http.headerTimeoutMs,
+    idleTimeoutMs: policy.http.idleTimeoutMs,
+    maxUnreadBytes: unreadBound(policy.limits.maxOutputBytes),
+  };
   const ready = Promise.withResolvers<
-    (request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) => Promise<Response>
+    (request: Request, info: ConnectionRequestInfo) => Promise<Response>
   >();
   let closing = false;
-  let server: Deno.HttpServer<Deno.NetAddr>;
-  try {
-    server = Deno.serve({
-      hostname: address.hostname,
-      port: address.port,
-      ...(cert ?? {}),
-      onListen: () => {},
-      onError: (error) => {
-        // The client learns nothing; the operator finds the detail in the log.
-        void context.audit.writeEvent("internal_error", {
-          call_id: null,
-          where: "http",
-          message: errorText(error),
-        });
-        return jsonError(500, "internal_error", "An unexpected server error.");
-      },
-    }, async (request, info) => {
+  const listened = listenHttp({
+    hostname: address.hostname,
+    port: address.port,
+    tls: cert,
+    limits,
+    onError: (error) => {
+      // The client learns nothing; the operator finds the detail in the log.
+      void context.audit.writeEvent("internal_error", {
+        call_id: null,
+        where: "http",
+        message: errorText(error),
+      });
+      return jsonError(500, "internal_error", "An unexpected server error.");
+    },
+    onAcceptError: (message, count, total) => {
+      warnLine(
+        `accepting a connection failed ${count} time(s) since the last report (${total} in all): ${message}; backing off.`,
+      );
+      void context.audit.writeEvent("http_accept_failed", { message, count, total });
+    },
+    handler: async (request, info) => {
       if (closing) return jsonError(503, "shutting_down", "The server is shutting down.");
       return await (await ready.promise)(request, info);
-    });
-  } catch (error) {
-    return { ok: false, message: `Cannot listen on "${options.listen}": ${errorText(error)}.` };
+    },
+  });
+  if (!listened.ok) {
+    return { ok: false, message: `Cannot listen on "${options.listen}": ${listened.message}.` };
   }
+  const listener = listened.listener;
 
-  const url = boundOrigin(address, server.addr.port, tls);
+  // Refusals before authentication go through the ledger (bounded audit
+  // cost); everything else is written as it comes.
+  const ledger = new RefusalLedger(
+    ledgerSummaries(context.audit),
+    options.refusalLimits ?? DEFAULT_REFUSAL_LIMITS,
+  );
+  const audit = withRefusalLedger(context.audit, ledger);
+  const url = boundOrigin(address, listener.addr.port, tls);
   const baseUrl = options.baseUrl ?? url;
   let auth: AuthorizationServer | null = null;
   if (policy.auth.mode === "oauth") {
     const created = await createAuthorizationServer({
       policy,
       baseUrl,
-      audit: context.audit,
+      audit,
       stateDir: policy.stateDir as string,
       adminPin: options.adminPin,
     });
     if (!created.ok) {
       closing = true;
-      await server.shutdown();
+      listener.stopAccepting();
+      listener.closeConnections();
       return { ok: false, message: created.message };
     }
     auth = created.auth;
@@ -146,7 +209,7 @@ export async function serveHttp(
   const sessions = new SessionTable(options.sessionLimits ?? DEFAULT_SESSION_LIMITS);
   const hostCheck = createHostCheck({
     address,
-    port: server.addr.port,
+    port: listener.addr.port,
     tls,
     baseUrl: options.baseUrl,
     allowedOrigins: policy.http.allowedOrigins,
@@ -154,38 +217,51 @@ export async function serveHttp(
   });
   const mcpDeps = {
     maxRequestBytes: policy.http.maxRequestBytes,
-    audit: context.audit,
+    bodyBudget: new ByteBudget(bodyBudgetBytes(policy.http.maxRequestBytes)),
+    sseKeepAliveMs: options.sseKeepAliveMs ?? SSE_KEEP_ALIVE_MS,
+    audit,
     auth,
     localhostBypass: policy.auth.allowLocalhostBypass,
     sessions,
-    createServer: (caller: Parameters<typeof createMcpServer>[1]) =>
-      createMcpServer(context, caller),
+    createServer: (caller: Parameters<typeof createMcpServer>[1], calls: CallRegistry) =>
+      createMcpServer(context, caller, calls),
   };
   ready.resolve(createHttpHandler({
     maxRequestBytes: policy.http.maxRequestBytes,
     hostCheck,
-    audit: context.audit,
+    audit,
     auth,
     mcp: (request, connection) => handleMcp(mcpDeps, request, connection),
   }));
   sessions.startSweeping();
+  ledger.start();
 
-  const warn = options.warn ?? ((line: string) => console.error(`htmcp: ${line}`));
-  for (const line of exposure.warnings) warn(line);
+  const warnings = budget.warning === null
+    ? exposure.warnings
+    : [...exposure.warnings, budget.warning];
+  for (const line of warnings) warnLine(line);
 
   let stopping: Promise<void> | null = null;
   const handle: HttpServerHandle = {
     url,
     baseUrl,
-    warnings: exposure.warnings,
-    finished: server.finished,
+    warnings,
+    finished: listener.finished,
+    fdBudget: budget,
+    limits,
+    stats: listener.stats,
     shutdown() {
       stopping ??= (async () => {
         closing = true;
-        const stopped = server.shutdown();
-        // Open SSE streams would hold the graceful shutdown forever: end them.
-        await sessions.closeAll();
-        await stopped;
+        listener.stopAccepting();
+        // In-flight calls are answered CANCELLED on their streams before
+        // the streams end; open SSE streams would otherwise hold the
+        // shutdown forever.
+        await sessions.closeAll("The server is shutting down.", CLOSE_GRACE_MS);
+        listener.closeConnections();
+        await listener.finished;
+        // The counts of the last interval are written before the log closes.
+        await ledger.close();
       })();
       return stopping;
     },
@@ -195,6 +271,18 @@ export async function serveHttp(
 
 /** The path of the MCP endpoint under the base URL. */
 export { MCP_PATH };
+export { describeFdBudget };
+
+/** `: keepalive` comments on event streams: well inside the usual 30-60 s proxy read timeouts. */
+const SSE_KEEP_ALIVE_MS = 15_000;
+
+/**
+ * Bytes of request bodies held at once, across all requests: four bodies at
+ * the per-request limit (at least 16 MiB); none when the limit is off.
+ */
+function bodyBudgetBytes(maxRequestBytes: number): number {
+  return maxRequestBytes === 0 ? 0 : Math.max(16 * 1024 * 1024, 4 * maxRequestBytes);
+}
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

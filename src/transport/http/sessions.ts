@@ -21,15 +21,18 @@
  * @module
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { CallRegistry } from "../../server/mod.ts";
+import type { TrackedHttpTransport } from "./tracked_transport.ts";
 
 /** One live session. */
 export interface Session {
   readonly id: string;
   /** Who may use the session: {@linkcode sessionOwner} of the caller that created it. */
   readonly owner: string;
-  readonly transport: WebStandardStreamableHTTPServerTransport;
+  readonly transport: TrackedHttpTransport;
   readonly server: McpServer;
+  /** Its tool calls in flight. */
+  readonly calls: CallRegistry;
   /** `performance.now()` of the last request. */
   lastSeen: number;
 }
@@ -84,6 +87,14 @@ export interface SessionReservation {
   /** Gives the place back (the session was added, or initialization failed). Idempotent. */
   release(): void;
 }
+
+/**
+ * How long a closing session (DELETE, shutdown) waits for its cancelled
+ * calls' answers before its streams end regardless. A killed command's
+ * outcome normally takes milliseconds; the bound keeps a stuck one from
+ * holding a deploy.
+ */
+export const CLOSE_GRACE_MS = 5_000;
 
 export type LookupResult =
   | { readonly ok: true; readonly session: Session }
@@ -173,6 +184,18 @@ export class SessionTable {
     this.#sessions.delete(id);
   }
 
+  /**
+   * Cancels a session's calls and waits (at most `graceMs`) until each has
+   * its answer written, so a client learns `CANCELLED` instead of seeing its
+   * stream end empty.
+   *
+   * @returns True when every answer went out in time.
+   */
+  async cancelAndDrain(session: Session, reason: string, graceMs: number): Promise<boolean> {
+    session.calls.cancelAll(reason);
+    return await session.transport.pending.drained(graceMs);
+  }
+
   /** Closes one session: its SSE streams end and its server stops. */
   async close(id: string): Promise<void> {
     const session = this.#sessions.get(id);
@@ -189,11 +212,17 @@ export class SessionTable {
     return idle.length;
   }
 
-  /** Stops the sweep and closes every session. */
-  async closeAll(): Promise<void> {
+  /**
+   * Stops the sweep, cancels every session's calls, waits (at most
+   * `graceMs`, all sessions together) for their answers, then closes every
+   * session.
+   */
+  async closeAll(reason = "the server is shutting down", graceMs = CLOSE_GRACE_MS): Promise<void> {
     if (this.#sweeper !== null) clearInterval(this.#sweeper);
     this.#sweeper = null;
-    await Promise.all([...this.#sessions.keys()].map((id) => this.close(id)));
+    const sessions = [...this.#sessions.values()];
+    await Promise.all(sessions.map((session) => this.cancelAndDrain(session, reason, graceMs)));
+    await Promise.all(sessions.map((session) => this.close(session.id)));
   }
 }
 

@@ -19,6 +19,8 @@ export interface ToolCall {
   readonly scope: Scope | null;
   /** The JSON-RPC request id as text, so the audit can be matched with the client's own logs. */
   readonly requestId: string | null;
+  /** The JSON-RPC request id as sent (1 and "1" differ). */
+  readonly id: string | number | null;
 }
 
 /**
@@ -42,6 +44,7 @@ export function toolCallsIn(body: unknown): ToolCall[] {
       tool: name,
       scope: name === null ? null : TOOL_SCOPES.get(name) ?? null,
       requestId: typeof id === "string" || typeof id === "number" ? String(id) : null,
+      id: typeof id === "string" || typeof id === "number" ? id : null,
     });
   }
   return calls;

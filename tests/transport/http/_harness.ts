@@ -25,6 +25,8 @@ export interface HarnessOptions {
   readonly listen?: string;
   readonly baseUrl?: string | null;
   readonly sessionLimits?: SessionLimits;
+  readonly refusalLimits?: { readonly intervalMs: number; readonly maxPairs: number };
+  readonly sseKeepAliveMs?: number;
   /** Allowlisted commands (default: ls, cat, echo, true, sleep, touch). */
   readonly allow?: readonly string[];
 }
@@ -83,6 +85,8 @@ export async function startHttp(options: HarnessOptions = {}): Promise<HttpHarne
     adminPin: options.adminPin === undefined ? PIN : options.adminPin,
     warn: (line) => warnings.push(line),
     ...(options.sessionLimits === undefined ? {} : { sessionLimits: options.sessionLimits }),
+    ...(options.refusalLimits === undefined ? {} : { refusalLimits: options.refusalLimits }),
+    ...(options.sseKeepAliveMs === undefined ? {} : { sseKeepAliveMs: options.sseKeepAliveMs }),
   });
   if (!started.ok) {
     await context.close("harness failed");

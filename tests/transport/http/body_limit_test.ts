@@ -100,25 +100,25 @@ Deno.test("toolCallsIn() finds every tools/call with its scope, in single messag
     params: { name },
   });
   assert.deepEqual(toolCallsIn(call("run_command")), [
-    { tool: "run_command", scope: "shell:execute", requestId: "1" },
+    { tool: "run_command", scope: "shell:execute", requestId: "1", id: 1 },
   ]);
   assert.deepEqual(
     toolCallsIn([call("describe_policy"), { method: "ping" }, call("explain_command")]),
     [
-      { tool: "describe_policy", scope: "shell:read", requestId: "1" },
-      { tool: "explain_command", scope: "shell:read", requestId: "1" },
+      { tool: "describe_policy", scope: "shell:read", requestId: "1", id: 1 },
+      { tool: "explain_command", scope: "shell:read", requestId: "1", id: 1 },
     ],
   );
   // Unknown names and inherited keys need no scope here: the SDK answers "not found".
   assert.deepEqual(toolCallsIn(call("__proto__")), [
-    { tool: "__proto__", scope: null, requestId: "1" },
+    { tool: "__proto__", scope: null, requestId: "1", id: 1 },
   ]);
   assert.deepEqual(toolCallsIn(call(["run_command"])), [
-    { tool: null, scope: null, requestId: "1" },
+    { tool: null, scope: null, requestId: "1", id: 1 },
   ]);
   // A notification-shaped call (no id) has no request id to record.
   assert.deepEqual(toolCallsIn({ method: "tools/call", params: { name: "run_command" } }), [
-    { tool: "run_command", scope: "shell:execute", requestId: null },
+    { tool: "run_command", scope: "shell:execute", requestId: null, id: null },
   ]);
   assert.deepEqual(toolCallsIn(null), []);
   assert.deepEqual(toolCallsIn("tools/call"), []);

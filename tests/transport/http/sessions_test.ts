@@ -8,10 +8,11 @@
  */
 import assert from "node:assert/strict";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CallRegistry } from "../../../src/server/mod.ts";
 import { SessionTable } from "../../../src/transport/http/sessions.ts";
+import { TrackedHttpTransport } from "../../../src/transport/http/tracked_transport.ts";
 import { initializeBody, MCP_POST_HEADERS, PIN, withHttp } from "./_harness.ts";
 import { connectWithOAuth } from "./_oauth.ts";
 
@@ -160,12 +161,12 @@ Deno.test("a full session table refuses a new session with 503 naming max_sessio
 Deno.test("SessionTable closes sessions idle longer than the limit, and only those", async () => {
   const table = new SessionTable({ maxSessions: 10, maxPerClient: 10, idleMs: 1_000 });
   const make = async (id: string, lastSeen: number) => {
-    const transport = new WebStandardStreamableHTTPServerTransport({
+    const transport = new TrackedHttpTransport({
       sessionIdGenerator: () => id,
     });
     const server = new McpServer({ name: "t", version: "0" });
     await server.connect(transport);
-    table.add({ id, owner: "c", transport, server, lastSeen });
+    table.add({ id, owner: "c", transport, server, calls: new CallRegistry(), lastSeen });
     return transport;
   };
   const now = performance.now();
