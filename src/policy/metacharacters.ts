@@ -71,6 +71,20 @@ export function findRefusedAnywhere(raw: string): string | null {
       return `The command contains "${character}", which a shell treats as ${expansion}; ` +
         `htmcp runs no shell and refuses it even inside quotes.`;
     }
+  }
+  return findRefusedCodePoint(raw);
+}
+
+/**
+ * Finds the first code point refused wherever it appears (controls, format
+ * characters, line breaks, non-ASCII spaces: never data a model means to
+ * type, and each a known way to smuggle a separator past a reader), and
+ * returns the refusal sentence, or null. `$` and backtick are not judged
+ * here: the plan parser refuses them by quoting context (literal inside
+ * single quotes, as in every POSIX shell).
+ */
+export function findRefusedCodePoint(raw: string): string | null {
+  for (const character of raw) {
     if (character === "\t" || character === " ") continue;
     if (REFUSED_ANYWHERE.test(character)) {
       const what = character === "\n" || character === "\r" ||
