@@ -308,7 +308,10 @@ export function lexPlan(raw: string): LexResult {
       index += read.length - 1;
       continue;
     }
-    const always = REFUSED_UNQUOTED.get(character);
+    // `[!...]` is a negated bracket expression of a glob, not history expansion.
+    const negatesBracket = character === "!" && word.text.endsWith("[") &&
+      word.globAt.at(-1) === word.text.length - 1;
+    const always = negatesBracket ? undefined : REFUSED_UNQUOTED.get(character);
     if (always !== undefined) {
       return denied(
         `The command contains "${character}" outside quotes, which a shell treats as ${always}; ${SHELL_NOTE}`,

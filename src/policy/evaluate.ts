@@ -22,7 +22,7 @@ import { describeGuardHit, findGuardHit } from "./guard_check.ts";
 import { gitDiffSafetyArgs, isGit } from "./git_safety.ts";
 import { SYSTEM_POLICY_IO } from "./real_path_io.ts";
 import { findRuleHit } from "./rules.ts";
-import { splitWords } from "./tokenize.ts";
+import { splitWords, type Word } from "./tokenize.ts";
 import type { Decision, PolicyIo } from "./types.ts";
 
 function deny(reason: string, argv: readonly string[]): Decision {
@@ -56,9 +56,28 @@ export function evaluateCommand(
 ): Decision {
   const split = splitWords(raw);
   if (!split.ok) return { ok: false, code: split.code, reason: split.reason, argv: null };
-  const argv = Object.freeze(split.words.map((word) => word.text));
-  const [first] = split.words;
-  if (first === undefined) throw new RangeError("splitWords() returned no words.");
+  return evaluateWords(split.words, policy, io);
+}
+
+/**
+ * Decides whether one command, already split into words (a plan's stage),
+ * may run under `policy`: the same checks as `evaluateCommand` after its
+ * split, so a stage of a pipeline is judged exactly as a single command.
+ *
+ * @param words The command's words, command word first, with their quoting.
+ * @param policy The loaded, frozen policy.
+ * @param io Resolves a path-qualified command word.
+ * @returns The verdict, as for `evaluateCommand`.
+ * @throws {RangeError} When `words` is empty (a caller bug).
+ */
+export function evaluateWords(
+  words: readonly Word[],
+  policy: Policy,
+  io: PolicyIo = SYSTEM_POLICY_IO,
+): Decision {
+  const argv = Object.freeze(words.map((word) => word.text));
+  const [first] = words;
+  if (first === undefined) throw new RangeError("evaluateWords() needs at least one word.");
 
   const resolved = resolveCommandWord(first, policy, io);
   if (!resolved.ok) return deny(resolved.reason, argv);

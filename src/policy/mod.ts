@@ -10,7 +10,8 @@
 
 export type { Decision, PolicyIo, PolicyRefusalCode, TokenizeResult } from "./types.ts";
 export { tokenize } from "./tokenize.ts";
-export { evaluateCommand } from "./evaluate.ts";
+export { evaluateCommand, evaluateWords } from "./evaluate.ts";
+export type { Word } from "./tokenize.ts";
 export { SYSTEM_POLICY_IO } from "./real_path_io.ts";
 export { looksLikePath, pathArgumentCandidates } from "./path_candidates.ts";
 export { interpreterWarnings, isInterpreter } from "./interpreters.ts";

@@ -54,6 +54,7 @@ const PLANS: readonly (readonly [string, string])[] = [
   ["ls src/*.ts", `["ls",g[4]"src/*.ts"]`],
   ["ls a?c", `["ls",g[1]"a?c"]`],
   ["ls [ab].txt", `["ls",g[0]"[ab].txt"]`],
+  ["ls [!a].txt", `["ls",g[0]"[!a].txt"]`],
   ["ls */*.md", `["ls",g[0,2]"*/*.md"]`],
   [`ls 'a*'*`, `["ls",g[2]"a**"]`],
   [`ls "dir name"/*`, `["ls",g[9]"dir name/*"]`],
