@@ -1,9 +1,11 @@
 /**
  * Per-call cost of running a command, side by side in one run: a bare
  * `Deno.Command` spawn (the physical floor), the executor with process-tree
- * containment only (`[sandbox] mode = "none"`), and the executor with the
- * bubblewrap sandbox (`mode = "bwrap"`). Samples are interleaved (one of
- * each per round) so machine load affects all three alike.
+ * containment only (`[sandbox] mode = "none"`), the executor with the
+ * bubblewrap sandbox (`mode = "bwrap"`), the chain of system tools the
+ * helper replaced (spawned bare, for comparison only), and bwrap's own floor
+ * (bwrap with the sandbox's flags, spawned bare). Samples are interleaved
+ * (one of each per round) so machine load affects all alike.
  *
  * The direct spawn is attached, as the executor's is: `detached: true` would
  * make Deno fork its whole process per spawn (about 3 ms here), a cost the
@@ -13,6 +15,7 @@
  */
 import { createExecutor, type Executor } from "../src/exec/mod.ts";
 import type { Policy } from "../src/config/types.ts";
+import { buildBwrapArgs, detectHostLayout } from "../src/sandbox/mod.ts";
 import { makePolicy, resolveOnPath } from "../tests/_helpers/policy.ts";
 
 /** Figures from one run, in milliseconds. */
@@ -28,6 +31,10 @@ export interface SpawnCostFigures {
   readonly containedExtraP50Ms: number;
   /** sandboxP50Ms - directP50Ms (the issue's target: at most 10 ms) */
   readonly sandboxExtraP50Ms: number;
+  /** The replaced chain (unshare, setsid, setpriv, timeout, setpriv, timeout), spawned bare. */
+  readonly oldChainP50Ms: number;
+  /** bwrap with the sandbox's flags running `true`, spawned bare: the sandbox's floor. */
+  readonly bwrapFloorP50Ms: number;
   /** Time `createExecutor` took (startup probes), per mode. */
   readonly containedStartupMs: number;
   readonly sandboxStartupMs: number;
@@ -36,6 +43,37 @@ export interface SpawnCostFigures {
 function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
 }
+
+/**
+ * The none-mode chain of system tools the helper replaced, as it ran before
+ * (minus rlimits): measured here only, so the two can be compared in one run.
+ */
+const OLD_CHAIN: readonly [string, ...string[]] = [
+  "/usr/bin/unshare",
+  "--pid",
+  "--",
+  "/usr/bin/setsid",
+  "--wait",
+  "--",
+  "/usr/bin/setpriv",
+  "--pdeathsig",
+  "KILL",
+  "--",
+  "/usr/bin/timeout",
+  "--foreground",
+  "--signal=KILL",
+  "--",
+  "32.000",
+  "/usr/bin/setpriv",
+  "--pdeathsig",
+  "KILL",
+  "--no-new-privs",
+  "--",
+  "/usr/bin/timeout",
+  "--foreground",
+  "--",
+  "0",
+];
 
 async function build(policy: Policy): Promise<{ executor: Executor; ms: number }> {
   const started = performance.now();
@@ -76,10 +114,24 @@ export async function measureSpawnCosts(n: number): Promise<SpawnCostFigures> {
         stderr: "piped",
       }).output();
     };
+    const bare = (path: string, args: string[]) => async () => {
+      await new Deno.Command(path, {
+        args,
+        cwd: base.jailRoot,
+        clearEnv: true,
+        env: base.childEnv,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+    };
+    const bwrapArgs = buildBwrapArgs(base, { cwd: base.jailRoot }, detectHostLayout());
     const kinds: Array<[number[], () => Promise<unknown>]> = [
       [[], direct],
       [[], () => contained.executor.run(request)],
       [[], () => sandboxed.executor.run(request)],
+      [[], bare(OLD_CHAIN[0], [...OLD_CHAIN.slice(1), command.path])],
+      [[], bare("/usr/bin/bwrap", [...bwrapArgs, "--", command.path])],
     ];
     for (let round = 0; round < n + 5; round++) {
       for (const [samples, call] of kinds) {
@@ -90,7 +142,9 @@ export async function measureSpawnCosts(n: number): Promise<SpawnCostFigures> {
     }
     await contained.executor.shutdown();
     await sandboxed.executor.shutdown();
-    const [d, c, s] = kinds.map(([samples]) => samples.sort((a, b) => a - b)) as [
+    const [d, c, s, old, floor] = kinds.map(([samples]) => samples.sort((a, b) => a - b)) as [
+      number[],
+      number[],
       number[],
       number[],
       number[],
@@ -105,6 +159,8 @@ export async function measureSpawnCosts(n: number): Promise<SpawnCostFigures> {
       sandboxP95Ms: percentile(s, 95),
       containedExtraP50Ms: percentile(c, 50) - percentile(d, 50),
       sandboxExtraP50Ms: percentile(s, 50) - percentile(d, 50),
+      oldChainP50Ms: percentile(old, 50),
+      bwrapFloorP50Ms: percentile(floor, 50),
       containedStartupMs: contained.ms,
       sandboxStartupMs: sandboxed.ms,
     };

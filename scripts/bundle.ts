@@ -12,8 +12,10 @@
  *
  * @module
  */
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { DEFAULT_HELPER_PATH } from "../src/exec/spawn/helper.ts";
+import { ensureLauncherBuilt } from "./build_launcher.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -39,6 +41,21 @@ export async function bundle(output: string): Promise<string | null> {
     stderr: "piped",
   }).output();
   if (!built.success) return new TextDecoder().decode(built.stderr);
+  // The bundle runs the launcher helper of this checkout (built now if
+  // needed): its folder is written into the one placeholder for it.
+  const launcher = await ensureLauncherBuilt();
+  if (launcher !== null) return launcher;
+  const text = await Deno.readTextFile(output);
+  // esbuild hoists the module's constants: `BUNDLED_FROM = "";` inside its init.
+  const placeholder = /\bBUNDLED_FROM = "";/g;
+  if ((text.match(placeholder) ?? []).length !== 1) {
+    return "The bundle does not hold exactly one launcher placeholder.";
+  }
+  const folder = dirname(DEFAULT_HELPER_PATH);
+  await Deno.writeTextFile(
+    output,
+    text.replace(placeholder, `BUNDLED_FROM = ${JSON.stringify(folder)};`),
+  );
   const smoke = await new Deno.Command(Deno.execPath(), {
     args: ["run", "--no-config", "--no-prompt", "--cached-only", output, "version"],
     stdout: "piped",

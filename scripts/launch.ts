@@ -18,6 +18,7 @@ import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadPolicy } from "../src/config/mod.ts";
 import { processEnv } from "../src/cli/env.ts";
+import { ensureLauncherBuilt } from "./build_launcher.ts";
 import {
   buildPermissionSet,
   DEFAULT_IMPORT_HOSTS,
@@ -94,6 +95,14 @@ if (import.meta.main) {
   // `deno task` runs in the folder of deno.json; INIT_CWD is where the
   // operator typed the command, which their relative paths mean.
   const cwd = Deno.env.get("INIT_CWD") ?? Deno.cwd();
+  // The server refuses to start without the launcher helper built from this
+  // checkout's source: build it first when missing or stale (nothing goes to
+  // stdout, which is the MCP stream).
+  const launcher = await ensureLauncherBuilt();
+  if (launcher !== null) {
+    console.error(`htmcp: ${launcher}`);
+    Deno.exit(1);
+  }
   const plan = await planLaunch(Deno.args, cwd);
   if (!plan.ok) {
     console.error(`htmcp: ${plan.message}`);

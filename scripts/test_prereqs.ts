@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { ensureLauncherBuilt } from "./build_launcher.ts";
 
 async function has(binary: string): Promise<boolean> {
   try {
@@ -38,4 +39,12 @@ if (!(await has("/usr/bin/bwrap"))) {
     );
     Deno.exit(1);
   }
+}
+
+// Every command runs through the launcher helper, built from this checkout's
+// source; (re)build it when it is missing or stale.
+const launcher = await ensureLauncherBuilt();
+if (launcher !== null) {
+  console.error(`test prerequisites: ${launcher}`);
+  Deno.exit(1);
 }

@@ -14,7 +14,7 @@
  */
 import { parseArgs } from "./args.ts";
 import { loadPolicyForCli } from "./policy_arg.ts";
-import { createExecutor } from "../exec/mod.ts";
+import { createExecutor, launcherReadPaths } from "../exec/mod.ts";
 import {
   type Grant,
   type PermissionLayer,
@@ -71,6 +71,7 @@ export async function run(argv: readonly string[]): Promise<number> {
         const result = permissionSetFor(policy, {
           transport,
           launcherPaths: executor.launcherPaths(),
+          launcherReads: launcherReadPaths(),
           ...(listen === undefined ? {} : { listen }),
         });
         if (!result.ok) {

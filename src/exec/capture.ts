@@ -1,36 +1,75 @@
 /**
  * Bounded capture of one output stream. A command may print gigabytes; we
  * keep only the first `windowBytes` (the cap plus the redaction lookahead)
- * and count the rest, so memory stays bounded while the pipe keeps draining
- * (a child blocked on a full pipe would otherwise hang until the timeout).
+ * and the last `tailBytes`, and count the rest, so memory stays bounded
+ * while the pipe keeps draining (a child blocked on a full pipe would
+ * otherwise hang until the timeout).
+ *
+ * Memory is bounded in the reader too, not only in what is kept: the pipe is
+ * read into one reused buffer (a BYOB reader), so a 50 MB flood does not
+ * leave 50 MB of chunks for the garbage collector to find later.
  *
  * @module
  */
 
-/** Keeps the first `windowBytes` of a stream and counts every byte. */
+/** Size of the one buffer each stream is read into: it starts small and grows to this. */
+export const READ_BUFFER_BYTES = 256 * 1024;
+
+const FIRST_READ_BYTES = 16 * 1024;
+
+/** Keeps the first `windowBytes` and the last `tailBytes` of a stream, and counts every byte. */
 export class BoundedCapture {
   readonly #windowBytes: number;
-  readonly #chunks: Uint8Array[] = [];
+  // Grows by doubling up to the window: a call that prints a line costs a
+  // line, not a megabyte, and the copies total under twice the window.
+  #head: Uint8Array;
+  readonly #tail: Uint8Array;
   #kept = 0;
   #total = 0;
 
-  /** @param windowBytes How many leading bytes to keep. */
-  constructor(windowBytes: number) {
-    if (!Number.isSafeInteger(windowBytes) || windowBytes < 0) {
-      throw new RangeError(`Capture window must be a non-negative integer, got ${windowBytes}.`);
+  /**
+   * @param windowBytes How many leading bytes to keep.
+   * @param tailBytes How many trailing bytes to keep as well (for a record at the end).
+   */
+  constructor(windowBytes: number, tailBytes = 0) {
+    for (const n of [windowBytes, tailBytes]) {
+      if (!Number.isSafeInteger(n) || n < 0) {
+        throw new RangeError(`Capture sizes must be non-negative integers, got ${n}.`);
+      }
     }
     this.#windowBytes = windowBytes;
+    this.#head = new Uint8Array(Math.min(windowBytes, 4096));
+    this.#tail = new Uint8Array(tailBytes);
   }
 
-  /** Records one chunk; bytes past the window are counted, then dropped. */
+  /** Records one chunk; bytes past the window are counted (and the last ones kept in the tail). */
   push(chunk: Uint8Array): void {
-    this.#total += chunk.byteLength;
     const room = this.#windowBytes - this.#kept;
-    if (room <= 0) return;
-    // Copy only what fits: the stream may reuse or keep large buffers alive.
-    const part = chunk.byteLength <= room ? chunk : chunk.subarray(0, room);
-    this.#chunks.push(part.slice());
-    this.#kept += part.byteLength;
+    if (room > 0) {
+      const part = chunk.byteLength <= room ? chunk : chunk.subarray(0, room);
+      const needed = this.#kept + part.byteLength;
+      if (needed > this.#head.byteLength) {
+        let size = this.#head.byteLength * 2 || 1;
+        while (size < needed) size *= 2;
+        const grown = new Uint8Array(Math.min(size, this.#windowBytes));
+        grown.set(this.#head.subarray(0, this.#kept));
+        this.#head = grown;
+      }
+      this.#head.set(part, this.#kept);
+      this.#kept += part.byteLength;
+    }
+    const size = this.#tail.byteLength;
+    if (size > 0) {
+      // A ring indexed by the running total: byte k of the stream lives at k % size.
+      const from = Math.max(0, chunk.byteLength - size);
+      for (let i = from; i < chunk.byteLength;) {
+        const at = (this.#total + i) % size;
+        const n = Math.min(size - at, chunk.byteLength - i);
+        this.#tail.set(chunk.subarray(i, i + n), at);
+        i += n;
+      }
+    }
+    this.#total += chunk.byteLength;
   }
 
   /** Every byte the stream produced, including discarded ones. */
@@ -38,15 +77,30 @@ export class BoundedCapture {
     return this.#total;
   }
 
-  /** The kept leading bytes, joined. */
+  /** The kept leading bytes (a view, valid until the next push). */
   bytes(): Uint8Array {
-    const out = new Uint8Array(this.#kept);
-    let offset = 0;
-    for (const chunk of this.#chunks) {
-      out.set(chunk, offset);
-      offset += chunk.byteLength;
-    }
+    return this.#head.subarray(0, this.#kept);
+  }
+
+  /** The last `min(tailBytes, totalBytes)` bytes of the stream, in order (a copy). */
+  tail(): Uint8Array {
+    const size = this.#tail.byteLength;
+    const n = Math.min(size, this.#total);
+    const out = new Uint8Array(n);
+    for (let i = 0; i < n; i++) out[i] = this.#tail[(this.#total - n + i) % size]!;
     return out;
+  }
+
+  /**
+   * Forgets the last `n` bytes of the stream (a record the launcher appended,
+   * not output of the command): they leave the count and the kept window.
+   */
+  dropLast(n: number): void {
+    if (!Number.isSafeInteger(n) || n < 0 || n > this.#total) {
+      throw new RangeError(`Cannot drop ${n} of ${this.#total} bytes.`);
+    }
+    this.#total -= n;
+    this.#kept = Math.min(this.#kept, this.#total);
   }
 }
 
@@ -60,12 +114,34 @@ export async function drainInto(
   capture: BoundedCapture,
   stop?: AbortSignal,
 ): Promise<void> {
-  const reader = stream.getReader();
+  let reader: ReadableStreamBYOBReader | ReadableStreamDefaultReader<Uint8Array>;
+  try {
+    reader = stream.getReader({ mode: "byob" });
+  } catch {
+    // Not a byte stream: chunks then come from the stream itself.
+    reader = stream.getReader();
+  }
   const cancel = () => {
     reader.cancel().catch(() => {});
   };
   stop?.addEventListener("abort", cancel, { once: true });
   try {
+    if (reader instanceof ReadableStreamBYOBReader) {
+      // A call printing a line costs 16 KiB; a flood, whose reads fill the
+      // buffer, gets one of the largest size (the helper widens the pipes to
+      // match), so it takes few reads.
+      let buffer = new Uint8Array(FIRST_READ_BYTES);
+      while (true) {
+        const { done, value } = await reader.read(buffer);
+        if (done || value === undefined) return;
+        capture.push(value);
+        const size = value.buffer.byteLength;
+        // The read transferred the buffer into `value`; reuse that memory.
+        buffer = value.byteLength === size && size < READ_BUFFER_BYTES
+          ? new Uint8Array(READ_BUFFER_BYTES)
+          : new Uint8Array(value.buffer, 0, size);
+      }
+    }
     while (true) {
       const { done, value } = await reader.read();
       if (done) return;

@@ -10,17 +10,27 @@
  */
 import type { Policy, ResolvedCommand } from "../config/types.ts";
 import { commandHardening } from "../policy/mod.ts";
-import { detectHostLayout, jailRootRefusal, SANDBOX_UID } from "../sandbox/mod.ts";
+import { detectHostLayout, jailRootRefusal } from "../sandbox/mod.ts";
 import {
   chainTools,
   DEFAULT_LAUNCHER_TOOLS,
+  effectiveRunAs,
   launcherPaths,
   type LauncherTools,
   type LaunchPlan,
   type NamespacePrivilege,
 } from "./launcher.ts";
 import { probePlan, probeServerUid } from "./probe.ts";
-import { emptyOutcome, runContained, type RunHandle, type RunSettings } from "./run.ts";
+import { verifyHelper } from "./spawn/helper.ts";
+import {
+  emptyOutcome,
+  type PlanOutcome,
+  type PlanRequest,
+  runContained,
+  type RunHandle,
+  runPlanContained,
+  type RunSettings,
+} from "./run.ts";
 import type {
   CommandHardening,
   CreateExecutorResult,
@@ -33,7 +43,7 @@ import type {
 
 /** Optional knobs, mostly for tests and `htmcp check`. */
 export interface ExecutorOptions {
-  /** Override tool locations (default: `/usr/bin/...`). */
+  /** Override tool locations (default: this checkout's helper and `/usr/bin/bwrap`). */
   readonly tools?: Partial<LauncherTools>;
   /** Per-command hardening; default `commandHardening` from `src/policy/` (git's safe config). */
   readonly hardening?: (command: ResolvedCommand) => CommandHardening;
@@ -41,7 +51,7 @@ export interface ExecutorOptions {
   readonly killGraceMs?: number;
 }
 
-/** Extra time `timeout`'s own deadline gets beyond `limits.timeoutMs`. */
+/** Extra time the helper's own deadline gets beyond `limits.timeoutMs`. */
 const BACKSTOP_SLACK_MS = 2_000;
 
 /**
@@ -58,7 +68,13 @@ export async function createExecutor(
 ): Promise<CreateExecutorResult> {
   const tools: LauncherTools = Object.freeze({ ...DEFAULT_LAUNCHER_TOOLS, ...options.tools });
   const probes: ProbeResult[] = [];
-  const uid = await probeServerUid(tools.unshare, tools.setpriv);
+  // Before anything runs through it: the helper must be the binary our build
+  // made from this source (helper.ts says what this defends against).
+  const verified = await verifyHelper(tools.spawn);
+  if (!verified.ok) {
+    return { ok: false, message: `Cannot start: ${verified.detail}.` };
+  }
+  const uid = await probeServerUid(tools.spawn);
   if (!uid.ok) {
     return {
       ok: false,
@@ -68,7 +84,7 @@ export async function createExecutor(
   probes.push({
     name: "launcher",
     ok: true,
-    detail: `${tools.unshare} runs; server uid ${uid.uid}`,
+    detail: `${tools.spawn} (SHA-256 ${verified.sha256}) runs; server uid ${uid.uid}`,
   });
   const serverIsRoot = uid.uid === 0;
   const layout = detectHostLayout();
@@ -111,7 +127,7 @@ export async function createExecutor(
     return {
       ok: false,
       message:
-        `Cannot start: process-tree containment (a PID namespace via ${tools.unshare}) could not be set up: ${detail}.`,
+        `Cannot start: process-tree containment (a PID namespace via ${tools.spawn}) could not be set up: ${detail}.`,
     };
   }
 
@@ -139,10 +155,10 @@ export async function createExecutor(
   const description: ExecutorDescription = Object.freeze({
     requestedMode: requested,
     mode: plan.mode,
-    launcherPath: tools.unshare,
+    launcherPath: tools.spawn,
     chain: Object.freeze(chainTools(plan)),
     serverUid: uid.uid,
-    commandUid: plan.mode === "bwrap" && serverIsRoot ? SANDBOX_UID : uid.uid,
+    commandUid: effectiveRunAs(plan)?.uid ?? uid.uid,
     summary,
     probes: Object.freeze(probes.map((p) => Object.freeze(p))),
   });
@@ -168,36 +184,56 @@ class ContainedExecutor implements Executor {
   }
 
   run(request: ExecRequest): Promise<ExecOutcome> {
+    const refused = this.#refusal(request.command.name, [request.command]);
+    if (refused !== null) return Promise.resolve(refused);
+    return this.#track(runContained(this.#settings, request, this.#register));
+  }
+
+  runPlan(request: PlanRequest): Promise<PlanOutcome> {
+    const commands = request.plan.steps.flatMap(({ step }) =>
+      step.kind === "pipeline" ? step.stages.map((s) => ({ name: request.name, path: s.path })) : []
+    );
+    const refused = this.#refusal(request.name, commands);
+    if (refused !== null) return Promise.resolve({ ...refused, stages: [] });
+    return this.#track(runPlanContained(this.#settings, request, this.#register));
+  }
+
+  /** Why a run must not start (shutting down, or Deno's run gate), or null. */
+  #refusal(name: string, commands: readonly { name: string; path: string }[]): ExecOutcome | null {
     if (this.#closed) {
-      return Promise.resolve(emptyOutcome(
+      return emptyOutcome(
         "CANCELLED",
-        `The server is shutting down; "${request.command.name}" was not started.`,
+        `The server is shutting down; "${name}" was not started.`,
         0,
-      ));
+      );
     }
     // The run gate. Deno spawns only the launcher, which then starts the
     // command, so Deno's own --allow-run check never sees the command's
     // path. Asking Deno here keeps the second layer meaningful: the
     // generated grant lists exactly the allowlisted paths, so a binary our
     // policy engine let through by mistake is refused here (RUNTIME_DENIED)
-    // even though the spawn itself would succeed. The startup probes do not
-    // come through run(), so they are not gated.
-    if (
-      Deno.permissions.querySync({ name: "run", command: request.command.path }).state !==
-        "granted"
-    ) {
-      return Promise.resolve(emptyOutcome(
-        "RUNTIME_DENIED",
-        `Deno's permissions refused running "${request.command.name}" (${request.command.path}), which the policy engine had allowed.`,
-        0,
-      ));
+    // even though the spawn itself would succeed. Every stage of a plan is
+    // asked. The startup probes do not come through here, so they are not gated.
+    for (const command of commands) {
+      if (Deno.permissions.querySync({ name: "run", command: command.path }).state !== "granted") {
+        return emptyOutcome(
+          "RUNTIME_DENIED",
+          `Deno's permissions refused running "${command.name}" (${command.path}), which the policy engine had allowed.`,
+          0,
+        );
+      }
     }
-    const call = runContained(this.#settings, request, (handle) => {
-      // A run that spawned after shutdown began is stopped at once.
-      if (this.#closed) handle.stop("shutdown");
-      this.#running.add(handle);
-      return () => this.#running.delete(handle);
-    });
+    return null;
+  }
+
+  readonly #register = (handle: RunHandle) => {
+    // A run that spawned after shutdown began is stopped at once.
+    if (this.#closed) handle.stop("shutdown");
+    this.#running.add(handle);
+    return () => this.#running.delete(handle);
+  };
+
+  #track<T extends ExecOutcome>(call: Promise<T>): Promise<T> {
     this.#inflight.add(call);
     const forget = () => this.#inflight.delete(call);
     call.then(forget, forget);

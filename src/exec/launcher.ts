@@ -1,129 +1,137 @@
 /**
- * The launcher chain: the argv that turns one allowed command into a
- * contained (and, in bwrap mode, sandboxed) process tree. Pure.
+ * The launcher argv: how one allowed command (or a plan of several) becomes
+ * a contained (and, in bwrap mode, sandboxed) process tree. Pure.
  *
- * Why a chain of small system tools instead of `Deno.Command` alone: Deno
- * can only signal its direct child, and `Deno.kill(-pgid)` needs unscoped
- * run permission. A process that calls `setsid` or double-forks escapes any
- * process-group kill. A PID namespace contains them all: when its init dies,
- * the kernel kills every process in it, and the init's parent sees the init
- * exit only after all of them are reaped. So:
+ * Why a helper at all: Deno can only signal its direct child, and
+ * `Deno.kill(-pgid)` needs unscoped run permission. A process that calls
+ * `setsid` or double-forks escapes any process-group kill. A PID namespace
+ * contains them all: when its init dies, the kernel kills every process in
+ * it, and the init's parent sees the init exit only after all of them are
+ * reaped. Deno spawns one program, `htmcp-spawn` (built from
+ * `spawn/htmcp_spawn.c` in this repository, verified by hash at startup),
+ * which does in one exec what a chain of six system tools did before:
  *
  * ```
- * unshare --pid                 children of the next process start a new PID
- *   [--setuid=65534 --setgid=65534]   namespace; bwrap mode under a root server
- *                                     also drops to nobody here (one exec less)
- *  setsid --wait                 a new session: no controlling terminal, and no
- *                                terminal signal (^C, ^Z, hangup) reaches the
- *                                chain or freezes timeout's backstop
- *   setpriv --pdeathsig KILL     dies if the server dies (SIGKILL included);
- *                                set after the uid change, which would clear it
- *    timeout --foreground -s KILL  parent of that namespace's init. On SIGALRM
- *                                  (our kill request) or its own backstop it
- *                                  SIGKILLs the init and waits for it: when it
- *                                  exits, the namespace is empty and reaped.
- *     [ns init] none:  setpriv --pdeathsig KILL --no-new-privs
- *                       timeout --foreground 0   a plain waiter
- *               bwrap: bwrap --die-with-parent ... --unshare-pid
- *                       (nested namespace; bwrap's own init reaps inside)
- *                       [--unsetenv LC_ALL]  see `chainEnvironment`
- *      prlimit ... --    rlimits (only when a limit is set)
- *       COMMAND ARGS     the allowlisted absolute path, argv verbatim
+ * htmcp-spawn --pidns=root|user     setsid, PR_SET_PDEATHSIG, closes every fd
+ *   [--setuid=U --setgid=G]         above 2, creates the PID namespace (as
+ *   --backstop-ms=N                 non-root inside a user namespace mapping
+ *   [--rlimit=...]                  only the server's uid), forks its init and
+ *   -- COMMAND ARGS                 waits: SIGALRM/SIGTERM (our kill request)
+ *                                   or its backstop SIGKILL the init.
+ *   [ns init, pid 1]                drops to U/G (groups cleared), sets its
+ *                                   own parent-death signal, forks:
+ *     COMMAND ARGS (pid 2)          after rlimits, no_new_privs, default
+ *                                   signals, fds above 2 closed
+ *
+ * bwrap mode: ... --init-exec -- bwrap ... -- COMMAND ARGS
+ *   (the init execs bwrap itself, which runs the command at pid 2); with
+ *   rlimits to set, or a plan to run, the helper is bound read-only into the
+ *   jail and runs again there, after bwrap:
+ *   ... -- bwrap ... --ro-bind HELPER /dev/.htmcp-spawn
+ *   -- /dev/.htmcp-spawn --inner [--rlimit=...] (-- COMMAND ARGS | --plan)
  * ```
  *
- * Why `setsid` here and not Deno's `detached: true`: `detached` makes Deno
- * fork its whole (large) process to call setsid before exec, 2-3 ms per call
- * on a 2-core VM; without it Deno uses a vfork-style spawn and the one small
- * `setsid` exec costs under 1 ms. The session is the same: the
- * process Deno spawned leads a new session with no controlling terminal.
- * One difference: until `setsid` runs (about 1 ms after the spawn) the
- * launcher is still in the server's process group, so a terminal signal sent
- * to that group in that instant reaches it before it has started anything:
- * ^C or a hangup ends it (the call reports that signal; nothing ran), ^Z
- * pauses it along with the server. `setsid` forks only when its caller already leads a process group, which a
- * child Deno spawns attached never does (Deno does not call setpgid), so the
- * chain stays one process down to `timeout`. Should it ever fork (someone
- * spawns this argv detached), `--wait` keeps the spawned process waiting for
- * the rest of the chain, and the fork lands in the new PID namespace, so the
- * containment probe, which every mode runs at startup and which expects the
- * command at pid 2, sees pid 3 and the server refuses to start.
+ * The outer namespace stays in bwrap mode: bwrap's outer process exits as
+ * soon as the command does, while its init may still be reaping a daemon, so
+ * only an init that is the helper's child makes "the launcher exited" mean
+ * "every process is reaped".
  *
- * Each step is there because no other step can do its job (each exec costs
- * about 0.7-1 ms here): `timeout` alone turns a signal into "kill the child,
- * then keep waiting", `setpriv` alone sets a parent-death signal on the
- * process it runs in (`unshare --kill-child` sets it on a forked child, and
- * as an init turns a signalled command into exit 1), and the namespace's
- * init must set its own after `timeout`'s fork, so none mode needs a second
- * `setpriv` (which also carries `--no-new-privs`: moving that out would save
- * nothing). bwrap sets its own (`--die-with-parent`), which is why it can be
- * the init itself. The outer namespace stays in bwrap mode: bwrap's outer
- * process exits as soon as the command does, while its init may still be
- * reaping a daemon, so only an init that is `timeout`'s child makes "the
- * launcher exited" mean "every process is reaped".
+ * Not Deno's `detached: true`: it makes Deno fork its whole (large) process
+ * to call setsid before exec, 2-3 ms per call on a 2-core VM; the helper
+ * calls setsid itself as its first step.
  *
- * Deno's run permission sees only the first binary; everything after it is
- * fixed here, and the command is the policy-resolved absolute path.
+ * Deno's run permission sees only the helper; everything after it is fixed
+ * here, and the command is the policy-resolved absolute path.
  *
  * @module
  */
 import type { Limits, Policy } from "../config/types.ts";
 import {
   buildBwrapArgs,
+  CPU_HARD_GRACE_SECONDS,
   type HostLayout,
-  rlimitPrefix,
   SANDBOX_GID,
   SANDBOX_UID,
   UNKNOWN_LAYOUT,
 } from "../sandbox/mod.ts";
+import { DEFAULT_HELPER_PATH, HELPER_MANIFEST, HELPER_SOURCE } from "./spawn/helper.ts";
+import { type CommandPlan, encodePlan } from "./plan.ts";
 
-/** Absolute paths of the launcher tools (util-linux, coreutils, bubblewrap). */
+/** Absolute paths of the launcher helper and of bubblewrap. */
 export interface LauncherTools {
-  readonly setpriv: string;
-  readonly unshare: string;
-  readonly setsid: string;
-  readonly timeout: string;
-  readonly prlimit: string;
+  /** `htmcp-spawn`, built by `deno task build-launcher`. */
+  readonly spawn: string;
   readonly bwrap: string;
 }
 
-/** Debian/Ubuntu locations: util-linux and coreutils are essential packages there. */
+/** The helper from this checkout's build, and Debian's bubblewrap. */
 export const DEFAULT_LAUNCHER_TOOLS: LauncherTools = Object.freeze({
-  setpriv: "/usr/bin/setpriv",
-  unshare: "/usr/bin/unshare",
-  setsid: "/usr/bin/setsid",
-  timeout: "/usr/bin/timeout",
-  prlimit: "/usr/bin/prlimit",
+  spawn: DEFAULT_HELPER_PATH,
   bwrap: "/usr/bin/bwrap",
 });
 
 /**
- * The programs the server itself spawns: only the head of the chain, which
- * starts everything else. Pure, so the permission set can be built without
- * starting an executor (and paying for its probes).
+ * Where the helper is bound (read-only) inside the sandbox, so a plan runs in
+ * the jail's view of the files. Under bwrap's own `/dev` tmpfs: no jail can
+ * be there (`jailRootRefusal`), so the bind never creates a file in the jail.
+ */
+export const SANDBOX_HELPER_PATH = "/dev/.htmcp-spawn";
+
+/**
+ * The programs the server itself spawns: only the helper, which starts
+ * everything else. Pure, so the permission set can be built without starting
+ * an executor (and paying for its probes).
  */
 export function launcherPaths(tools: LauncherTools = DEFAULT_LAUNCHER_TOOLS): string[] {
-  return [tools.unshare];
+  return [tools.spawn];
+}
+
+/**
+ * The files the executor reads at startup to verify the helper: the build's
+ * manifest and the helper's source (when shipped). Pure.
+ */
+export function launcherReadPaths(): string[] {
+  return [HELPER_MANIFEST, HELPER_SOURCE].filter((path) => path !== "");
 }
 
 /**
  * How the server may create the PID namespace: `"root"` (it holds
- * CAP_SYS_ADMIN: `unshare --pid`) or `"user"` (inside a user namespace of its
- * own: `unshare --user --map-current-user --pid`).
+ * CAP_SYS_ADMIN: `unshare(CLONE_NEWPID)`) or `"user"` (inside a user
+ * namespace of its own that maps only its uid).
  */
 export type NamespacePrivilege = "root" | "user";
+
+/** A uid and gid to run commands as. */
+export interface RunAs {
+  readonly uid: number;
+  readonly gid: number;
+}
 
 /** Everything fixed at startup that shapes every call's argv. */
 export interface LaunchPlan {
   readonly mode: "none" | "bwrap";
   readonly privilege: NamespacePrivilege;
-  /** True when the server runs as uid 0: bwrap mode then drops to 65534 in `unshare`. */
+  /** True when the server runs as uid 0. */
   readonly serverIsRoot: boolean;
+  /**
+   * The uid commands run as, or null to keep the server's. The namespace's
+   * init clears supplementary groups, then sets gid and uid, after the
+   * namespace exists (creating it needs root). Absent: bwrap mode under a
+   * root server drops to nobody (65534), anything else keeps the server's.
+   */
+  readonly runAs?: RunAs | null;
   readonly tools: LauncherTools;
-  /** `timeout`'s own deadline, a backstop should the server's timer never fire. */
+  /** The helper's own deadline, a backstop should the server's timer never fire. */
   readonly backstopMs: number;
   readonly limits: Limits;
   /** Which system folders are symlinks into `/usr` (bwrap mode); default: unknown. */
   readonly layout?: HostLayout;
+}
+
+/** The uid/gid `plan` runs commands as, or null for the server's own. */
+export function effectiveRunAs(plan: LaunchPlan): RunAs | null {
+  if (plan.runAs !== undefined) return plan.runAs;
+  return plan.mode === "bwrap" && plan.serverIsRoot ? { uid: SANDBOX_UID, gid: SANDBOX_GID } : null;
 }
 
 /** What to run: the policy-resolved binary, its argv, and the cwd. */
@@ -132,33 +140,33 @@ export interface LaunchTarget {
   readonly args: readonly string[];
   readonly cwd: string;
   /**
-   * The command's environment, when the chain is spawned with
-   * `chainEnvironment(plan, env)`: it decides whether bwrap must remove the
-   * tools' `LC_ALL` again. Without it the chain adds nothing to the environment.
+   * The command's environment, when the helper is spawned with
+   * `chainEnvironment(plan, env)`: it decides whether bwrap must remove
+   * `LC_ALL` again. Without it the launcher adds nothing to the environment.
    */
   readonly env?: Readonly<Record<string, string>>;
 }
 
-/** The locale variable the tools before bwrap run under, and its value. */
+/** The locale variable bwrap runs under, and its value. */
 const TOOL_LOCALE: readonly [string, string] = ["LC_ALL", "C"];
 
 /**
- * True when the tools before bwrap get `LC_ALL=C`: bwrap mode (bwrap can
- * remove a variable by name before the command starts; the none chain has no
- * such step) and a command environment without an `LC_ALL` of its own.
+ * True when bwrap gets `LC_ALL=C`: bwrap mode (bwrap can remove a variable by
+ * name before the command starts) and a command environment without an
+ * `LC_ALL` of its own.
  */
 function toolsInCLocale(plan: LaunchPlan, env: Readonly<Record<string, string>> | undefined) {
   return plan.mode === "bwrap" && env !== undefined && !Object.hasOwn(env, TOOL_LOCALE[0]);
 }
 
 /**
- * The environment to spawn the chain with, for a command whose environment is
- * `env`. In bwrap mode the tools before bwrap also get `LC_ALL=C`, which
- * bwrap removes (`--unsetenv LC_ALL`, a name on argv, never a value) before
- * the command starts, so the command's environment is exactly `env`. Why:
- * with a real locale in `LANG` each of those tools loads a dozen locale files
- * at startup (about 0.15 ms each here) only for error messages, which
- * `classify.ts` then reads more reliably in English anyway.
+ * The environment to spawn the helper with, for a command whose environment
+ * is `env`. In bwrap mode bwrap also gets `LC_ALL=C`, which it removes
+ * (`--unsetenv LC_ALL`, a name on argv, never a value) before the command
+ * starts, so the command's environment is exactly `env`. Why: with a real
+ * locale in `LANG` bwrap loads a dozen locale files at startup (about
+ * 0.15 ms each here) only for error messages, which `classify.ts` reads more
+ * reliably in English anyway.
  *
  * @param plan The launch plan.
  * @param env The command's environment (the policy's child env and hardening).
@@ -172,70 +180,109 @@ export function chainEnvironment(
   return { ...env, [TOOL_LOCALE[0]]: TOOL_LOCALE[1] };
 }
 
-/** The contained argv: `[head, ...rest]`; Deno spawns `head` (`tools.unshare`) with `rest`. */
-export function buildLaunchArgv(plan: LaunchPlan, policy: Policy, target: LaunchTarget): string[] {
-  const { tools } = plan;
-  const head = [tools.unshare];
-  if (plan.privilege === "user") head.push("--user", "--map-current-user");
-  head.push("--pid");
-  if (plan.mode === "bwrap" && plan.serverIsRoot) {
-    // unshare changes uid after creating the namespace (which needs root) and
-    // clears supplementary groups with the gid change.
-    head.push(`--setuid=${SANDBOX_UID}`, `--setgid=${SANDBOX_GID}`);
+/**
+ * The helper's `--rlimit` options for `limits`. Soft and hard values are
+ * equal (the command cannot raise them back), except CPU, whose hard limit
+ * is one second later: SIGXCPU first lets a well-behaved program stop,
+ * SIGKILL then ends one that ignores it. The kernel applies them to the
+ * command and everything it starts.
+ */
+export function rlimitOptions(limits: Limits): string[] {
+  const out: string[] = [];
+  const both = (name: string, value: number) => out.push(`--rlimit=${name}=${value}:${value}`);
+  if (limits.cpuSeconds !== null) {
+    out.push(`--rlimit=cpu=${limits.cpuSeconds}:${limits.cpuSeconds + CPU_HARD_GRACE_SECONDS}`);
   }
-  head.push(
-    "--",
-    tools.setsid,
-    "--wait",
-    "--",
-    tools.setpriv,
-    "--pdeathsig",
-    "KILL",
-    "--",
-    tools.timeout,
-    "--foreground",
-    "--signal=KILL",
-    "--",
-    formatSeconds(plan.backstopMs),
-  );
-  const command = [...rlimitPrefix(plan.limits, tools.prlimit), target.path, ...target.args];
-  if (plan.mode === "none") {
-    return [
-      ...head,
-      tools.setpriv,
-      "--pdeathsig",
-      "KILL",
-      "--no-new-privs",
-      "--",
-      tools.timeout,
-      "--foreground",
-      "--",
-      "0",
-      ...command,
-    ];
-  }
-  const unset = toolsInCLocale(plan, target.env) ? ["--unsetenv", TOOL_LOCALE[0]] : [];
-  return [
-    ...head,
-    tools.bwrap,
-    ...buildBwrapArgs(policy, { cwd: target.cwd }, plan.layout ?? UNKNOWN_LAYOUT),
-    ...unset,
-    "--",
-    ...command,
-  ];
-}
-
-/** Every tool the chain of `plan` executes, in order (for `describe()`). */
-export function chainTools(plan: LaunchPlan): string[] {
-  const { tools } = plan;
-  const out = [tools.unshare, tools.setsid, tools.setpriv, tools.timeout];
-  if (plan.mode === "none") out.push(tools.setpriv, tools.timeout);
-  else out.push(tools.bwrap);
-  if (rlimitPrefix(plan.limits, tools.prlimit).length > 0) out.push(tools.prlimit);
+  if (limits.addressSpaceBytes !== null) both("as", limits.addressSpaceBytes);
+  if (limits.maxProcesses !== null) both("nproc", limits.maxProcesses);
+  if (limits.fileSizeBytes !== null) both("fsize", limits.fileSizeBytes);
+  if (limits.openFiles !== null) both("nofile", limits.openFiles);
   return out;
 }
 
-/** `timeout` durations: seconds with millisecond precision. */
-function formatSeconds(ms: number): string {
-  return (Math.max(ms, 1) / 1000).toFixed(3);
+/** What the innermost helper runs: one command, or a plan read from stdin. */
+type Payload = { readonly kind: "command"; readonly argv: readonly string[] } | {
+  readonly kind: "plan";
+};
+
+function buildArgv(
+  plan: LaunchPlan,
+  policy: Policy,
+  cwd: string,
+  env: Readonly<Record<string, string>> | undefined,
+  payload: Payload,
+): string[] {
+  const { tools } = plan;
+  const head = [tools.spawn, `--pidns=${plan.privilege}`];
+  const runAs = effectiveRunAs(plan);
+  if (runAs !== null) head.push(`--setuid=${runAs.uid}`, `--setgid=${runAs.gid}`);
+  head.push(`--backstop-ms=${Math.max(1, Math.round(plan.backstopMs))}`);
+  const inner = [...rlimitOptions(plan.limits)];
+  if (payload.kind === "plan") inner.push("--plan");
+  else inner.push("--", ...payload.argv);
+  if (plan.mode === "none") return [...head, ...inner];
+  const unset = toolsInCLocale(plan, env) ? ["--unsetenv", TOOL_LOCALE[0]] : [];
+  const bwrap = [
+    ...head,
+    "--init-exec",
+    "--",
+    tools.bwrap,
+    ...buildBwrapArgs(policy, { cwd }, plan.layout ?? UNKNOWN_LAYOUT),
+  ];
+  if (!needsInnerHelper(plan, payload)) {
+    // One exec less: bwrap itself sets no_new_privs and inherits no stray
+    // descriptor (the helper closed them before exec'ing it), so with no
+    // rlimit to set there is nothing left for the inner helper to do.
+    return [...bwrap, ...unset, "--", ...inner.slice(1)];
+  }
+  return [
+    ...bwrap,
+    "--ro-bind",
+    tools.spawn,
+    SANDBOX_HELPER_PATH,
+    ...unset,
+    "--",
+    SANDBOX_HELPER_PATH,
+    "--inner",
+    ...inner,
+  ];
+}
+
+/** True when bwrap must run the helper again inside: to set rlimits or to run a plan. */
+function needsInnerHelper(plan: LaunchPlan, payload: Payload): boolean {
+  return payload.kind === "plan" || rlimitOptions(plan.limits).length > 0;
+}
+
+/** The contained argv: `[head, ...rest]`; Deno spawns `head` (`tools.spawn`) with `rest`. */
+export function buildLaunchArgv(plan: LaunchPlan, policy: Policy, target: LaunchTarget): string[] {
+  return buildArgv(plan, policy, target.cwd, target.env, {
+    kind: "command",
+    argv: [target.path, ...target.args],
+  });
+}
+
+/**
+ * The argv and stdin for running `commandPlan` in one containment: the
+ * helper reads the plan (with its nonce) from stdin, so neither appears on
+ * argv, where `/proc/PID/cmdline` would show it to every local user.
+ */
+export function buildPlanLaunch(
+  plan: LaunchPlan,
+  policy: Policy,
+  commandPlan: CommandPlan,
+  nonce: string,
+  env?: Readonly<Record<string, string>>,
+): { argv: string[]; stdin: Uint8Array } {
+  return {
+    argv: buildArgv(plan, policy, commandPlan.cwd, env, { kind: "plan" }),
+    stdin: encodePlan(commandPlan, policy.jailRoot, nonce),
+  };
+}
+
+/** Every binary the launcher of `plan` executes before a single command, in order (for `describe()`). */
+export function chainTools(plan: LaunchPlan): string[] {
+  const { tools } = plan;
+  if (plan.mode === "none") return [tools.spawn];
+  const inner = needsInnerHelper(plan, { kind: "command", argv: [] });
+  return inner ? [tools.spawn, tools.bwrap, SANDBOX_HELPER_PATH] : [tools.spawn, tools.bwrap];
 }

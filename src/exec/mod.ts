@@ -22,15 +22,37 @@
 export { createExecutor, type ExecutorOptions } from "./executor.ts";
 export {
   buildLaunchArgv,
+  buildPlanLaunch,
   chainEnvironment,
   chainTools,
   DEFAULT_LAUNCHER_TOOLS,
   launcherPaths,
+  launcherReadPaths,
   type LauncherTools,
   type LaunchPlan,
   type LaunchTarget,
   type NamespacePrivilege,
+  rlimitOptions,
+  type RunAs,
+  SANDBOX_HELPER_PATH,
 } from "./launcher.ts";
+export {
+  type CommandPlan,
+  type Connector,
+  encodePlan,
+  MAX_PLAN_STAGES,
+  type PlanStage,
+  type PlanStep,
+  type Redirect,
+  type StageStatus,
+} from "./plan.ts";
+export type { PlanOutcome, PlanRequest } from "./run.ts";
+export {
+  DEFAULT_HELPER_PATH,
+  HELPER_MANIFEST,
+  HELPER_SOURCE,
+  verifyHelper,
+} from "./spawn/helper.ts";
 export {
   OUTPUT_LOOKAHEAD_BYTES,
   type RenderedOutput,

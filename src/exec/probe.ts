@@ -18,18 +18,16 @@ export const PROBE_SHELL = "/bin/sh";
 const PROBE_TIMEOUT_MS = 5_000;
 
 /**
- * Reads the server's uid through the launcher head itself
- * (`unshare -- setpriv --dump`: no namespace, just exec), which also proves
- * Deno may spawn the head and that both util-linux tools exist.
- * `Deno.uid()` would need `--allow-sys`.
+ * Reads the server's uid through the launcher helper itself
+ * (`htmcp-spawn --dump`: no namespace, just exec), which also proves Deno may
+ * spawn it. `Deno.uid()` would need `--allow-sys`.
  */
 export async function probeServerUid(
-  unshare: string,
-  setpriv: string,
+  spawn: string,
 ): Promise<{ ok: true; uid: number } | { ok: false; detail: string }> {
   try {
-    const output = await new Deno.Command(unshare, {
-      args: ["--", setpriv, "--dump"],
+    const output = await new Deno.Command(spawn, {
+      args: ["--dump"],
       clearEnv: true,
       stdin: "null",
       stdout: "piped",
@@ -39,17 +37,17 @@ export async function probeServerUid(
     const match = /^uid: (\d+)$/m.exec(text);
     if (!output.success || match === null) {
       const said = new TextDecoder().decode(output.stderr).split("\n", 1)[0]?.trim();
-      return { ok: false, detail: said || `"${setpriv} --dump" did not report a uid` };
+      return { ok: false, detail: said || `"${spawn} --dump" did not report a uid` };
     }
     return { ok: true, uid: Number(match[1]) };
   } catch (error) {
     if (error instanceof Deno.errors.NotCapable) {
-      return { ok: false, detail: `Deno's permissions do not allow running ${unshare}` };
+      return { ok: false, detail: `Deno's permissions do not allow running ${spawn}` };
     }
     if (error instanceof Deno.errors.NotFound) {
-      return { ok: false, detail: `${unshare} (util-linux) is missing` };
+      return { ok: false, detail: `${spawn} is missing (run \`deno task build-launcher\`)` };
     }
-    return { ok: false, detail: `${unshare} could not be started` };
+    return { ok: false, detail: `${spawn} could not be started` };
   }
 }
 

@@ -1,16 +1,17 @@
 /**
- * One contained run: spawn the launcher chain, stream both pipes under the
- * cap, enforce the timeout and cancellation, and return only after the whole
- * process tree is dead and reaped.
+ * One contained run (a command, or a plan of several): spawn the launcher
+ * helper, stream both pipes under the cap, enforce the timeout and
+ * cancellation, and return only after the whole process tree is dead and
+ * reaped.
  *
- * Why the return is safe to trust: the launcher's outer `timeout` is the
- * parent of the PID namespace's init and waits for it; the kernel reports
- * that init's exit only after every process in the namespace has been killed
- * and released. Deno reaping the launcher therefore means no process the call
- * started is alive, not even a zombie. Our kill request is SIGALRM to the
- * launcher (`timeout` treats it as its own deadline: SIGKILL to the init,
- * then wait); SIGKILL to the launcher is only a last resort if that never
- * completes, in which case the tree still dies through PR_SET_PDEATHSIG.
+ * Why the return is safe to trust: the helper is the parent of the PID
+ * namespace's init and waits for it; the kernel reports that init's exit only
+ * after every process in the namespace has been killed and released. Deno
+ * reaping the helper therefore means no process the call started is alive,
+ * not even a zombie. Our kill request is SIGALRM to the helper (the same as
+ * its own backstop: SIGKILL to the init, then wait); SIGKILL to the helper is
+ * only a last resort if that never completes, in which case the tree still
+ * dies through PR_SET_PDEATHSIG.
  *
  * Output beyond the cap is read and counted, then discarded: memory stays at
  * cap + lookahead per stream, and a flood costs CPU only until the timeout
@@ -22,7 +23,14 @@
 import type { Policy } from "../config/types.ts";
 import { BoundedCapture, drainInto } from "./capture.ts";
 import { classifyLaunch } from "./classify.ts";
-import { buildLaunchArgv, chainEnvironment, type LaunchPlan } from "./launcher.ts";
+import { buildLaunchArgv, buildPlanLaunch, chainEnvironment, type LaunchPlan } from "./launcher.ts";
+import {
+  type CommandPlan,
+  planNonce,
+  planStageCount,
+  readStatusRecord,
+  type StageStatus,
+} from "./plan.ts";
 import { OUTPUT_LOOKAHEAD_BYTES, renderOutput, renderWithRedactor } from "./output.ts";
 import type { CommandHardening, ExecOutcome, ExecOutcomeCode, ExecRequest } from "./types.ts";
 
@@ -58,34 +66,151 @@ export async function runContained(
   track: (handle: RunHandle) => () => void,
 ): Promise<ExecOutcome> {
   const started = performance.now();
-  const { policy, plan } = settings;
   const name = request.command.name;
-  const elapsed = () => Math.round(performance.now() - started);
-  const refuse = (code: ExecOutcomeCode, reason: string): ExecOutcome =>
-    emptyOutcome(code, request.redact(reason), elapsed());
-
-  if (request.signal?.aborted) {
-    return refuse("CANCELLED", `The call was cancelled before "${name}" started.`);
-  }
-  const missing = await binaryMissing(request.command.path);
-  if (missing) {
-    return refuse(
-      "EXECUTOR_ERROR",
-      `Cannot run "${name}": ${request.command.path} no longer exists.`,
-    );
-  }
-
+  const early = await refusedBeforeStart(request, [request.command.path], name, started);
+  if (early !== null) return early;
   const hardening = settings.hardening?.(request.command) ?? null;
   const args = [...(hardening?.prependArgs ?? []), ...request.args];
-  const commandEnv = { ...policy.childEnv, ...(hardening?.env ?? {}) };
-  const env = chainEnvironment(plan, commandEnv);
-  const argv = buildLaunchArgv(plan, policy, {
+  const commandEnv = { ...settings.policy.childEnv, ...(hardening?.env ?? {}) };
+  const argv = buildLaunchArgv(settings.plan, settings.policy, {
     path: request.command.path,
     args,
     cwd: request.cwd,
     env: commandEnv,
   });
-  const [head, ...rest] = argv as [string, ...string[]];
+  const { outcome } = await launch(settings, request, track, started, {
+    name,
+    commandPath: request.command.path,
+    argv,
+    env: chainEnvironment(settings.plan, commandEnv),
+    stdin: null,
+    record: null,
+  });
+  return outcome;
+}
+
+/** A checked plan to run: every stage already judged by the policy. */
+export interface PlanRequest extends Omit<ExecRequest, "command" | "args"> {
+  /** Names the plan in sentences (for example the first stage's command name). */
+  readonly name: string;
+  /** The plan; `plan.cwd` must equal `cwd`. */
+  readonly plan: CommandPlan;
+}
+
+/** How a plan ended: the outcome of the whole, and every stage's status. */
+export interface PlanOutcome extends ExecOutcome {
+  /**
+   * One entry per stage in plan order (a `cd` counts as one): its exit status
+   * (128+N for signal N), or null when a sequence skipped it. Empty when the
+   * plan did not finish by itself (timeout, cancellation, setup failure).
+   */
+  readonly stages: readonly StageStatus[];
+}
+
+/**
+ * Runs a plan (pipelines, sequences, cd, redirections) inside one
+ * containment: one PID namespace (and one sandbox) for every stage, stages
+ * joined by kernel pipes. The timeout, caps and cancellation apply to the
+ * plan as a whole; its exit status is that of the last step run (the last
+ * stage of a pipeline: no pipefail), and `stages` holds every stage's.
+ *
+ * @param settings The executor's fixed settings.
+ * @param request The checked plan.
+ * @param track Called with a handle once the tree exists; returns the untrack function.
+ */
+export async function runPlanContained(
+  settings: RunSettings,
+  request: PlanRequest,
+  track: (handle: RunHandle) => () => void,
+): Promise<PlanOutcome> {
+  const started = performance.now();
+  if (request.plan.cwd !== request.cwd) {
+    throw new RangeError("A plan's cwd must be the request's cwd.");
+  }
+  const paths = request.plan.steps.flatMap(({ step }) =>
+    step.kind === "pipeline" ? step.stages.map((s) => s.path) : []
+  );
+  const early = await refusedBeforeStart(request, paths, request.name, started);
+  if (early !== null) return { ...early, stages: [] };
+  const nonce = planNonce();
+  const commandEnv = { ...settings.policy.childEnv };
+  const { argv, stdin } = buildPlanLaunch(
+    settings.plan,
+    settings.policy,
+    request.plan,
+    nonce,
+    commandEnv,
+  );
+  const { outcome, statuses } = await launch(settings, request, track, started, {
+    name: request.name,
+    commandPath: null,
+    argv,
+    env: chainEnvironment(settings.plan, commandEnv),
+    stdin,
+    record: { nonce, stages: planStageCount(request.plan) },
+  });
+  return { ...outcome, stages: statuses ?? [] };
+}
+
+/** What `launch` spawns, and how to read its end. */
+interface LaunchSpec {
+  readonly name: string;
+  /** The single command's path (to tell "it could not be executed" apart), or null for a plan. */
+  readonly commandPath: string | null;
+  readonly argv: readonly string[];
+  readonly env: Record<string, string>;
+  /** Bytes for the helper's stdin (a plan), or null for /dev/null. */
+  readonly stdin: Uint8Array | null;
+  /** The plan's status record to split off stderr, or null. */
+  readonly record: { readonly nonce: string; readonly stages: number } | null;
+}
+
+/** Room for the status record at the end of a plan's stderr (64 stages fit easily). */
+const RECORD_TAIL_BYTES = 4096;
+
+type Common = Pick<ExecRequest, "redact" | "redactor" | "signal" | "cwd">;
+
+async function refusedBeforeStart(
+  request: Common,
+  paths: readonly string[],
+  name: string,
+  started: number,
+): Promise<ExecOutcome | null> {
+  const elapsed = Math.round(performance.now() - started);
+  if (request.signal?.aborted) {
+    return emptyOutcome(
+      "CANCELLED",
+      request.redact(`The call was cancelled before "${name}" started.`),
+      elapsed,
+    );
+  }
+  for (const path of paths) {
+    if (await binaryMissing(path)) {
+      return emptyOutcome(
+        "EXECUTOR_ERROR",
+        request.redact(`Cannot run "${name}": ${path} no longer exists.`),
+        elapsed,
+      );
+    }
+  }
+  return null;
+}
+
+async function launch(
+  settings: RunSettings,
+  request: Common,
+  track: (handle: RunHandle) => () => void,
+  started: number,
+  spec: LaunchSpec,
+): Promise<{ outcome: ExecOutcome; statuses: StageStatus[] | null }> {
+  const { policy } = settings;
+  const { name } = spec;
+  const elapsed = () => Math.round(performance.now() - started);
+  const refuse = (code: ExecOutcomeCode, reason: string) => ({
+    outcome: emptyOutcome(code, request.redact(reason), elapsed()),
+    statuses: null,
+  });
+  const [head, ...rest] = spec.argv as [string, ...string[]];
 
   let child: Deno.ChildProcess;
   try {
@@ -93,11 +218,11 @@ export async function runContained(
       args: rest,
       cwd: request.cwd,
       clearEnv: true,
-      env,
-      stdin: "null",
+      env: spec.env,
+      stdin: spec.stdin === null ? "null" : "piped",
       stdout: "piped",
       stderr: "piped",
-      // Not `detached`: the chain's own `setsid` gives the new session (no
+      // Not `detached`: the helper's own setsid gives the new session (no
       // controlling terminal, no signal from the server's terminal), and
       // `detached` would make Deno fork its whole process per call instead
       // of a vfork-style spawn (launcher.ts says why and what it costs).
@@ -105,10 +230,19 @@ export async function runContained(
   } catch (error) {
     return refuse(...spawnFailure(error, name, head, request.cwd));
   }
+  if (spec.stdin !== null) {
+    // The helper reads the whole plan before anything starts; should it
+    // fail first, the write fails and its exit status tells why.
+    const writer = child.stdin.getWriter();
+    writer.write(spec.stdin).then(() => writer.close()).catch(() => {});
+  }
 
   const cap = policy.limits.maxOutputBytes;
   const out = new BoundedCapture(cap + OUTPUT_LOOKAHEAD_BYTES);
-  const err = new BoundedCapture(cap + OUTPUT_LOOKAHEAD_BYTES);
+  const err = new BoundedCapture(
+    cap + OUTPUT_LOOKAHEAD_BYTES,
+    spec.record === null ? 0 : RECORD_TAIL_BYTES,
+  );
   const stopReading = new AbortController();
   const drained = Promise.all([
     drainInto(child.stdout, out, stopReading.signal),
@@ -130,8 +264,9 @@ export async function runContained(
       }
     };
     ask();
-    // A SIGALRM that lands before `timeout` has recorded its child's pid is
-    // lost; repeating it is harmless once the kill is under way.
+    // The helper blocks SIGALRM from its first instruction and waits for it,
+    // so one request is enough; repeating it is harmless and covers a
+    // helper that is still being exec'd.
     resend = setInterval(ask, RESEND_INTERVAL_MS);
     lastResort = setTimeout(() => {
       try {
@@ -159,7 +294,7 @@ export async function runContained(
     request.signal?.removeEventListener("abort", onAbort);
     untrack();
   }
-  // The launcher's exit means the namespace is empty, so the pipes reach EOF
+  // The helper's exit means the namespace is empty, so the pipes reach EOF
   // at once. Should a pipe stay open anyway (only after the last-resort
   // SIGKILL, when the tree dies asynchronously), stop reading rather than hang.
   let pipesHeld = false;
@@ -170,6 +305,15 @@ export async function runContained(
   await drained;
   clearTimeout(readGuard);
   const durationMs = elapsed();
+
+  let statuses: StageStatus[] | null = null;
+  if (spec.record !== null && stopReason === null) {
+    const record = readStatusRecord(err.tail(), spec.record.nonce, spec.record.stages);
+    if (record !== null) {
+      statuses = record.statuses;
+      err.dropLast(record.recordBytes);
+    }
+  }
 
   const render = (capture: BoundedCapture) =>
     request.redactor === undefined
@@ -187,7 +331,7 @@ export async function runContained(
     durationMs,
   };
 
-  // The outer `timeout`'s backstop fired (the server's timer did not): same meaning.
+  // The helper's backstop fired (the server's timer did not): same meaning.
   const backstop = stopReason === null && status.code === 137 &&
     durationMs >= policy.limits.timeoutMs;
   const reasonNow: StopReason | null = backstop ? "timeout" : stopReason;
@@ -197,49 +341,67 @@ export async function runContained(
   if (reasonNow !== null) {
     const code: ExecOutcomeCode = reasonNow === "timeout" ? "TIMEOUT" : "CANCELLED";
     return {
-      ...base,
-      code,
-      exitCode: null,
-      signal: "SIGKILL",
-      reason: stopSentence(reasonNow, name, policy.limits.timeoutMs) + held,
+      outcome: {
+        ...base,
+        code,
+        exitCode: null,
+        signal: "SIGKILL",
+        reason: stopSentence(reasonNow, name, policy.limits.timeoutMs) + held,
+      },
+      statuses: null,
     };
   }
 
-  const stderrHead = new TextDecoder().decode(err.bytes().subarray(0, 4096));
-  const verdict = classifyLaunch(status.code, stderrHead, request.command.path);
-  if (verdict.kind === "missing_binary") {
-    return refuse(
-      "EXECUTOR_ERROR",
-      `Cannot run "${name}": ${request.command.path} could not be executed (${verdict.detail}).`,
-    );
-  }
-  if (verdict.kind === "setup_failed") {
-    return refuse(
-      "CONTAINMENT_UNAVAILABLE",
-      `"${name}" was not started: the process containment could not be set up (${verdict.detail}).`,
-    );
+  // A plan that reported its stages ran, whatever its stderr says.
+  if (statuses === null) {
+    const stderrHead = new TextDecoder().decode(err.bytes().subarray(0, 4096));
+    const verdict = classifyLaunch(status.code, stderrHead, spec.commandPath);
+    if (verdict.kind === "missing_binary") {
+      return refuse(
+        "EXECUTOR_ERROR",
+        `Cannot run "${name}": ${spec.commandPath} could not be executed (${verdict.detail}).`,
+      );
+    }
+    if (verdict.kind === "setup_failed") {
+      return refuse(
+        "CONTAINMENT_UNAVAILABLE",
+        `"${name}" was not started: the process containment could not be set up (${verdict.detail}).`,
+      );
+    }
+    if (spec.record !== null) {
+      return refuse(
+        "EXECUTOR_ERROR",
+        `The plan "${name}" ended without reporting its stages (exit status ${status.code}).`,
+      );
+    }
   }
   if (status.signal !== null) {
-    // The launcher itself was signalled by something other than us.
+    // The helper itself was signalled by something other than us.
     return {
-      ...base,
-      code: truncated ? "OUTPUT_TRUNCATED" : "OK",
-      exitCode: null,
-      signal: status.signal,
-      reason: request.redact(`"${name}" was ended by ${status.signal}.${held}`),
+      outcome: {
+        ...base,
+        code: truncated ? "OUTPUT_TRUNCATED" : "OK",
+        exitCode: null,
+        signal: status.signal,
+        reason: request.redact(`"${name}" was ended by ${status.signal}.${held}`),
+      },
+      statuses,
     };
   }
   const exitSentence = `"${name}" exited with status ${status.code}`;
   return {
-    ...base,
-    code: truncated ? "OUTPUT_TRUNCATED" : "OK",
-    exitCode: status.code,
-    signal: null,
-    reason: request.redact(
-      truncated
-        ? `${exitSentence}; its output exceeded the ${cap}-byte cap and was cut.${held}`
-        : `${exitSentence}.${held}`,
-    ),
+    outcome: {
+      ...base,
+      code: truncated ? "OUTPUT_TRUNCATED" : "OK",
+      exitCode: status.code,
+      signal: null,
+      reason: request.redact(
+        truncated
+          ? `${exitSentence}; its output exceeded the ${cap}-byte cap and was cut.${held}`
+          : `${exitSentence}.${held}`,
+      ),
+    },
+    statuses,
   };
 }
 

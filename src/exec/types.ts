@@ -10,6 +10,7 @@
  */
 import type { ResolvedCommand } from "../config/types.ts";
 import type { Redactor } from "../redact/mod.ts";
+import type { PlanOutcome, PlanRequest } from "./run.ts";
 
 /** The subset of result codes the executor itself can produce. */
 export type ExecOutcomeCode =
@@ -51,7 +52,7 @@ export interface ExecOutcome {
   readonly stderr: string;
   /**
    * The command's exit status. A command killed by signal N reports 128+N,
-   * as a shell does (the launcher chain turns signals into statuses). Null
+   * as a shell does (the launcher turns signals into statuses). Null
    * when it did not run or when we killed it.
    */
   readonly exitCode: number | null;
@@ -85,9 +86,9 @@ export interface ExecutorDescription {
   readonly requestedMode: "none" | "bwrap" | "auto";
   /** What actually runs commands: `"bwrap"` (kernel sandbox) or `"none"` (containment only). */
   readonly mode: "none" | "bwrap";
-  /** The binary Deno spawns for every command (the head of the launcher chain). */
+  /** The binary Deno spawns for every command (the launcher helper). */
   readonly launcherPath: string;
-  /** Every binary of the launcher chain, in exec order. */
+  /** Every binary the launcher executes before the command, in exec order. */
   readonly chain: readonly string[];
   /** The server's uid as seen by the probe. */
   readonly serverUid: number;
@@ -102,6 +103,11 @@ export interface ExecutorDescription {
 export interface Executor {
   /** Runs one command; never throws for expected failures. */
   run(request: ExecRequest): Promise<ExecOutcome>;
+  /**
+   * Runs a plan (pipelines, sequences, cd, redirections) of already judged
+   * stages inside one containment; never throws for expected failures.
+   */
+  runPlan(request: PlanRequest): Promise<PlanOutcome>;
   /** Kills and reaps every running command; later `run` calls return `CANCELLED`. */
   shutdown(): Promise<void>;
   describe(): ExecutorDescription;

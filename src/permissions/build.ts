@@ -7,7 +7,7 @@
  * @module
  */
 import type { Policy } from "../config/types.ts";
-import { launcherPaths } from "../exec/mod.ts";
+import { launcherPaths, launcherReadPaths } from "../exec/mod.ts";
 import { permissionSetFor } from "./permission_set.ts";
 import type { PermissionSetResult, Transport } from "./types.ts";
 
@@ -33,6 +33,7 @@ export function buildPermissionSet(
   return permissionSetFor(policy, {
     transport,
     launcherPaths: launcherPaths(),
+    launcherReads: launcherReadPaths(),
     ...(options.listen === undefined ? {} : { listen: options.listen }),
   });
 }

@@ -34,10 +34,13 @@ import type {
 /** Why the server runs each known helper; the executor decides which it needs. */
 const LAUNCHER_REASONS: ReadonlyMap<string, string> = new Map([
   [
+    "htmcp-spawn",
+    "the launcher helper built from this repository: every command starts inside its PID namespace",
+  ],
+  [
     "bwrap",
     "the kernel sandbox launcher ([sandbox] mode): every command starts inside it",
   ],
-  ["prlimit", "applies the [limits] rlimits to each command before it starts"],
   [
     "kill",
     "signals a command's whole process group: Deno.kill(-pgid) needs unscoped run, a scoped helper does not",
@@ -105,7 +108,10 @@ export function permissionSetFor(
     read.add(command.path, `resolves allowlisted "${command.name}" at startup`);
   }
   for (const path of options.launcherPaths) {
-    read.add(path, "the executor checks its helper exists before use");
+    read.add(path, "the executor hashes its helper at startup before trusting it");
+  }
+  for (const path of options.launcherReads ?? []) {
+    read.add(path, "the executor checks its helper against the build's manifest and source");
   }
 
   // run -------------------------------------------------------------------

@@ -59,10 +59,16 @@ export interface PermissionOptions {
   readonly transport: Transport;
   /**
    * Programs the server itself starts around the allowlisted ones (the
-   * sandbox launcher, the rlimit wrapper, a group-kill helper), as returned
+   * launcher helper `htmcp-spawn`, which starts everything else), as returned
    * by `executor.launcherPaths()`. Absolute paths.
    */
   readonly launcherPaths: readonly string[];
+  /**
+   * Files the executor reads once at startup to verify its helper (the
+   * build's manifest with the helper's SHA-256, and the helper's source), as
+   * returned by `launcherReadPaths()`. Absolute paths; read only.
+   */
+  readonly launcherReads?: readonly string[];
   /** `host:port` from `--http`, overriding `[http] listen`. */
   readonly listen?: string | null;
 }

@@ -6,7 +6,12 @@
  */
 import { fileURLToPath } from "node:url";
 import type { Limits, Policy, SandboxMode } from "../../src/config/types.ts";
-import { createExecutor, type ExecOutcome, type Executor } from "../../src/exec/mod.ts";
+import {
+  createExecutor,
+  DEFAULT_LAUNCHER_TOOLS,
+  type ExecOutcome,
+  type Executor,
+} from "../../src/exec/mod.ts";
 import { makePolicy, TEST_LIMITS } from "../_helpers/policy.ts";
 
 export const identity = (text: string): string => text;
@@ -59,23 +64,29 @@ export async function makeJail(): Promise<string> {
 }
 
 /**
- * Starts a real executor whose launcher tool `tool` is a private copy, removes
- * that copy after startup (the chain now breaks mid-call), runs
- * `sh -c 'touch canary'`, and returns the outcome and whether the canary
- * appeared. Everything is cleaned up.
+ * Starts a real executor whose launcher tool `tool` (the helper, or bwrap in
+ * bwrap mode) is a private copy, removes that copy after startup (the
+ * launcher now breaks mid-call), runs `sh -c 'touch canary'`, and returns the
+ * outcome and whether the canary appeared. Everything is cleaned up.
  */
 export async function runWithToolRemovedAfterStartup(
-  tool: "timeout" | "setpriv" | "setsid",
+  tool: "spawn" | "bwrap",
 ): Promise<{ outcome: ExecOutcome; canaryCreated: boolean }> {
   const jail = await makeJail();
   const tools = await Deno.makeTempDir();
+  await Deno.chmod(tools, 0o755);
+  const copy = `${tools}/${tool}`;
   try {
-    await Deno.copyFile(`/usr/bin/${tool}`, `${tools}/${tool}`);
-    await Deno.chmod(`${tools}/${tool}`, 0o755);
-    const policy = makePolicy({ jailRoot: jail, allow: ["sh"] });
-    const built = await createExecutor(policy, { tools: { [tool]: `${tools}/${tool}` } });
+    await Deno.copyFile(tool === "spawn" ? DEFAULT_LAUNCHER_TOOLS.spawn : "/usr/bin/bwrap", copy);
+    await Deno.chmod(copy, 0o755);
+    const base = makePolicy({ jailRoot: jail, allow: ["sh"] });
+    const policy = tool === "bwrap"
+      ? { ...base, sandbox: { mode: "bwrap" as const, network: false } }
+      : base;
+    const built = await createExecutor(policy, { tools: { [tool]: copy } });
     if (!built.ok) throw new Error(`startup failed: ${built.message}`);
-    await Deno.remove(`${tools}/${tool}`);
+    if (built.executor.describe().mode !== policy.sandbox.mode) throw new Error("wrong mode");
+    await Deno.remove(copy);
     const outcome = await built.executor.run({
       callId: "1",
       command: policy.allowlist.get("sh")!,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createExecutor } from "../../src/exec/mod.ts";
+import { createExecutor, DEFAULT_LAUNCHER_TOOLS } from "../../src/exec/mod.ts";
 import { makePolicy, TEST_LIMITS } from "../_helpers/policy.ts";
 import { identity, makeJail, runWithToolRemovedAfterStartup, setup } from "./_fixtures.ts";
 
@@ -210,31 +210,42 @@ Deno.test("createExecutor() fails loudly when the launcher is missing", async ()
   const jail = await makeJail();
   try {
     const policy = makePolicy({ jailRoot: jail });
-    const built = await createExecutor(policy, { tools: { setpriv: "/nonexistent/setpriv" } });
+    const built = await createExecutor(policy, { tools: { spawn: "/nonexistent/htmcp-spawn" } });
     assert.equal(built.ok, false);
     assert.ok(
-      !built.ok && /containment is unavailable.*\/nonexistent\/setpriv/.test(built.message),
+      !built.ok && /launcher \/nonexistent\/htmcp-spawn is missing/.test(built.message),
+      JSON.stringify(built),
     );
   } finally {
     await Deno.remove(jail, { recursive: true });
   }
 });
 
-Deno.test("createExecutor() fails loudly when the waiting launcher cannot run", async () => {
+Deno.test("createExecutor() refuses a launcher whose bytes differ from the build's, and runs nothing", async () => {
   const jail = await makeJail();
+  const dir = await Deno.makeTempDir();
   try {
+    // A copy with one byte appended still runs, but is not the reviewed build.
+    const copy = `${dir}/htmcp-spawn`;
+    const bytes = await Deno.readFile(DEFAULT_LAUNCHER_TOOLS.spawn);
+    await Deno.writeFile(copy, new Uint8Array([...bytes, 0]), { mode: 0o755 });
     const policy = makePolicy({ jailRoot: jail });
-    const built = await createExecutor(policy, { tools: { timeout: "/nonexistent/timeout" } });
+    const built = await createExecutor(policy, { tools: { spawn: copy } });
     assert.equal(built.ok, false);
-    assert.ok(!built.ok && /process-tree containment/.test(built.message), JSON.stringify(built));
+    assert.ok(
+      !built.ok && /SHA-256 [0-9a-f]{64}, not the/.test(built.message),
+      JSON.stringify(built),
+    );
   } finally {
     await Deno.remove(jail, { recursive: true });
+    await Deno.remove(dir, { recursive: true });
   }
 });
 
-Deno.test("run() returns CONTAINMENT_UNAVAILABLE and runs nothing when the chain breaks after startup", async () => {
-  const { outcome, canaryCreated } = await runWithToolRemovedAfterStartup("timeout");
+Deno.test("run() returns CONTAINMENT_UNAVAILABLE and runs nothing when the helper vanishes after startup", async () => {
+  const { outcome, canaryCreated } = await runWithToolRemovedAfterStartup("spawn");
   assert.equal(outcome.code, "CONTAINMENT_UNAVAILABLE");
+  assert.match(outcome.reason, /launcher .* is missing/);
   assert.equal(outcome.exitCode, null);
   assert.equal(canaryCreated, false);
 });
@@ -244,8 +255,8 @@ Deno.test("describe() and launcherPaths() name the launcher the server must be a
   try {
     const d = s.executor.describe();
     assert.equal(d.mode, "none");
-    assert.equal(d.launcherPath, "/usr/bin/unshare");
-    assert.deepEqual(s.executor.launcherPaths(), ["/usr/bin/unshare"]);
+    assert.equal(d.launcherPath, DEFAULT_LAUNCHER_TOOLS.spawn);
+    assert.deepEqual(s.executor.launcherPaths(), [DEFAULT_LAUNCHER_TOOLS.spawn]);
     assert.ok(d.probes.every((p) => p.ok));
     assert.match(d.summary, /containment only/);
   } finally {
@@ -274,7 +285,7 @@ Deno.test("run() returns RUNTIME_DENIED when Deno's permissions refuse the launc
         "eval",
         "--no-prompt",
         "--allow-read",
-        "--allow-run=/usr/bin/unshare",
+        `--allow-run=${DEFAULT_LAUNCHER_TOOLS.spawn}`,
         script,
       ],
       stdout: "piped",
@@ -289,13 +300,13 @@ Deno.test("run() returns RUNTIME_DENIED when Deno's permissions refuse the launc
   }
 });
 
-Deno.test("createExecutor() ignores limits that are unset (no prlimit in the chain)", async () => {
+Deno.test("createExecutor() with no limit set runs nothing but the helper before the command", async () => {
   const jail = await makeJail();
   try {
     const policy = makePolicy({ jailRoot: jail, overrides: { limits: TEST_LIMITS } });
     const built = await createExecutor(policy);
     assert.ok(built.ok);
-    assert.ok(!built.executor.describe().chain.includes("/usr/bin/prlimit"));
+    assert.deepEqual(built.executor.describe().chain, [DEFAULT_LAUNCHER_TOOLS.spawn]);
     await built.executor.shutdown();
   } finally {
     await Deno.remove(jail, { recursive: true });

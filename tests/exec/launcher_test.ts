@@ -6,6 +6,8 @@ import {
   createExecutor,
   DEFAULT_LAUNCHER_TOOLS,
   type LaunchPlan,
+  rlimitOptions,
+  SANDBOX_HELPER_PATH,
 } from "../../src/exec/mod.ts";
 import { makePolicy, TEST_LIMITS } from "../_helpers/policy.ts";
 import {
@@ -36,26 +38,15 @@ function plan(over: Partial<LaunchPlan> = {}): LaunchPlan {
   };
 }
 
-Deno.test("buildLaunchArgv() opens a PID namespace and a session, dies with the server, and waits in timeout", () => {
-  const argv = buildLaunchArgv(plan(), policy, target);
-  assert.deepEqual(argv.slice(0, 17), [
-    "/usr/bin/unshare",
-    "--pid",
+const SPAWN = DEFAULT_LAUNCHER_TOOLS.spawn;
+
+Deno.test("buildLaunchArgv() is one helper exec: PID namespace, backstop, then the command", () => {
+  assert.deepEqual(buildLaunchArgv(plan(), policy, target), [
+    SPAWN,
+    "--pidns=root",
+    "--backstop-ms=32000",
     "--",
-    "/usr/bin/setsid",
-    "--wait",
-    "--",
-    "/usr/bin/setpriv",
-    "--pdeathsig",
-    "KILL",
-    "--",
-    "/usr/bin/timeout",
-    "--foreground",
-    "--signal=KILL",
-    "--",
-    "32.000",
-    "/usr/bin/setpriv",
-    "--pdeathsig",
+    ...argvTail,
   ]);
 });
 
@@ -65,48 +56,51 @@ Deno.test("buildLaunchArgv() passes argv verbatim after the absolute command pat
   assert.ok(!argv.includes("/bin/sh") && !argv.includes("-c"));
 });
 
-Deno.test("buildLaunchArgv() in none mode puts a waiting init with no_new_privs under the namespace", () => {
-  const argv = buildLaunchArgv(plan(), policy, target);
-  const inner = argv.indexOf("--no-new-privs");
-  assert.ok(inner > 0);
-  assert.deepEqual(argv.slice(inner + 1, inner + 6), [
-    "--",
-    "/usr/bin/timeout",
-    "--foreground",
-    "--",
-    "0",
-  ]);
-});
-
 Deno.test("buildLaunchArgv() uses a user namespace when the server cannot unshare a PID namespace itself", () => {
   const argv = buildLaunchArgv(plan({ privilege: "user", serverIsRoot: false }), policy, target);
-  assert.deepEqual(argv.slice(0, 5), [
-    "/usr/bin/unshare",
-    "--user",
-    "--map-current-user",
-    "--pid",
+  assert.deepEqual(argv.slice(0, 2), [SPAWN, "--pidns=user"]);
+});
+
+Deno.test("buildLaunchArgv() in bwrap mode drops a root server to 65534 and execs bwrap as the init", () => {
+  const argv = buildLaunchArgv(plan({ mode: "bwrap" }), policy, target);
+  assert.deepEqual(argv.slice(0, 7), [
+    SPAWN,
+    "--pidns=root",
+    "--setuid=65534",
+    "--setgid=65534",
+    "--backstop-ms=32000",
+    "--init-exec",
     "--",
+  ]);
+  assert.equal(argv[7], "/usr/bin/bwrap");
+  // No rlimit to set: bwrap runs the command itself.
+  assert.ok(!argv.includes(SANDBOX_HELPER_PATH));
+  assert.deepEqual(argv.slice(argv.lastIndexOf("--")), ["--", ...argvTail]);
+});
+
+Deno.test("buildLaunchArgv() in bwrap mode with rlimits binds the helper read-only and runs it inside", () => {
+  const limits = { ...TEST_LIMITS, openFiles: 64 };
+  const argv = buildLaunchArgv(plan({ mode: "bwrap", limits }), policy, target);
+  const bind = argv.indexOf(SANDBOX_HELPER_PATH);
+  assert.deepEqual(argv.slice(bind - 2, bind + 1), ["--ro-bind", SPAWN, SANDBOX_HELPER_PATH]);
+  const sep = argv.lastIndexOf("--");
+  assert.deepEqual(argv.slice(sep - 4), [
+    "--",
+    SANDBOX_HELPER_PATH,
+    "--inner",
+    "--rlimit=nofile=64:64",
+    "--",
+    ...argvTail,
   ]);
 });
 
-Deno.test("buildLaunchArgv() in bwrap mode drops a root server to 65534 before pdeathsig is set", () => {
-  const argv = buildLaunchArgv(plan({ mode: "bwrap" }), policy, target);
-  assert.deepEqual(argv.slice(0, 11), [
-    "/usr/bin/unshare",
-    "--pid",
-    "--setuid=65534",
-    "--setgid=65534",
-    "--",
-    "/usr/bin/setsid",
-    "--wait",
-    "--",
-    "/usr/bin/setpriv",
-    "--pdeathsig",
-    "KILL",
-  ]);
-  assert.ok(argv.indexOf("/usr/bin/bwrap") > argv.indexOf("/usr/bin/timeout"));
-  const sep = argv.lastIndexOf("--");
-  assert.deepEqual(argv.slice(sep + 1), ["/usr/bin/ls", "-la", "; rm -rf /"]);
+Deno.test("buildLaunchArgv() honours runAs in both modes, and null keeps the server's uid", () => {
+  for (const mode of ["none", "bwrap"] as const) {
+    const argv = buildLaunchArgv(plan({ mode, runAs: { uid: 1234, gid: 4321 } }), policy, target);
+    assert.deepEqual(argv.slice(1, 4), ["--pidns=root", "--setuid=1234", "--setgid=4321"]);
+    const kept = buildLaunchArgv(plan({ mode, runAs: null }), policy, target);
+    assert.ok(!kept.some((a) => a.startsWith("--setuid") || a.startsWith("--setgid")));
+  }
 });
 
 Deno.test("buildLaunchArgv() in bwrap mode does not drop privileges a non-root server does not have", () => {
@@ -123,42 +117,52 @@ Deno.test("buildLaunchArgv() in none mode never changes the uid", () => {
   assert.ok(!argv.some((a) => a.startsWith("--setuid") || a.startsWith("--reuid")));
 });
 
-Deno.test("buildLaunchArgv() wraps the command in prlimit only when a limit is set", () => {
-  assert.ok(!buildLaunchArgv(plan(), policy, target).includes("/usr/bin/prlimit"));
-  const limited = buildLaunchArgv(
-    plan({ limits: { ...TEST_LIMITS, maxProcesses: 64, cpuSeconds: 2 } }),
-    policy,
-    target,
-  );
-  const at = limited.indexOf("/usr/bin/prlimit");
-  assert.deepEqual(limited.slice(at), [
-    "/usr/bin/prlimit",
-    "--cpu=2:3",
-    "--nproc=64",
+Deno.test("buildLaunchArgv() passes the rlimits to the innermost helper, only when set", () => {
+  assert.ok(!buildLaunchArgv(plan(), policy, target).some((a) => a.startsWith("--rlimit")));
+  const limits = { ...TEST_LIMITS, maxProcesses: 64, cpuSeconds: 2 };
+  const limited = buildLaunchArgv(plan({ limits }), policy, target);
+  assert.deepEqual(limited.slice(3), [
+    "--rlimit=cpu=2:3",
+    "--rlimit=nproc=64:64",
     "--",
-    "/usr/bin/ls",
-    "-la",
-    "; rm -rf /",
+    ...argvTail,
   ]);
+  const sandboxed = buildLaunchArgv(plan({ mode: "bwrap", limits }), policy, target);
+  const inner = sandboxed.indexOf("--inner");
+  assert.deepEqual(sandboxed.slice(inner + 1, inner + 3), [
+    "--rlimit=cpu=2:3",
+    "--rlimit=nproc=64:64",
+  ]);
+  assert.ok(sandboxed.findIndex((a) => a.startsWith("--rlimit")) > inner);
 });
 
-Deno.test("chainTools() lists every binary of the chain in exec order", () => {
-  assert.deepEqual(chainTools(plan({ mode: "bwrap" })), [
-    "/usr/bin/unshare",
-    "/usr/bin/setsid",
-    "/usr/bin/setpriv",
-    "/usr/bin/timeout",
-    "/usr/bin/bwrap",
-  ]);
-  assert.deepEqual(chainTools(plan({ limits: { ...TEST_LIMITS, openFiles: 64 } })), [
-    "/usr/bin/unshare",
-    "/usr/bin/setsid",
-    "/usr/bin/setpriv",
-    "/usr/bin/timeout",
-    "/usr/bin/setpriv",
-    "/usr/bin/timeout",
-    "/usr/bin/prlimit",
-  ]);
+Deno.test("rlimitOptions() maps each policy limit to its rlimit with equal soft and hard values", () => {
+  assert.deepEqual(
+    rlimitOptions({
+      ...TEST_LIMITS,
+      cpuSeconds: 5,
+      addressSpaceBytes: 1024,
+      maxProcesses: 9,
+      fileSizeBytes: 2048,
+      openFiles: 32,
+    }),
+    [
+      "--rlimit=cpu=5:6",
+      "--rlimit=as=1024:1024",
+      "--rlimit=nproc=9:9",
+      "--rlimit=fsize=2048:2048",
+      "--rlimit=nofile=32:32",
+    ],
+  );
+});
+
+Deno.test("chainTools() lists every binary the launcher executes, in order", () => {
+  assert.deepEqual(chainTools(plan({ mode: "bwrap" })), [SPAWN, "/usr/bin/bwrap"]);
+  assert.deepEqual(
+    chainTools(plan({ mode: "bwrap", limits: { ...TEST_LIMITS, cpuSeconds: 1 } })),
+    [SPAWN, "/usr/bin/bwrap", SANDBOX_HELPER_PATH],
+  );
+  assert.deepEqual(chainTools(plan({ limits: { ...TEST_LIMITS, openFiles: 64 } })), [SPAWN]);
 });
 
 Deno.test("chainEnvironment() gives bwrap's tools LC_ALL=C, which bwrap removes before the command", () => {
@@ -166,8 +170,8 @@ Deno.test("chainEnvironment() gives bwrap's tools LC_ALL=C, which bwrap removes 
   const bwrap = plan({ mode: "bwrap" });
   assert.deepEqual(chainEnvironment(bwrap, env), { ...env, LC_ALL: "C" });
   const argv = buildLaunchArgv(bwrap, policy, { ...target, env });
-  const sep = argv.lastIndexOf("--");
-  assert.deepEqual(argv.slice(sep - 2), ["--unsetenv", "LC_ALL", "--", ...argvTail]);
+  const at = argv.indexOf("--unsetenv");
+  assert.deepEqual(argv.slice(at), ["--unsetenv", "LC_ALL", "--", ...argvTail]);
   // No value ever goes on argv (readable by every local user).
   assert.ok(!argv.some((a) => a.includes("C.UTF-8") || a === "/usr/bin"));
 });
@@ -239,7 +243,7 @@ Deno.test("run() starts the chain in a new session that the process Deno spawned
     const rows = out.stdout.trim().split("\n").map((l) => l.split(" ").map(Number));
     const server = rows.at(-1)!;
     assert.equal(server[0], Deno.pid);
-    // sh <- the namespace's init <- timeout, the process Deno spawned <- the server.
+    // sh <- the namespace's init <- the helper Deno spawned <- the server.
     assert.equal(rows.length, 4, out.stdout);
     const launcher = rows.find((r) => r[1] === Deno.pid)!;
     const leader = launcher[0]!;
@@ -321,26 +325,14 @@ for (const mode of ["none", "bwrap"] as const) {
   });
 }
 
-Deno.test("createExecutor() refuses to start without setsid", async () => {
-  const jail = await makeJail();
-  try {
-    const policy = makePolicy({ jailRoot: jail });
-    const built = await createExecutor(policy, { tools: { setsid: "/nonexistent/setsid" } });
-    assert.equal(built.ok, false);
-    assert.ok(!built.ok && /\/nonexistent\/setsid/.test(built.message), JSON.stringify(built));
-  } finally {
-    await Deno.remove(jail, { recursive: true });
-  }
-});
-
-Deno.test("run() returns CONTAINMENT_UNAVAILABLE and runs nothing when setsid cannot start the next tool", async () => {
-  const { outcome, canaryCreated } = await runWithToolRemovedAfterStartup("setpriv");
+Deno.test("run() returns CONTAINMENT_UNAVAILABLE and runs nothing when bwrap vanishes after startup", async () => {
+  const { outcome, canaryCreated } = await runWithToolRemovedAfterStartup("bwrap");
   assert.equal(outcome.code, "CONTAINMENT_UNAVAILABLE");
-  assert.match(outcome.reason, /setsid: failed to execute/);
+  assert.match(outcome.reason, /htmcp-spawn: cannot start .*bwrap/);
   assert.equal(canaryCreated, false);
 });
 
-Deno.test("buildLaunchArgv() spawned detached moves the command off pid 2, so the startup probe would refuse it", async () => {
+Deno.test("buildLaunchArgv() spawned detached still puts the command at pid 2 in its own session", async () => {
   const dir = await makeJail();
   try {
     const p = makePolicy({ jailRoot: dir });
@@ -362,11 +354,10 @@ Deno.test("buildLaunchArgv() spawned detached moves the command off pid 2, so th
       const [out] = await Promise.all([new Response(child.stdout).text(), child.status]);
       return out;
     };
-    // Attached (as the executor spawns): setsid needs no fork, sh is pid 2.
+    // The helper never forks before the namespace exists: already leading a
+    // session (detached) it keeps that one, and the command is pid 2 either way.
     assert.equal(await pidOf(false), "2\n");
-    // Detached, the launcher already leads a group, so setsid forks, and its
-    // child is the namespace's first process: the probe's pid-2 check fails.
-    assert.equal(await pidOf(true), "3\n");
+    assert.equal(await pidOf(true), "2\n");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -1,15 +1,16 @@
 /**
  * The executor works under the narrow Deno permission set the server runs
- * with: run access to the launcher head only, read access to the code and
+ * with: run access to the launcher helper only, read access to the code and
  * the jail. No --allow-sys (the uid comes from the launcher), no read access
  * to /proc or the system folders (their layout falls back to binds).
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
+import { DEFAULT_LAUNCHER_TOOLS } from "../../src/exec/mod.ts";
 import { makeJail } from "./_fixtures.ts";
 
 for (const mode of ["none", "bwrap"] as const) {
-  Deno.test(`[${mode}] the executor runs with --allow-run for the launcher head alone`, async () => {
+  Deno.test(`[${mode}] the executor runs with --allow-run for the launcher helper alone`, async () => {
     const jail = await makeJail();
     try {
       const repo = fileURLToPath(new URL("../../", import.meta.url));
@@ -29,7 +30,7 @@ for (const mode of ["none", "bwrap"] as const) {
           "eval",
           "--no-prompt",
           `--allow-read=${repo},${jail}`,
-          "--allow-run=/usr/bin/unshare",
+          `--allow-run=${DEFAULT_LAUNCHER_TOOLS.spawn}`,
           script,
         ],
         stdout: "piped",
@@ -39,7 +40,7 @@ for (const mode of ["none", "bwrap"] as const) {
       const result = JSON.parse(text || "{}");
       assert.equal(result.out?.code, "OK", text + new TextDecoder().decode(child.stderr));
       assert.equal(result.out.stdout, "2\n");
-      assert.deepEqual(result.paths, ["/usr/bin/unshare"]);
+      assert.deepEqual(result.paths, [DEFAULT_LAUNCHER_TOOLS.spawn]);
     } finally {
       await Deno.remove(jail, { recursive: true });
     }

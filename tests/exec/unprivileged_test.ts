@@ -1,5 +1,5 @@
 /**
- * The chain a non-root server uses (`privilege: "user"`): the PID namespace
+ * The launcher a non-root server uses (`privilege: "user"`): the PID namespace
  * is created inside a user namespace of the server's own. The test drops to
  * an unprivileged uid with setpriv and runs the exact argv the executor
  * would build, in both modes.
@@ -27,7 +27,7 @@ async function runAsUser(argv: string[], cwd: string) {
 }
 
 for (const mode of ["none", "bwrap"] as const) {
-  Deno.test(`[${mode}] a non-root server's chain contains the command in a PID namespace`, async () => {
+  Deno.test(`[${mode}] a non-root server's launcher contains the command in a PID namespace`, async () => {
     const jail = await makeJail();
     try {
       const policy = makePolicy({ jailRoot: jail });

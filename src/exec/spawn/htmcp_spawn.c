@@ -1,0 +1,639 @@
+/*
+ * htmcp-spawn: the one program the server spawns for every command. It
+ * replaces a chain of six system tools (unshare, setsid, setpriv, timeout,
+ * prlimit, a second setpriv) with one exec and keeps each of their jobs:
+ *
+ *   outer (Deno's child)      setsid, parent-death signal, closes every
+ *                             descriptor above 2, creates the PID namespace
+ *                             (as root: CLONE_NEWPID; else with a user
+ *                             namespace mapping only the server's own uid),
+ *                             forks the namespace's init, then only waits:
+ *                             SIGTERM/SIGALRM (the server's kill request) or
+ *                             its own backstop timer SIGKILL the init.
+ *   init (pid 1 inside)       drops to --setuid/--setgid (groups cleared),
+ *                             sets its own parent-death signal (after the
+ *                             uid change, which would clear it), then either
+ *                             execs bwrap (--init-exec) or forks the command
+ *                             (or runs a plan) and reaps until it ends. When
+ *                             it exits the kernel kills and reaps everything
+ *                             left in the namespace, daemons included, and
+ *                             only then does the outer waitpid() return: the
+ *                             outer's exit means the whole tree is gone.
+ *   --inner (inside bwrap)    no namespace of its own: rlimits,
+ *                             no_new_privs, closed descriptors, exec (or
+ *                             run a plan in the jail's view of the files).
+ *
+ * Exit status: the command's, 128+N when it died of signal N, 137 when the
+ * tree was killed on request or by the backstop, 125 when the containment
+ * could not be set up, 126/127 when the command could not be executed. Every
+ * message it prints starts with "htmcp-spawn: ".
+ *
+ * Plans (--plan): stages joined by pipes, sequences (; && ||), cd and
+ * redirections, read from stdin as NUL-terminated tokens: see run_plan().
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <grp.h>
+#include <unistd.h>
+
+#define NAME "htmcp-spawn"
+#define EXIT_SETUP 125
+#define MAX_RLIMITS 8
+#define MAX_PLAN_BYTES (1 << 20)
+#define MAX_PLAN_STAGES 64
+#define OUTPUT_PIPE_BYTES (256 * 1024)
+
+extern char **environ;
+
+struct limit {
+  int resource;
+  struct rlimit value;
+};
+
+struct options {
+  int pidns;        /* 0: no namespace (--inner), 1: root, 2: user */
+  long uid, gid;    /* -1: keep */
+  long backstop_ms; /* 0: none */
+  int init_exec;    /* the namespace's init execs argv itself (bwrap) */
+  int plan;
+  struct limit limits[MAX_RLIMITS];
+  int nlimits;
+  char **argv;
+};
+
+static void say(const char *fmt, ...) {
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;
+  line[n++] = '\n';
+  /* One write: messages from concurrent stages never interleave mid-line. */
+  ssize_t ignored = write(2, NAME ": ", sizeof NAME + 1);
+  ignored = write(2, line, (size_t)n);
+  (void)ignored;
+}
+
+static _Noreturn void setup_failed(const char *what) {
+  say("%s: %s", what, strerror(errno));
+  _exit(EXIT_SETUP);
+}
+
+/*
+ * Only stdin, stdout and stderr may reach a command: a descriptor the
+ * server left open by mistake (a log, a socket, a secret file) would
+ * otherwise be readable by whatever runs. close_range needs Linux 5.9; the
+ * loop is the fallback.
+ */
+static void close_above_stderr(void) {
+  if (syscall(SYS_close_range, 3U, ~0U, 0U) == 0) return;
+  struct rlimit nofile;
+  long top = getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY
+                 ? (long)nofile.rlim_cur
+                 : 65536;
+  for (long fd = 3; fd < top; fd++) close((int)fd);
+}
+
+/* A command starts with no blocked and no ignored signal: both survive exec. */
+static void reset_signals(void) {
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
+}
+
+static int exec_status(int err) { return err == ENOENT || err == ENOTDIR ? 127 : 126; }
+
+/* Applies the limits and the exec-time hardening, then runs argv; never returns. */
+static _Noreturn void exec_command(const struct options *o, char **argv) {
+  for (int i = 0; i < o->nlimits; i++) {
+    if (setrlimit(o->limits[i].resource, &o->limits[i].value) != 0) setup_failed("setrlimit");
+  }
+  /* No setuid/file-capability binary can gain privileges from here on. */
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) setup_failed("no_new_privs");
+  reset_signals();
+  close_above_stderr();
+  execve(argv[0], argv, environ);
+  int err = errno;
+  say("failed to execute %s: %s", argv[0], strerror(err));
+  _exit(exec_status(err));
+}
+
+static int encode_status(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return EXIT_SETUP;
+}
+
+/* ---- plans -------------------------------------------------------------- */
+
+struct plan {
+  char *tokens[MAX_PLAN_BYTES / 2];
+  int count, at;
+  const char *nonce;
+  const char *jail;
+  int jailfd;
+};
+
+static char plan_bytes[MAX_PLAN_BYTES + 1];
+static struct plan the_plan;
+
+static const char *next_token(struct plan *p) {
+  if (p->at >= p->count) {
+    errno = EINVAL;
+    setup_failed("plan ended early");
+  }
+  return p->tokens[p->at++];
+}
+
+static long next_number(struct plan *p, long max) {
+  const char *text = next_token(p);
+  char *end;
+  errno = 0;
+  long n = strtol(text, &end, 10);
+  if (errno != 0 || *end != '\0' || n < 0 || n > max) {
+    errno = EINVAL;
+    setup_failed("plan number");
+  }
+  return n;
+}
+
+/*
+ * Opens a path of the plan below the jail: openat2 with RESOLVE_BENEATH
+ * resolves every component (symlinks included) without ever leaving the
+ * jail, so a symlink swapped in after the server's path check cannot point
+ * a redirection or a cd outside it. /dev/null is the one path outside.
+ */
+static int open_in_jail(const struct plan *p, const char *path, int flags) {
+  if (strcmp(path, "/dev/null") == 0) return open(path, flags | O_CLOEXEC, 0666);
+  size_t n = strlen(p->jail);
+  const char *rel;
+  if (strcmp(path, p->jail) == 0) rel = ".";
+  else if (strncmp(path, p->jail, n) == 0 && path[n] == '/') rel = path + n + 1;
+  else {
+    errno = EXDEV;
+    return -1;
+  }
+  struct open_how how = {0};
+  how.flags = (unsigned long long)(flags | O_CLOEXEC);
+  how.mode = (flags & O_CREAT) ? 0666 : 0;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  return (int)syscall(SYS_openat2, p->jailfd, rel[0] ? rel : ".", &how, sizeof how);
+}
+
+/* Applies one stage's redirections, in order, as a shell does. In the stage's child. */
+static void apply_redirect(const struct plan *p, const char *kind) {
+  if (strcmp(kind, "2>&1") == 0) {
+    if (dup2(1, 2) < 0) _exit(1);
+    return;
+  }
+  if (strcmp(kind, "1>&2") == 0) {
+    if (dup2(2, 1) < 0) _exit(1);
+    return;
+  }
+  int target, flags;
+  if (strcmp(kind, "<") == 0) target = 0, flags = O_RDONLY;
+  else if (strcmp(kind, ">") == 0) target = 1, flags = O_WRONLY | O_CREAT | O_TRUNC;
+  else if (strcmp(kind, ">>") == 0) target = 1, flags = O_WRONLY | O_CREAT | O_APPEND;
+  else if (strcmp(kind, "2>") == 0) target = 2, flags = O_WRONLY | O_CREAT | O_TRUNC;
+  else if (strcmp(kind, "2>>") == 0) target = 2, flags = O_WRONLY | O_CREAT | O_APPEND;
+  else {
+    say("unknown redirection %s", kind);
+    _exit(1);
+  }
+  struct plan *mp = (struct plan *)p;
+  const char *file = next_token(mp);
+  int fd = open_in_jail(p, file, flags | O_NOCTTY);
+  if (fd < 0) {
+    say("%s: %s", file, strerror(errno));
+    _exit(1);
+  }
+  if (dup2(fd, target) < 0) _exit(1);
+  close(fd);
+}
+
+struct stage {
+  char **argv;
+  int redirect_at, redirects;
+  pid_t pid;
+  int status; /* -1: not run */
+};
+
+static struct stage stages[MAX_PLAN_STAGES];
+static int nstages;
+static char status_text[MAX_PLAN_STAGES * 16 + 256];
+static struct options plan_limits;
+
+/* Parses one stage (after its "stage" token): PATH ARGC ARG... NREDIR (KIND [FILE])... */
+static struct stage *parse_stage(struct plan *p) {
+  if (nstages >= MAX_PLAN_STAGES) {
+    errno = E2BIG;
+    setup_failed("plan stages");
+  }
+  struct stage *s = &stages[nstages++];
+  const char *path = next_token(p);
+  long argc = next_number(p, 4096);
+  /* argv is built in place: the path as argv[0], then the arguments. */
+  char **argv = calloc((size_t)argc + 2, sizeof *argv);
+  if (argv == NULL) setup_failed("calloc");
+  argv[0] = (char *)path;
+  for (long i = 0; i < argc; i++) argv[i + 1] = (char *)next_token(p);
+  s->argv = argv;
+  s->redirects = (int)next_number(p, 64);
+  s->redirect_at = p->at;
+  for (int i = 0; i < s->redirects; i++) {
+    const char *kind = next_token(p);
+    if (strcmp(kind, "2>&1") != 0 && strcmp(kind, "1>&2") != 0) next_token(p);
+  }
+  s->status = -1;
+  return s;
+}
+
+/* Reaps until every stage in [first, first+n) has ended; orphans are reaped on the way. */
+static void wait_stages(int first, int n) {
+  int left = n;
+  while (left > 0) {
+    int status;
+    pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = first; i < first + n; i++) {
+      if (stages[i].pid == pid) {
+        stages[i].status = encode_status(status);
+        left--;
+      }
+    }
+  }
+}
+
+/* Runs one pipeline of `count` stages; returns the last stage's status. */
+static int run_pipeline(struct plan *p, int first, int count) {
+  int in = -1;
+  for (int i = first; i < first + count; i++) {
+    int fds[2] = {-1, -1};
+    if (i + 1 < first + count && pipe2(fds, O_CLOEXEC) != 0) setup_failed("pipe");
+    pid_t pid = fork();
+    if (pid < 0) setup_failed("fork");
+    if (pid == 0) {
+      if (in >= 0 && dup2(in, 0) < 0) _exit(1);
+      if (fds[1] >= 0 && dup2(fds[1], 1) < 0) _exit(1);
+      p->at = stages[i].redirect_at;
+      for (int r = 0; r < stages[i].redirects; r++) apply_redirect(p, next_token(p));
+      exec_command(&plan_limits, stages[i].argv);
+    }
+    stages[i].pid = pid;
+    if (in >= 0) close(in);
+    if (fds[1] >= 0) close(fds[1]);
+    in = fds[0];
+  }
+  wait_stages(first, count);
+  return stages[first + count - 1].status;
+}
+
+/*
+ * A plan, read from stdin (the command never sees it: stdin becomes
+ * /dev/null before the first stage starts):
+ *
+ *   htmcp-plan 1 NONCE JAIL  then elements separated by ";", "&&" or "||":
+ *   cd DIR                   | pipeline K (stage PATH ARGC ARG... NREDIR REDIR...)xK
+ *   end
+ *
+ * Every stage's status is reported on stderr after the last stage has
+ * ended and every process left in the namespace has been killed and
+ * reaped, as one final line "\0htmcp-status NONCE S1 S2 ...\n" (a status,
+ * or "-" for a stage a sequence skipped; a cd counts as a stage). No stage
+ * can append after it, and a stage cannot write a record the server
+ * accepts without the nonce, which it has no way to read: not on its stdin,
+ * argv or environment, and this process is not dumpable (no ptrace, no
+ * /proc/PID/mem for a command of the same uid).
+ */
+static _Noreturn void run_plan(const struct options *o) {
+  struct plan *p = &the_plan;
+  /* kill(-1) below must only ever reach a namespace of our own: pid 1 is
+     its init (mode none), pid 2 the first process under bwrap's init. */
+  if (getpid() > 2) {
+    errno = EPERM;
+    setup_failed("a plan runs only inside a new PID namespace");
+  }
+  size_t len = 0;
+  for (;;) {
+    ssize_t n = read(0, plan_bytes + len, MAX_PLAN_BYTES - len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) setup_failed("read plan");
+    if (n == 0) break;
+    len += (size_t)n;
+    if (len == MAX_PLAN_BYTES) {
+      errno = E2BIG;
+      setup_failed("plan");
+    }
+  }
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null < 0 || dup2(null, 0) < 0) setup_failed("/dev/null");
+  close(null);
+  for (size_t at = 0; at < len;) {
+    p->tokens[p->count++] = plan_bytes + at;
+    at += strlen(plan_bytes + at) + 1;
+  }
+  if (strcmp(next_token(p), "htmcp-plan") != 0 || strcmp(next_token(p), "1") != 0) {
+    errno = EINVAL;
+    setup_failed("plan header");
+  }
+  p->nonce = next_token(p);
+  p->jail = next_token(p);
+  p->jailfd = open(p->jail, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (p->jailfd < 0) setup_failed(p->jail);
+  plan_limits = *o;
+
+  int last = 0, skip = 0;
+  for (;;) {
+    const char *word = next_token(p);
+    if (strcmp(word, "end") == 0) break;
+    if (strcmp(word, ";") == 0) skip = 0;
+    else if (strcmp(word, "&&") == 0) skip = last != 0;
+    else if (strcmp(word, "||") == 0) skip = last == 0;
+    else if (strcmp(word, "cd") == 0) {
+      if (nstages >= MAX_PLAN_STAGES) {
+        errno = E2BIG;
+        setup_failed("plan stages");
+      }
+      struct stage *s = &stages[nstages++];
+      const char *dir = next_token(p);
+      s->status = -1;
+      if (!skip) {
+        int fd = open_in_jail(p, dir, O_RDONLY | O_DIRECTORY);
+        if (fd < 0 || fchdir(fd) != 0) {
+          say("cd %s: %s", dir, strerror(errno));
+          s->status = 1;
+        } else s->status = 0;
+        if (fd >= 0) close(fd);
+        last = s->status;
+      }
+    } else if (strcmp(word, "pipeline") == 0) {
+      int count = (int)next_number(p, MAX_PLAN_STAGES);
+      int first = nstages;
+      for (int i = 0; i < count; i++) {
+        if (strcmp(next_token(p), "stage") != 0) {
+          errno = EINVAL;
+          setup_failed("plan stage");
+        }
+        parse_stage(p);
+      }
+      if (!skip && count > 0) last = run_pipeline(p, first, count);
+    } else {
+      errno = EINVAL;
+      setup_failed("plan element");
+    }
+  }
+  /* Whatever a stage left behind (a daemon) dies now, before the report. */
+  kill(-1, SIGKILL);
+  while (waitpid(-1, NULL, 0) > 0 || errno == EINTR) {
+  }
+  size_t at = (size_t)snprintf(status_text, sizeof status_text, "%chtmcp-status %s", 0, p->nonce);
+  for (int i = 0; i < nstages && at < sizeof status_text - 16; i++) {
+    if (stages[i].status < 0) at += (size_t)snprintf(status_text + at, 16, " -");
+    else at += (size_t)snprintf(status_text + at, 16, " %d", stages[i].status);
+  }
+  status_text[at++] = '\n';
+  ssize_t ignored = write(2, status_text, at);
+  (void)ignored;
+  _exit(last & 0xff);
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+static long number(const char *text, const char *what) {
+  char *end;
+  errno = 0;
+  long n = strtol(text, &end, 10);
+  if (errno != 0 || *end != '\0' || n < 0) {
+    errno = EINVAL;
+    setup_failed(what);
+  }
+  return n;
+}
+
+static rlim_t rl_number(const char *text) {
+  char *end;
+  errno = 0;
+  unsigned long long n = strtoull(text, &end, 10);
+  if (errno != 0 || *end != '\0' || text[0] == '-') {
+    errno = EINVAL;
+    setup_failed("--rlimit");
+  }
+  return (rlim_t)n;
+}
+
+/* --rlimit=NAME=SOFT:HARD with NAME one of cpu, as, nproc, fsize, nofile. */
+static void parse_rlimit(struct options *o, char *spec) {
+  static const struct {
+    const char *name;
+    int resource;
+  } names[] = {{"cpu", RLIMIT_CPU}, {"as", RLIMIT_AS}, {"nproc", RLIMIT_NPROC},
+               {"fsize", RLIMIT_FSIZE}, {"nofile", RLIMIT_NOFILE}};
+  char *eq = strchr(spec, '='), *colon = eq ? strchr(eq, ':') : NULL;
+  if (eq == NULL || colon == NULL || o->nlimits >= MAX_RLIMITS) {
+    errno = EINVAL;
+    setup_failed("--rlimit");
+  }
+  *eq = '\0';
+  *colon = '\0';
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    if (strcmp(spec, names[i].name) == 0) {
+      struct limit *l = &o->limits[o->nlimits++];
+      l->resource = names[i].resource;
+      l->value.rlim_cur = rl_number(eq + 1);
+      l->value.rlim_max = rl_number(colon + 1);
+      return;
+    }
+  }
+  errno = EINVAL;
+  setup_failed("--rlimit");
+}
+
+static void parse(struct options *o, int argc, char **argv) {
+  o->uid = o->gid = -1;
+  int i = 1;
+  for (; i < argc; i++) {
+    char *a = argv[i];
+    if (strcmp(a, "--") == 0) {
+      i++;
+      break;
+    }
+    if (strcmp(a, "--pidns=root") == 0) o->pidns = 1;
+    else if (strcmp(a, "--pidns=user") == 0) o->pidns = 2;
+    else if (strcmp(a, "--inner") == 0) o->pidns = 0;
+    else if (strcmp(a, "--init-exec") == 0) o->init_exec = 1;
+    else if (strcmp(a, "--plan") == 0) o->plan = 1;
+    else if (strncmp(a, "--setuid=", 9) == 0) o->uid = number(a + 9, "--setuid");
+    else if (strncmp(a, "--setgid=", 9) == 0) o->gid = number(a + 9, "--setgid");
+    else if (strncmp(a, "--backstop-ms=", 14) == 0) o->backstop_ms = number(a + 14, "--backstop-ms");
+    else if (strncmp(a, "--rlimit=", 9) == 0) parse_rlimit(o, a + 9);
+    else {
+      errno = EINVAL;
+      setup_failed(a);
+    }
+  }
+  o->argv = argv + i;
+  if (!o->plan && o->argv[0] == NULL) {
+    errno = EINVAL;
+    setup_failed("no command after --");
+  }
+  if ((o->uid < 0) != (o->gid < 0)) {
+    errno = EINVAL;
+    setup_failed("--setuid and --setgid go together");
+  }
+}
+
+/* ---- outer and init ----------------------------------------------------- */
+
+static void write_file(const char *path, const char *text) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) setup_failed(path);
+  ssize_t n = write(fd, text, strlen(text));
+  if (n != (ssize_t)strlen(text)) setup_failed(path);
+  close(fd);
+}
+
+static void enter_namespaces(const struct options *o) {
+  if (o->pidns == 1) {
+    if (unshare(CLONE_NEWPID) != 0) setup_failed("unshare(CLONE_NEWPID)");
+    return;
+  }
+  /* Not root: a user namespace of our own maps only the server's uid and gid. */
+  uid_t uid = getuid();
+  gid_t gid = getgid();
+  if (unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0) setup_failed("unshare(CLONE_NEWUSER|CLONE_NEWPID)");
+  char map[64];
+  write_file("/proc/self/setgroups", "deny");
+  snprintf(map, sizeof map, "%u %u 1\n", uid, uid);
+  write_file("/proc/self/uid_map", map);
+  snprintf(map, sizeof map, "%u %u 1\n", gid, gid);
+  write_file("/proc/self/gid_map", map);
+}
+
+/* pid 1 of the new namespace. */
+static _Noreturn void run_init(const struct options *o, int lifeline) {
+  if (o->uid >= 0) {
+    /* Groups first: after setuid we could no longer clear them. */
+    if (o->pidns == 2 && ((uid_t)o->uid != getuid() || (gid_t)o->gid != getgid())) {
+      errno = EPERM;
+      setup_failed("--setuid without root");
+    }
+    if (o->pidns != 2 && setgroups(0, NULL) != 0) setup_failed("setgroups");
+    if (setgid((gid_t)o->gid) != 0) setup_failed("setgid");
+    if (setuid((uid_t)o->uid) != 0) setup_failed("setuid");
+  }
+  /* Set after the uid change, which clears it. */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) setup_failed("PR_SET_PDEATHSIG");
+  /* The outer may have died before the line above: its end of the lifeline is then closed. */
+  struct pollfd alive = {.fd = lifeline, .events = POLLIN};
+  if (poll(&alive, 1, 0) != 0) _exit(EXIT_SETUP);
+  close(lifeline);
+  if (o->init_exec) {
+    reset_signals();
+    close_above_stderr();
+    execve(o->argv[0], o->argv, environ);
+    int err = errno;
+    say("cannot start %s: %s", o->argv[0], strerror(err));
+    _exit(exec_status(err));
+  }
+  if (o->plan) run_plan(o);
+  pid_t child = fork();
+  if (child < 0) setup_failed("fork");
+  if (child == 0) exec_command(o, o->argv);
+  /* Reap orphans too (we are their init) until the command itself ends. */
+  for (;;) {
+    int status;
+    pid_t pid = waitpid(-1, &status, 0);
+    if (pid == child) _exit(encode_status(status));
+    if (pid < 0 && errno != EINTR) _exit(EXIT_SETUP);
+  }
+}
+
+int main(int argc, char **argv) {
+  sigset_t watched;
+  sigemptyset(&watched);
+  sigaddset(&watched, SIGCHLD);
+  sigaddset(&watched, SIGALRM);
+  sigaddset(&watched, SIGTERM);
+  /* Blocked from the first instruction: a kill request is never lost, only queued. */
+  sigprocmask(SIG_BLOCK, &watched, NULL);
+
+  /* The startup probe: proves the server may spawn us, and reports its uid. */
+  if (argc == 2 && strcmp(argv[1], "--dump") == 0) {
+    printf("uid: %u\n", (unsigned)getuid());
+    return 0;
+  }
+  struct options o = {0};
+  parse(&o, argc, argv);
+  close_above_stderr();
+  if (o.pidns == 0) {
+    if (o.plan) {
+      /* Inside bwrap we are not pid 1: adopt the orphans ourselves, to reap them. */
+      prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+      run_plan(&o);
+    }
+    exec_command(&o, o.argv);
+  }
+
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) setup_failed("PR_SET_PDEATHSIG");
+  if (getppid() == 1) _exit(EXIT_SETUP); /* the server is already gone */
+  /* Larger output pipes: a flood then reaches the server in fewer, larger
+     reads (each read costs the server an allocation or two). Not a pipe, or
+     over the system's pipe-max-size: keep the default. */
+  fcntl(1, F_SETPIPE_SZ, OUTPUT_PIPE_BYTES);
+  fcntl(2, F_SETPIPE_SZ, OUTPUT_PIPE_BYTES);
+  /* A new session: no controlling terminal, no terminal signal. Already
+     ours only when spawned detached (then we lead a session already). */
+  if (setsid() < 0 && getsid(0) != getpid()) setup_failed("setsid");
+  enter_namespaces(&o);
+
+  int lifeline[2];
+  if (pipe2(lifeline, O_CLOEXEC) != 0) setup_failed("pipe");
+  pid_t init = fork();
+  if (init < 0) setup_failed("fork");
+  if (init == 0) {
+    close(lifeline[1]);
+    run_init(&o, lifeline[0]);
+  }
+  close(lifeline[0]);
+
+  if (o.backstop_ms > 0) {
+    struct itimerval backstop = {0};
+    backstop.it_value.tv_sec = o.backstop_ms / 1000;
+    backstop.it_value.tv_usec = (o.backstop_ms % 1000) * 1000;
+    setitimer(ITIMER_REAL, &backstop, NULL);
+  }
+  int killed = 0;
+  for (;;) {
+    int sig = sigwaitinfo(&watched, NULL);
+    if (sig == SIGALRM || sig == SIGTERM) {
+      /* The init's death takes the whole namespace with it. */
+      if (!killed) kill(init, SIGKILL);
+      killed = 1;
+    }
+    int status;
+    pid_t pid = waitpid(init, &status, WNOHANG);
+    if (pid == init) _exit(killed ? 128 + SIGKILL : encode_status(status));
+  }
+}
