@@ -16,7 +16,8 @@
 import { posix } from "node:path";
 import type { Policy, ResolvedCommand } from "../config/types.ts";
 import { confineArgs, confineCwd } from "../jail/mod.ts";
-import { evaluateWords, pathArgumentCandidates, type Word } from "../policy/mod.ts";
+import type { Word } from "../policy/mod.ts";
+import { checkWords } from "./check_words.ts";
 import type { ResultCode } from "../result/codes.ts";
 import { expandGlob } from "./expand_glob.ts";
 import type { CommandStage, Connector, Plan, PlanWord, Redirection } from "./types.ts";
@@ -119,12 +120,8 @@ async function checkStage(
     if (!expanded.ok) return { ok: false, code: "PATH_ESCAPE", reason: expanded.reason, argv0 };
     for (const text of expanded.words) words.push({ text, quoted: word.quoted });
   }
-  const decision = evaluateWords(words, policy);
-  if (!decision.ok) return { ok: false, code: decision.code, reason: decision.reason, argv0 };
-  if (policy.confineArgs) {
-    const confined = await confineArgs(policy.jailRoot, cwd, pathArgumentCandidates(decision.argv));
-    if (!confined.ok) return { ok: false, code: confined.code, reason: confined.reason, argv0 };
-  }
+  const checked = await checkWords(policy, words, cwd);
+  if (!checked.ok) return { ok: false, code: checked.code, reason: checked.reason, argv0 };
   const redirections: CheckedRedirection[] = [];
   for (const redirection of stage.redirections) {
     const checked = await checkRedirection(policy, cwd, redirection);
@@ -134,8 +131,8 @@ async function checkStage(
   return {
     ok: true,
     stage: Object.freeze({
-      argv: decision.argv,
-      command: decision.command,
+      argv: checked.argv,
+      command: checked.command,
       redirections: Object.freeze(redirections),
     }),
   };

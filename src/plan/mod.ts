@@ -16,5 +16,15 @@ export type {
   Redirection,
   Step,
 } from "./types.ts";
-export { lexPlan, type LexResult, type Operator, type Token } from "./lex.ts";
 export { isSimpleCommand, parsePlan, PLAN_LIMITS } from "./parse.ts";
+export {
+  type CheckedPipeline,
+  type CheckedPlan,
+  type CheckedRedirection,
+  type CheckedStage,
+  checkPlan,
+  DEV_NULL,
+  type PlanCheckResult,
+} from "./check_plan.ts";
+export { expandGlob, GLOB_LIMITS, type GlobResult } from "./expand_glob.ts";
+export { checkWords, type WordsCheck } from "./check_words.ts";

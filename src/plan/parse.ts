@@ -24,7 +24,7 @@
  * @module
  */
 
-import { lexPlan, type Operator, type Token } from "./lex.ts";
+import { lexPlan, type Operator, type Token } from "../policy/mod.ts";
 import type {
   CommandStage,
   Connector,

@@ -8,21 +8,9 @@
  * @module
  */
 
-import type { PolicyRefusalCode } from "../policy/types.ts";
+import type { PlanWord, PolicyRefusalCode } from "../policy/types.ts";
 
-/**
- * One word of a command after quote removal. `glob` marks the positions of
- * unquoted `*`, `?` and `[`: only those are pattern characters, so `'*.ts'`
- * stays the literal text `*.ts` while `*.ts` is expanded.
- */
-export interface PlanWord {
-  /** The word's text with quotes and escapes removed. */
-  readonly text: string;
-  /** True when a quote or backslash contributed to the word. */
-  readonly quoted: boolean;
-  /** Code-unit indexes in `text` of unquoted glob characters; empty when none. */
-  readonly globAt: readonly number[];
-}
+export type { PlanWord };
 
 /** Where a redirection sends or takes a stream. */
 export type Redirection =

@@ -8,8 +8,9 @@
  * @module
  */
 
-export type { Decision, PolicyIo, PolicyRefusalCode, TokenizeResult } from "./types.ts";
+export type { Decision, PlanWord, PolicyIo, PolicyRefusalCode, TokenizeResult } from "./types.ts";
 export { tokenize } from "./tokenize.ts";
+export { lexPlan, type LexResult, type Operator, type Token } from "./lex.ts";
 export { evaluateCommand, evaluateWords } from "./evaluate.ts";
 export type { Word } from "./tokenize.ts";
 export { SYSTEM_POLICY_IO } from "./real_path_io.ts";

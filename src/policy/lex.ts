@@ -17,9 +17,8 @@
  * @module
  */
 
-import { findRefusedCodePoint } from "../policy/metacharacters.ts";
-import type { PolicyRefusalCode } from "../policy/types.ts";
-import type { PlanWord } from "./types.ts";
+import { findRefusedCodePoint, UNQUOTED_OPERATORS } from "./metacharacters.ts";
+import type { PlanWord, PolicyRefusalCode } from "./types.ts";
 
 /** An operator token: what joins commands or redirects a stream. */
 export type Operator =
@@ -43,14 +42,8 @@ export type LexResult =
 
 const SHELL_NOTE = "htmcp runs no shell; quote it to pass it as plain data.";
 
-/** Unquoted characters that are always refused, with what a shell would do. */
-const REFUSED_UNQUOTED: ReadonlyMap<string, string> = new Map([
-  ["(", "a subshell or process substitution"],
-  [")", "a subshell or process substitution"],
-  ["{", "brace expansion or a command group"],
-  ["}", "brace expansion or a command group"],
-  ["!", "history expansion or pipeline negation"],
-]);
+/** Unquoted characters that are always refused (what a shell would do: `UNQUOTED_OPERATORS`). */
+const REFUSED_UNQUOTED: ReadonlySet<string> = new Set(["(", ")", "{", "}", "!"]);
 
 /** Characters that end a word and start an operator. */
 const OPERATOR_START = new Set(["|", "&", ";", "<", ">"]);
@@ -165,7 +158,8 @@ function readOperator(
     }
     if (second === "<") {
       return denied(
-        `The command contains "<<", a here-document; pass the text as run_command's stdin instead.`,
+        `The command contains "<<", a shell's here-document; pass the text as run_command's ` +
+          `stdin instead.`,
       );
     }
     if (second === "(") {
@@ -187,7 +181,9 @@ function readOperator(
     return denied(`The command contains ">(", a process substitution; ${SHELL_NOTE}`);
   }
   if (second === "|") {
-    return denied(`The redirection ">|" (overwrite despite noclobber) is not supported; use ">".`);
+    return denied(
+      `The redirection ">|" (a shell's overwrite despite noclobber) is not supported; use ">".`,
+    );
   }
   if (second === "&") {
     const to = at(2);
@@ -311,7 +307,9 @@ export function lexPlan(raw: string): LexResult {
     // `[!...]` is a negated bracket expression of a glob, not history expansion.
     const negatesBracket = character === "!" && word.text.endsWith("[") &&
       word.globAt.at(-1) === word.text.length - 1;
-    const always = negatesBracket ? undefined : REFUSED_UNQUOTED.get(character);
+    const always = negatesBracket || !REFUSED_UNQUOTED.has(character)
+      ? undefined
+      : UNQUOTED_OPERATORS.get(character);
     if (always !== undefined) {
       return denied(
         `The command contains "${character}" outside quotes, which a shell treats as ${always}; ${SHELL_NOTE}`,
