@@ -125,6 +125,15 @@ export function buildAttempt(
       verdict: requireString("verdict", input.verdict),
       code: nullableString("code", input.code),
       reason: redact(requireString("reason", input.reason)),
+      ...(input.plan === undefined ? {} : {
+        plan: input.plan.map((stage, index) => ({
+          joined: stage.joined,
+          argv: redactArgv(stage.argv, redact, wholeArgv),
+          redirects: stage.redirects.map((text, at) =>
+            redact(requireString(`plan[${index}].redirects[${at}]`, text))
+          ),
+        })),
+      }),
     },
   };
 }
@@ -150,6 +159,14 @@ export function buildOutcome(input: OutcomeFields): RecordBody {
       stdout_bytes: requireCount("stdout_bytes", input.stdout_bytes),
       stderr_bytes: requireCount("stderr_bytes", input.stderr_bytes),
       truncated: input.truncated,
+      ...(input.stages === undefined ? {} : {
+        stages: input.stages.map((status, index) => {
+          if (status !== null && !Number.isSafeInteger(status)) {
+            throw new TypeError(`Audit field "stages[${index}]" must be an integer or null.`);
+          }
+          return status;
+        }),
+      }),
     },
   };
 }

@@ -25,6 +25,7 @@ export {
   type AuditEventName,
   type AuditFailMode,
   type AuditFieldValue,
+  type AuditPlanStage,
   type AuditRecordKind,
   type AuditVerdict,
   type AuditWriteResult,

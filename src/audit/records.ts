@@ -79,10 +79,27 @@ export interface AttemptFields {
   readonly code: ResultCode | null;
   /** The policy's sentence (`policy_reason`). Redacted, since it may quote the command. */
   readonly reason: string;
+  /**
+   * A composed command's whole plan, as it will run: every stage's argv and
+   * redirections, in order, with the connector before it. Absent for a
+   * plain command (its argv is `argv`). The log redacts every word.
+   */
+  readonly plan?: readonly AuditPlanStage[];
+}
+
+/** One stage of a plan in the audit record. */
+export interface AuditPlanStage {
+  /** `null` for the first stage, `|` inside a pipeline, or the sequence connector. */
+  readonly joined: "|" | "&&" | "||" | ";" | null;
+  readonly argv: readonly string[];
+  /** Redirections as text (`> /jail/out.txt`, `2>&1`), in order. */
+  readonly redirects: readonly string[];
 }
 
 /** Written after the call ended, whatever the ending. Carries counts, never content. */
 export interface OutcomeFields {
+  /** A plan's stage exit statuses in order (null: skipped by `&&`/`||`); absent for a plain command. */
+  readonly stages?: readonly (number | null)[];
   /** The attempt's `call_id`. */
   readonly call_id: string;
   /** MCP tool name. */

@@ -69,10 +69,9 @@ export async function runContained(
 
 /**
  * A checked plan to run: every stage already judged by the policy, its argv
- * complete. Per-command hardening (`RunSettings.hardening`, git's `-c`
- * overrides and environment) is not added here: the stages share one
- * environment, so the caller puts a stage's hardening into its argv (and
- * the audit records exactly that argv).
+ * complete (each stage's run specification, git's `-c` overrides included:
+ * the audit records exactly that argv). The stages share one environment:
+ * `env` is added to the policy's child environment for all of them.
  */
 export interface PlanRequest extends Omit<ExecRequest, "command" | "args"> {
   /** Names the plan in sentences (for example the first stage's command name). */
@@ -117,7 +116,7 @@ export async function runPlanContained(
   const early = await refusedBeforeStart(request, paths, request.name, started);
   if (early !== null) return { ...early, stages: [] };
   const nonce = planNonce();
-  const commandEnv = { ...settings.policy.childEnv };
+  const commandEnv = { ...settings.policy.childEnv, ...(request.env ?? {}) };
   const { argv, stdin } = buildPlanLaunch(
     settings.plan,
     settings.policy,

@@ -23,7 +23,7 @@ import { commandHardening, gitDiffSafetyArgs, isGit } from "./git_safety.ts";
 import { SYSTEM_POLICY_IO } from "./real_path_io.ts";
 import { findRuleHit } from "./rules.ts";
 import { checkArgSchema } from "./arg_schema.ts";
-import { type SplitResult, splitWords, wordsFromArgv } from "./tokenize.ts";
+import { type SplitResult, splitWords, type Word, wordsFromArgv } from "./tokenize.ts";
 import type { Decision, PolicyIo } from "./types.ts";
 
 function deny(reason: string, argv: readonly string[]): Decision {
@@ -90,9 +90,28 @@ export function evaluateArgv(
 /** Everything after the split: the one place a word list is judged. */
 function evaluateSplit(split: SplitResult, policy: Policy, io: PolicyIo): Decision {
   if (!split.ok) return { ok: false, code: split.code, reason: split.reason, argv: null };
-  const argv = Object.freeze(split.words.map((word) => word.text));
-  const [first] = split.words;
-  if (first === undefined) throw new RangeError("splitWords() returned no words.");
+  return evaluateWords(split.words, policy, io);
+}
+
+/**
+ * Decides whether one command, already split into words (a plan's stage),
+ * may run under `policy`: the same checks as `evaluateCommand` after its
+ * split, so a stage of a pipeline is judged exactly as a single command.
+ *
+ * @param words The command's words, command word first, with their quoting.
+ * @param policy The loaded, frozen policy.
+ * @param io Resolves a path-qualified command word.
+ * @returns The verdict, as for `evaluateCommand`.
+ * @throws {RangeError} When `words` is empty (a caller bug).
+ */
+export function evaluateWords(
+  words: readonly Word[],
+  policy: Policy,
+  io: PolicyIo = SYSTEM_POLICY_IO,
+): Decision {
+  const argv = Object.freeze(words.map((word) => word.text));
+  const [first] = words;
+  if (first === undefined) throw new RangeError("evaluateWords() needs at least one word.");
 
   const resolved = resolveCommandWord(first, policy, io);
   if (!resolved.ok) return deny(resolved.reason, argv);

@@ -8,9 +8,18 @@
  * @module
  */
 
-export type { Decision, PolicyIo, PolicyRefusalCode, RunSpec, TokenizeResult } from "./types.ts";
+export type {
+  Decision,
+  PlanWord,
+  PolicyIo,
+  PolicyRefusalCode,
+  RunSpec,
+  TokenizeResult,
+} from "./types.ts";
 export { tokenize } from "./tokenize.ts";
-export { evaluateArgv, evaluateCommand } from "./evaluate.ts";
+export { lexPlan, type LexResult, type Operator, type Token } from "./lex.ts";
+export { evaluateArgv, evaluateCommand, evaluateWords } from "./evaluate.ts";
+export type { Word } from "./tokenize.ts";
 export { SYSTEM_POLICY_IO } from "./real_path_io.ts";
 export { looksLikePath, pathArgumentCandidates } from "./path_candidates.ts";
 export { interpreterWarnings, isInterpreter } from "./interpreters.ts";

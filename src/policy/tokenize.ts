@@ -10,7 +10,8 @@
  * @module
  */
 
-import { findRefusedAnywhere, UNQUOTED_OPERATORS } from "./metacharacters.ts";
+import { lexPlan } from "./lex.ts";
+import { findRefusedCodePoint, UNQUOTED_OPERATORS } from "./metacharacters.ts";
 import type { PolicyRefusalCode, TokenizeResult } from "./types.ts";
 
 /** One word of the command, and whether any quoting or escaping built it. */
@@ -32,7 +33,9 @@ function refuse(code: PolicyRefusalCode, reason: string): SplitResult {
 }
 
 /**
- * Splits `raw` into words and records which were quoted.
+ * Splits `raw` into the words of one plain command and records which were
+ * quoted: the plan lexer's words, refused when the text composes commands
+ * (pipes, sequences, redirections) or holds a glob, which only a plan models.
  *
  * @param raw The command text exactly as the client sent it.
  * @returns The words, or a refusal: `POLICY_DENIED` for shell syntax,
@@ -41,104 +44,29 @@ function refuse(code: PolicyRefusalCode, reason: string): SplitResult {
  */
 export function splitWords(raw: string): SplitResult {
   if (typeof raw !== "string") throw new TypeError("splitWords() expects a string.");
-  const anywhere = findRefusedAnywhere(raw);
-  if (anywhere !== null) return refuse("POLICY_DENIED", anywhere);
-
-  const characters = Array.from(raw);
+  const lexed = lexPlan(raw);
+  if (!lexed.ok) return lexed;
   const words: Word[] = [];
-  let text = "";
-  let inWord = false;
-  let quoted = false;
-  let state: "plain" | "single" | "double" = "plain";
-  // The previous character when it was added unquoted: a shell expands `~`
-  // after an unquoted `=` or `:` (`--dir=~/x`, `PATH=a:~/b`).
-  let previousPlain: string | null = null;
-
-  for (let index = 0; index < characters.length; index++) {
-    const character = characters[index] as string;
-    if (state === "single") {
-      // POSIX: inside single quotes every character is literal, backslash too.
-      if (character === "'") state = "plain";
-      else text += character;
-      continue;
-    }
-    if (state === "double") {
-      if (character === '"') {
-        state = "plain";
-      } else if (character === "\\") {
-        // POSIX: inside double quotes a backslash escapes only $ ` " \ and
-        // newline; `$`, backtick and newline never get this far.
-        const next = characters[index + 1];
-        if (next === '"' || next === "\\") {
-          text += next;
-          index++;
-        } else {
-          text += character;
-        }
-      } else {
-        text += character;
-      }
-      continue;
-    }
-    if (character === " " || character === "\t") {
-      if (inWord) words.push({ text, quoted });
-      text = "";
-      inWord = false;
-      quoted = false;
-      previousPlain = null;
-      continue;
-    }
-    if (character === "'" || character === '"') {
-      state = character === "'" ? "single" : "double";
-      inWord = true;
-      quoted = true;
-      previousPlain = null;
-      continue;
-    }
-    if (character === "\\") {
-      const next = characters[index + 1];
-      if (next === undefined) {
-        return refuse(
-          "PARSE_ERROR",
-          "The command ends with a backslash that escapes nothing.",
-        );
-      }
-      text += next;
-      index++;
-      inWord = true;
-      quoted = true;
-      previousPlain = null;
-      continue;
-    }
-    const operator = UNQUOTED_OPERATORS.get(character);
-    if (operator !== undefined) {
+  for (const token of lexed.tokens) {
+    if (token.type === "op") {
+      const what = UNQUOTED_OPERATORS.get(token.text.replace(/^[0-9]/, "")[0] ?? "") ??
+        "an operator";
       return refuse(
         "POLICY_DENIED",
-        `The command contains "${character}" outside quotes, which a shell treats as ${operator}; ${SHELL_NOTE}`,
+        `The command contains "${token.text}" outside quotes, which a shell treats as ${what}; ` +
+          `a single command cannot use it (${SHELL_NOTE})`,
       );
     }
-    if (character === "#" && !inWord) {
+    if (token.word.globAt.length > 0) {
+      const at = token.word.globAt[0] as number;
       return refuse(
         "POLICY_DENIED",
-        `The command has a word starting with "#" outside quotes, which a shell treats as a comment; ${SHELL_NOTE}`,
+        `The command contains "${token.word.text[at]}" outside quotes, which a shell treats as ` +
+          `a filename glob; a single command cannot use it (${SHELL_NOTE})`,
       );
     }
-    if (character === "~" && (!inWord || previousPlain === "=" || previousPlain === ":")) {
-      return refuse(
-        "POLICY_DENIED",
-        `The command contains "~" where a shell would expand it to a home folder; ${SHELL_NOTE}`,
-      );
-    }
-    text += character;
-    inWord = true;
-    previousPlain = character;
+    words.push({ text: token.word.text, quoted: token.word.quoted });
   }
-
-  if (state !== "plain") {
-    const quote = state === "single" ? "'" : '"';
-    return refuse("PARSE_ERROR", `The command has an unbalanced ${quote} quote.`);
-  }
-  if (inWord) words.push({ text, quoted });
   if (words.length === 0) return refuse("PARSE_ERROR", "The command is empty.");
   return { ok: true, words: Object.freeze(words) };
 }
@@ -147,8 +75,9 @@ export function splitWords(raw: string): SplitResult {
  * Takes an argv that something else already split (the operator's shell, for
  * `htmcp explain -- grep "a b" file`) as words, without splitting it again:
  * joining and re-splitting would turn `"a b"` into two words and judge a
- * command nobody asked about. Each word is data, as if quoted, so only the
- * characters refused anywhere (`$`, backtick, controls, odd spaces) are
+ * command nobody asked about. Each word is data, as if single-quoted (no
+ * shell will see it, so `$` and backticks are plain text), and only the
+ * characters refused anywhere (controls, line breaks, odd spaces) are
  * refused here; the command word gets the usual spelling checks later.
  *
  * @param argv The words, command word first.
@@ -160,7 +89,7 @@ export function wordsFromArgv(argv: readonly string[]): SplitResult {
   const words: Word[] = [];
   for (const text of argv) {
     if (typeof text !== "string") throw new TypeError("wordsFromArgv() expects strings.");
-    const anywhere = findRefusedAnywhere(text);
+    const anywhere = findRefusedCodePoint(text);
     if (anywhere !== null) return refuse("POLICY_DENIED", anywhere);
     words.push({ text, quoted: false });
   }

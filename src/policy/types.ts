@@ -69,3 +69,17 @@ export type Decision =
 export interface PolicyIo {
   realPath(path: string): string | null;
 }
+
+/**
+ * One word of a command after quote removal. `glob` marks the positions of
+ * unquoted `*`, `?` and `[`: only those are pattern characters, so `'*.ts'`
+ * stays the literal text `*.ts` while `*.ts` is expanded.
+ */
+export interface PlanWord {
+  /** The word's text with quotes and escapes removed. */
+  readonly text: string;
+  /** True when a quote or backslash contributed to the word. */
+  readonly quoted: boolean;
+  /** Code-unit indexes in `text` of unquoted glob characters; empty when none. */
+  readonly globAt: readonly number[];
+}

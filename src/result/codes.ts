@@ -79,6 +79,20 @@ export interface CommandResult {
   readonly duration_ms: number;
   /** A sentence a person understands: why it was allowed or refused. */
   readonly policy_reason: string;
+  /**
+   * A composed command's stages in order, each with its exit status (null
+   * when `&&`/`||` skipped it or the plan was killed). `exit_code` is the
+   * last stage run's, as a shell reports it (no pipefail). Absent for a
+   * plain command.
+   */
+  readonly stages?: readonly StageResult[];
+}
+
+/** One stage of a composed command in a result. */
+export interface StageResult {
+  /** The stage's argv as it ran (globs expanded). */
+  readonly argv: readonly string[];
+  readonly exit_code: number | null;
 }
 
 /** Codes for which `ok` is true. */

@@ -1,32 +1,32 @@
 /**
- * The checks shared by `run_command` and `explain_command`: parse, policy,
- * path model, cwd jail, argument-path jail. Pure policy first (the command
- * and its path model are judged from the text), then the realpath-based
- * jail, in that order, so a refused command never causes filesystem lookups
- * of its arguments. The jail's lookups share one budget and deadline, so the
- * check cannot itself become the denial of service.
+ * The checks shared by `run_command` and `explain_command`: parse the text
+ * into a plan, then judge it. A plain command (one stage, no redirection, no
+ * glob) takes the single-command path: the policy on its words first (pure,
+ * so a refused command never causes filesystem lookups), then the cwd and
+ * the per-command filesystem checks (`checkDecided`). A composed command
+ * (pipes, sequences, redirections, `cd`, globs) is judged whole by
+ * `checkPlan`, every stage exactly as a single command. An argv that the
+ * operator's shell already split (`htmcp explain -- ...`) is judged word for
+ * word, never re-split.
  *
  * @module
  */
-import { basename } from "node:path";
 import type { Policy, ResolvedCommand } from "../config/types.ts";
+import { type Decision, evaluateArgv, evaluateWords, type RunSpec } from "../policy/mod.ts";
+import { CheckBudget, confineCwd } from "../jail/mod.ts";
 import {
-  type Decision,
-  describeRepositoryRefusal,
-  evaluateArgv,
-  evaluateCommand,
-  inspectGitRepository,
-  needsGitRepositoryCheck,
-  planPathChecks,
-} from "../policy/mod.ts";
-import { CheckBudget, confineCwd, confinePlan } from "../jail/mod.ts";
-import { gitRepositoryReader } from "./_git_repository_io.ts";
+  checkDecided,
+  type CheckedPlan,
+  checkPlan,
+  isSimpleCommand,
+  parsePlan,
+} from "../plan/mod.ts";
 import type { ResultCode } from "../result/codes.ts";
-import type { RunSpec } from "../policy/mod.ts";
 
 export type CheckResult =
   | {
     readonly ok: true;
+    /** The argv that runs (a plan: its first stage's, for naming and the audit summary). */
     readonly argv: readonly string[];
     /** Exactly what runs (and what the audit records): the policy's run specification. */
     readonly run: RunSpec;
@@ -35,6 +35,8 @@ export type CheckResult =
     readonly reason: string;
     /** `enforce = "warn"` rules that would have refused it (reply and audit say so). */
     readonly ruleWarnings: readonly string[];
+    /** The whole plan when the text composes several commands; null for a plain command. */
+    readonly plan: CheckedPlan | null;
   }
   | {
     readonly ok: false;
@@ -57,14 +59,51 @@ export async function checkCommand(
   command: string | readonly string[],
   requestedCwd: string | undefined,
 ): Promise<CheckResult> {
-  const decision = typeof command === "string"
-    ? evaluateCommand(command, policy)
-    : evaluateArgv(command, policy);
-  return await checkDecision(policy, decision, requestedCwd);
+  if (typeof command !== "string") {
+    return await checkSingle(policy, evaluateArgv(command, policy), requestedCwd);
+  }
+  const parsed = parsePlan(command);
+  if (!parsed.ok) {
+    return { ok: false, code: parsed.code, reason: parsed.reason, argv: null, cwd: null };
+  }
+  if (isSimpleCommand(parsed.plan)) {
+    const step = parsed.plan.steps[0]?.step;
+    if (step === undefined || step.kind !== "pipeline") throw new RangeError("not a command");
+    const words = (step.pipeline.stages[0]?.words ?? []).map(({ text, quoted }) => ({
+      text,
+      quoted,
+    }));
+    return await checkSingle(policy, evaluateWords(words, policy), requestedCwd);
+  }
+  const checked = await checkPlan(policy, parsed.plan, requestedCwd);
+  if (!checked.ok) {
+    return { ok: false, code: checked.code, reason: checked.reason, argv: null, cwd: null };
+  }
+  const firstPipeline = checked.plan.pipelines[0];
+  const first = firstPipeline?.stages[0];
+  if (firstPipeline === undefined || first === undefined) {
+    return {
+      ok: false,
+      code: "POLICY_DENIED",
+      reason: `"cd" alone changes nothing outside a session; add a command ("cd DIR && ls").`,
+      argv: null,
+      cwd: null,
+    };
+  }
+  return {
+    ok: true,
+    argv: first.argv,
+    run: first.run,
+    command: first.command,
+    cwd: firstPipeline.cwd,
+    reason: describePlan(checked.plan),
+    ruleWarnings: checked.plan.pipelines.flatMap((p) => p.stages.flatMap((s) => s.ruleWarnings)),
+    plan: checked.plan,
+  };
 }
 
-/** The jail checks after a policy decision; shared by both forms of the command. */
-async function checkDecision(
+/** One plain command: the policy's decision, then the cwd and the filesystem checks. */
+async function checkSingle(
   policy: Policy,
   decision: Decision,
   requestedCwd: string | undefined,
@@ -78,70 +117,32 @@ async function checkDecision(
       cwd: null,
     };
   }
-  // `[paths] confine_args = false` is the operator's opt-out of the whole
-  // path model (folder changes, link refusals, tree walks), not only of the
-  // per-argument check: they are one claim, "paths stay in the jail".
-  const planned = policy.confineArgs
-    ? planPathChecks(
-      // pathArgv, not argv: sed scripts and awk programs are not paths.
-      decision.pathArgv,
-      [decision.command.name, basename(decision.command.realPath)],
-      // Only the kernel sandbox contains what no argument shows (tar -x).
-      policy.sandbox.mode !== "none",
-    )
-    : null;
-  if (planned !== null && !planned.ok) {
-    return {
-      ok: false,
-      code: planned.code,
-      reason: planned.reason,
-      argv: decision.argv,
-      cwd: null,
-    };
-  }
-  const budget = new CheckBudget();
   const cwd = await confineCwd(policy.jailRoot, requestedCwd);
   if (!cwd.ok) {
     return { ok: false, code: cwd.code, reason: cwd.reason, argv: decision.argv, cwd: null };
   }
-  if (planned !== null) {
-    const confined = await confinePlan(policy.jailRoot, cwd.value, planned.plan, budget);
-    if (!confined.ok) {
-      return {
-        ok: false,
-        code: confined.code,
-        reason: confined.reason,
-        argv: decision.argv,
-        cwd: cwd.value,
-      };
-    }
+  const checked = await checkDecided(policy, decision, cwd.value, new CheckBudget());
+  if (!checked.ok) {
+    return {
+      ok: false,
+      code: checked.code,
+      reason: checked.reason,
+      argv: checked.argv,
+      cwd: cwd.value,
+    };
   }
-  // A repository in the jail is untrusted input: its files are read (never
-  // run) and judged by the policy before git may use them.
-  if (needsGitRepositoryCheck(decision.command, policy.disabledGuards)) {
-    const repository = await inspectGitRepository(
-      { jailRoot: policy.jailRoot, cwd: cwd.value, args: decision.pathArgv.slice(1) },
-      gitRepositoryReader(policy.jailRoot),
-    );
-    if (!repository.ok) {
-      return {
-        ok: false,
-        code: "POLICY_DENIED",
-        reason: describeRepositoryRefusal(decision.argv[0] as string, repository.reason),
-        argv: decision.argv,
-        cwd: cwd.value,
-      };
-    }
-  }
-  return {
-    ok: true,
-    argv: decision.argv,
-    run: decision.run,
-    command: decision.command,
-    cwd: cwd.value,
-    reason: decision.ruleWarnings.length === 0
-      ? decision.reason
-      : `${decision.reason} ${decision.ruleWarnings.join(" ")}`,
-    ruleWarnings: decision.ruleWarnings,
-  };
+  return { ...checked, cwd: cwd.value, plan: null };
+}
+
+/** One sentence for an allowed plan: how many commands, joined how. */
+function describePlan(plan: CheckedPlan): string {
+  const stages = plan.pipelines.reduce((sum, pipeline) => sum + pipeline.stages.length, 0);
+  const text = plan.pipelines.map((pipeline, index) => {
+    const names = pipeline.stages.map((stage) => stage.argv[0] ?? "").join(" | ");
+    return index === 0 ? names : `${pipeline.connector} ${names}`;
+  }).join(" ");
+  const warnings = plan.pipelines.flatMap((p) => p.stages.flatMap((s) => s.ruleWarnings));
+  return `Allowed: ${stages} command(s) (${text}), each allowlisted and judged on its own; ` +
+    `no guard, rule or jail check refuses any of them.` +
+    (warnings.length === 0 ? "" : ` ${warnings.join(" ")}`);
 }

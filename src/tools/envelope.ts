@@ -6,7 +6,13 @@
  */
 import { z } from "zod";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { type CommandResult, isOkCode, RESULT_CODES, type ResultCode } from "../result/codes.ts";
+import {
+  type CommandResult,
+  isOkCode,
+  RESULT_CODES,
+  type ResultCode,
+  type StageResult,
+} from "../result/codes.ts";
 import { compactControls, type Compacted } from "./printable.ts";
 
 /** `outputSchema` of `run_command` and `explain_command`. */
@@ -20,6 +26,12 @@ export const COMMAND_RESULT_SHAPE = {
   exit_code: z.number().int().nullable().describe("Exit status, or null if it did not run."),
   duration_ms: z.number().describe("Wall time of the call in milliseconds."),
   policy_reason: z.string().describe("Why the call was allowed or refused, in words."),
+  stages: z.array(z.object({
+    argv: z.array(z.string()),
+    exit_code: z.number().int().nullable(),
+  })).optional().describe(
+    "A composed command's stages in order, each with its exit status (null: skipped).",
+  ),
 };
 
 /**
@@ -34,9 +46,11 @@ export function makeResult(
     stdout?: string;
     stderr?: string;
     exitCode?: number | null;
+    stages?: readonly StageResult[];
   },
 ): CommandResult {
   return Object.freeze({
+    ...(fields.stages === undefined ? {} : { stages: fields.stages }),
     ok: isOkCode(code),
     code,
     stdout: fields.stdout ?? "",

@@ -19,13 +19,17 @@ import { makeResult } from "./envelope.ts";
 import { snapshotCommandInput } from "./snapshot.ts";
 import { internalError } from "./internal_error.ts";
 import { withSandboxNotice } from "./sandbox_notice.ts";
+import { auditPlan, planEnvironment, stageResults, toCommandPlan } from "./plan_request.ts";
+import type { ExecOutcome, StageStatus } from "../exec/mod.ts";
 
 export const RUN_COMMAND_DESCRIPTION =
-  "Run one allowlisted command, without a shell, inside the jail directory. " +
-  "The command is split into words with POSIX quoting; pipes, redirections, " +
-  "substitutions and other shell syntax are refused. Call describe_policy " +
-  "first to see which commands and arguments are allowed, and explain_command " +
-  "to test a command without running it.";
+  "Run allowlisted commands inside the jail directory, without a shell: htmcp " +
+  "parses the text itself (POSIX quoting) and runs pipes (a | b), sequences " +
+  "(&&, ||, ;), redirections to files in the jail (> f, >> f, < f, 2>&1), a " +
+  "leading cd DIR && ..., and globs (*.ts) expanded inside the jail. $ is plain " +
+  "text only inside single quotes; variables, $(...), backticks, & and subshells " +
+  "are refused. Call describe_policy first to see which commands and arguments " +
+  "are allowed, and explain_command to test a command without running it.";
 
 /**
  * Runs the tool without MCP around it (the MCP handler and tests call this).
@@ -134,6 +138,7 @@ async function runChecked(
       verdict: "allow",
       code: null,
       reason: checked.reason,
+      ...(checked.plan === null ? {} : { plan: auditPlan(checked.plan) }),
     });
     if (!attempt.ok && audit.failMode === "closed") {
       // Fail closed: a command the log cannot record must not run.
@@ -143,17 +148,37 @@ async function runChecked(
         startedAt,
       });
     }
-    const outcome = await context.executor.run({
+    const common = {
       callId,
-      command: checked.command,
-      args: checked.run.args,
-      env: checked.run.env,
       cwd: checked.cwd,
       redact: context.redactor.redact,
       // With the whole redactor the cap is placed around each secret exactly.
       redactor: context.redactor,
       ...(signal === undefined ? {} : { signal }),
-    });
+    };
+    const plan = checked.plan;
+    let outcome: ExecOutcome;
+    let stageStatuses: readonly StageStatus[] | undefined;
+    if (plan === null) {
+      outcome = await context.executor.run({
+        ...common,
+        command: checked.command,
+        args: checked.run.args,
+        env: checked.run.env,
+      });
+    } else {
+      const ran = await context.executor.runPlan({
+        ...common,
+        cwd: plan.cwd,
+        // Stages share one environment: every stage's run specification
+        // (git's safety variables) applies to the whole plan.
+        env: planEnvironment(plan),
+        name: checked.argv[0] ?? checked.command.name,
+        plan: toCommandPlan(plan),
+      });
+      outcome = ran;
+      stageStatuses = ran.stages;
+    }
     const reason = outcome.code === "OK" ? checked.reason : outcome.reason;
     const result = makeResult(outcome.code, {
       policyReason: reason,
@@ -161,9 +186,11 @@ async function runChecked(
       stdout: outcome.stdout,
       stderr: outcome.stderr,
       exitCode: outcome.exitCode,
+      ...(plan === null ? {} : { stages: stageResults(plan, stageStatuses ?? []) }),
     });
     await audit.writeOutcome({
       ...base,
+      ...(stageStatuses === undefined ? {} : { stages: stageStatuses }),
       code: outcome.code,
       exit_code: outcome.exitCode,
       duration_ms: result.duration_ms,

@@ -34,7 +34,8 @@ Deno.test("tools/list offers the three tools with the right annotations and outp
     assert.equal(byName.get("describe_policy")?.annotations?.readOnlyHint, true);
     for (const name of ["run_command", "explain_command"]) {
       const schema = byName.get(name)?.outputSchema as { properties: Record<string, unknown> };
-      assert.deepEqual(Object.keys(schema.properties).sort(), ENVELOPE_KEYS);
+      // `stages` is present only for a composed command.
+      assert.deepEqual(Object.keys(schema.properties).sort(), [...ENVELOPE_KEYS, "stages"].sort());
       const input = byName.get(name)?.inputSchema as { required?: string[] };
       assert.deepEqual(input.required, ["command"]);
     }
@@ -122,7 +123,8 @@ Deno.test("explain_command gives the same refusal code run_command would", async
       ["rm -rf /", "POLICY_DENIED"],
       ["cat /etc/passwd", "PATH_ESCAPE"],
       ["echo 'open", "PARSE_ERROR"],
-      ["ls | cat", "POLICY_DENIED"],
+      ["ls | rm x", "POLICY_DENIED"],
+      ["ls > ../x", "PATH_ESCAPE"],
     ];
     for (const [command, code] of cases) {
       assert.equal((await h.call("explain_command", { command })).code, code, command);

@@ -7,7 +7,7 @@
  */
 import { equal, match, ok } from "node:assert/strict";
 import { commandHardening, inspectGitRepository } from "../../src/policy/mod.ts";
-import { gitRepositoryReader } from "../../src/tools/_git_repository_io.ts";
+import { gitRepositoryReader } from "../../src/jail/mod.ts";
 import { DEFAULT_CHILD_PATH } from "../../src/config/types.ts";
 import { resolveOnPath } from "../_helpers/policy.ts";
 

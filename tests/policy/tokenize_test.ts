@@ -76,8 +76,8 @@ Deno.test("tokenize() throws TypeError for a non-string, so a caller bug is not 
   throws(() => tokenize(new String("ls") as any), TypeError);
 });
 
-Deno.test("tokenize() prefers the first problem it meets: shell syntax before a later bad quote", () => {
+Deno.test("tokenize() answers PARSE_ERROR for an unbalanced quote even after a separator", () => {
   const result = tokenize(`echo a; echo 'b`);
   ok(!result.ok);
-  equal(result.code, "POLICY_DENIED");
+  equal(result.code, "PARSE_ERROR");
 });

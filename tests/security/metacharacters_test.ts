@@ -62,7 +62,6 @@ for (const [what, raw] of UNQUOTED) {
 const ANYWHERE: readonly (readonly [string, string])[] = [
   ["command substitution", "echo $(id)"],
   ["quoted command substitution", `echo "$(id)"`],
-  ["single-quoted dollar", `echo '$(id)'`],
   ["variable", "echo $HOME"],
   ["braced variable", `echo "\${HOME}"`],
   ["ANSI-C quoting", `echo $'\\x41'`],
@@ -116,4 +115,17 @@ Deno.test("evaluateCommand() says the refusal is about shell syntax, quoting the
   const decision = evaluateCommand("echo a | sh", policy);
   ok(!decision.ok);
   ok(decision.reason.includes('"|"'), decision.reason);
+});
+
+Deno.test("evaluateCommand() passes a single-quoted dollar as plain text, as every POSIX shell does", () => {
+  for (
+    const [raw, word] of [[`echo '$(id)'`, "$(id)"], [`echo 'foo$'`, "foo$"], [
+      "echo '`id`'",
+      "`id`",
+    ]]
+  ) {
+    const decision = evaluateCommand(raw as string, policy);
+    ok(decision.ok, JSON.stringify(decision));
+    equal(decision.argv[1], word);
+  }
 });

@@ -6,7 +6,8 @@
  *
  * @module
  */
-import { isInside, resolveFollowingSymlinks } from "../jail/mod.ts";
+import { isInside } from "./is_inside.ts";
+import { resolveFollowingSymlinks } from "./resolve.ts";
 import type { GitRepositoryReader } from "../policy/mod.ts";
 
 function errorName(error: unknown): string {

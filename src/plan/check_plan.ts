@@ -1,0 +1,235 @@
+/**
+ * Judges a whole plan before anything of it runs: every `cd` confined like
+ * a cwd, every glob expanded inside the jail, every stage a full policy
+ * decision (allowlist, denylist, rules, guards) on its final argv, every
+ * path argument and redirection target confined. One refused stage refuses
+ * the whole plan, and the reason names the stage.
+ *
+ * The result is exactly what runs: each stage's argv after expansion, its
+ * resolved binary, its working folder and its redirections as real paths.
+ * The audit attempt records this, and the executor runs this; nothing is
+ * split, expanded or resolved again later.
+ *
+ * @module
+ */
+
+import { posix } from "node:path";
+import type { Policy, ResolvedCommand } from "../config/types.ts";
+import { confineArgs, confineCwd } from "../jail/mod.ts";
+import type { RunSpec, Word } from "../policy/mod.ts";
+import { CheckBudget } from "../jail/mod.ts";
+import { checkWords } from "./check_words.ts";
+import type { ResultCode } from "../result/codes.ts";
+import { expandGlob } from "./expand_glob.ts";
+import type { CommandStage, Connector, Plan, PlanWord, Redirection } from "./types.ts";
+
+/** A redirection with its target resolved to the path that will be opened. */
+export type CheckedRedirection =
+  | { readonly kind: "read"; readonly fd: 0; readonly path: string }
+  | { readonly kind: "write"; readonly fd: 1 | 2; readonly append: boolean; readonly path: string }
+  | { readonly kind: "dup"; readonly fd: 1 | 2; readonly to: 1 | 2 };
+
+/** One stage as it will run. */
+export interface CheckedStage {
+  /** The argv as typed and expanded; `argv[0]` is the command word as typed. */
+  readonly argv: readonly string[];
+  /** Exactly what runs: the policy's run specification (git's safety options included). */
+  readonly run: RunSpec;
+  readonly command: ResolvedCommand;
+  readonly redirections: readonly CheckedRedirection[];
+  /** `enforce = "warn"` rules that would have refused this stage. */
+  readonly ruleWarnings: readonly string[];
+}
+
+/** One pipeline as it will run, in its working folder. */
+export interface CheckedPipeline {
+  readonly connector: Connector | null;
+  readonly cwd: string;
+  readonly stages: readonly CheckedStage[];
+}
+
+/** The whole plan as it will run. */
+export interface CheckedPlan {
+  /** The folder the leading `cd`s lead to (the jail-confined real path). */
+  readonly cwd: string;
+  readonly pipelines: readonly CheckedPipeline[];
+}
+
+/** The verdict on a plan. */
+export type PlanCheckResult =
+  | { readonly ok: true; readonly plan: CheckedPlan }
+  | {
+    readonly ok: false;
+    readonly code: ResultCode;
+    readonly reason: string;
+    /** The 1-based stage the refusal is about, counted across the plan; null for a `cd`. */
+    readonly stage: number | null;
+  };
+
+/** The only redirection target outside the jail: writing to it discards, reading gives EOF. */
+export const DEV_NULL = "/dev/null";
+
+function stageLabel(index: number, argv0: string): string {
+  return `Stage ${index} ("${argv0}")`;
+}
+
+async function checkTarget(
+  policy: Policy,
+  cwd: string,
+  target: PlanWord,
+): Promise<{ ok: true; path: string } | { ok: false; code: ResultCode; reason: string }> {
+  if (target.globAt.length > 0) {
+    return {
+      ok: false,
+      code: "POLICY_DENIED",
+      reason: `the redirection target "${target.text}" is a pattern; write the file name out.`,
+    };
+  }
+  if (target.text === DEV_NULL) return { ok: true, path: DEV_NULL };
+  const path = posix.resolve(cwd, target.text);
+  // Redirection targets are confined whether or not `[paths] confine_args`
+  // is on: the server itself opens them, so they are never the command's
+  // own business.
+  const confined = await confineArgs(policy.jailRoot, cwd, [path]);
+  if (!confined.ok) {
+    return {
+      ok: false,
+      code: confined.code,
+      reason: `the redirection target "${target.text}" is not inside the jail.`,
+    };
+  }
+  return { ok: true, path };
+}
+
+async function checkStage(
+  policy: Policy,
+  cwd: string,
+  stage: CommandStage,
+  budget: CheckBudget,
+): Promise<
+  | { ok: true; stage: CheckedStage }
+  | { ok: false; code: ResultCode; reason: string; argv0: string }
+> {
+  const argv0 = stage.words[0]?.text ?? "";
+  const words: Word[] = [];
+  for (const [index, word] of stage.words.entries()) {
+    // The command word is never a pattern: `l*` must not pick a binary.
+    if (index === 0 && word.globAt.length > 0) {
+      return {
+        ok: false,
+        code: "POLICY_DENIED",
+        reason: `the command name "${word.text}" is a pattern; write the name out.`,
+        argv0,
+      };
+    }
+    const expanded = await expandGlob(policy.jailRoot, cwd, word);
+    if (!expanded.ok) return { ok: false, code: "PATH_ESCAPE", reason: expanded.reason, argv0 };
+    for (const text of expanded.words) words.push({ text, quoted: word.quoted });
+  }
+  const checked = await checkWords(policy, words, cwd, budget);
+  if (!checked.ok) return { ok: false, code: checked.code, reason: checked.reason, argv0 };
+  const redirections: CheckedRedirection[] = [];
+  for (const redirection of stage.redirections) {
+    const checked = await checkRedirection(policy, cwd, redirection);
+    if (!checked.ok) return { ok: false, code: checked.code, reason: checked.reason, argv0 };
+    redirections.push(checked.redirection);
+  }
+  return {
+    ok: true,
+    stage: Object.freeze({
+      argv: checked.argv,
+      run: checked.run,
+      command: checked.command,
+      redirections: Object.freeze(redirections),
+      ruleWarnings: checked.ruleWarnings,
+    }),
+  };
+}
+
+async function checkRedirection(
+  policy: Policy,
+  cwd: string,
+  redirection: Redirection,
+): Promise<
+  { ok: true; redirection: CheckedRedirection } | { ok: false; code: ResultCode; reason: string }
+> {
+  if (redirection.kind === "dup") return { ok: true, redirection };
+  const target = await checkTarget(policy, cwd, redirection.target);
+  if (!target.ok) return target;
+  return {
+    ok: true,
+    redirection: redirection.kind === "read"
+      ? Object.freeze({ kind: "read", fd: 0, path: target.path })
+      : Object.freeze({
+        kind: "write",
+        fd: redirection.fd,
+        append: redirection.append,
+        path: target.path,
+      }),
+  };
+}
+
+/**
+ * Judges `plan` for a call whose working folder is `requestedCwd`.
+ *
+ * @param policy The loaded policy.
+ * @param plan The parsed plan.
+ * @param requestedCwd The caller's cwd (undefined = the jail root), as for a single command.
+ * @returns The plan as it will run, or the first refusal with its code,
+ *   a reason naming the stage, and the stage's number.
+ */
+export async function checkPlan(
+  policy: Policy,
+  plan: Plan,
+  requestedCwd: string | undefined,
+): Promise<PlanCheckResult> {
+  const start = await confineCwd(policy.jailRoot, requestedCwd);
+  if (!start.ok) return { ok: false, code: start.code, reason: start.reason, stage: null };
+  let cwd = start.value;
+  const pipelines: CheckedPipeline[] = [];
+  let stageNumber = 0;
+  // One budget for the whole call: a plan of many stages gets no more lookups than one command.
+  const budget = new CheckBudget();
+  for (const { connector, step } of plan.steps) {
+    if (step.kind === "cd") {
+      // `cd DIR` is relative to the folder the previous `cd` led to.
+      const target = posix.resolve(cwd, step.dir.text);
+      const relative = posix.relative(policy.jailRoot, target);
+      const next = await confineCwd(policy.jailRoot, relative === "" ? "." : relative);
+      if (!next.ok) {
+        return {
+          ok: false,
+          code: next.code,
+          reason: `"cd ${step.dir.text}": ${next.reason}`,
+          stage: null,
+        };
+      }
+      cwd = next.value;
+      continue;
+    }
+    const stages: CheckedStage[] = [];
+    for (const stage of step.pipeline.stages) {
+      stageNumber++;
+      const checked = await checkStage(policy, cwd, stage, budget);
+      if (!checked.ok) {
+        const label = stageLabel(stageNumber, checked.argv0);
+        return {
+          ok: false,
+          code: checked.code,
+          reason: plan.steps.length === 1 && step.pipeline.stages.length === 1
+            ? capitalise(checked.reason)
+            : `${label}: ${checked.reason}`,
+          stage: stageNumber,
+        };
+      }
+      stages.push(checked.stage);
+    }
+    const joined = pipelines.length === 0 ? null : connector;
+    pipelines.push(Object.freeze({ connector: joined, cwd, stages: Object.freeze(stages) }));
+  }
+  return { ok: true, plan: Object.freeze({ cwd, pipelines: Object.freeze(pipelines) }) };
+}
+
+function capitalise(text: string): string {
+  return text.length === 0 ? text : text[0]?.toUpperCase() + text.slice(1);
+}

@@ -1,0 +1,125 @@
+/**
+ * The one per-command check: the policy on a command's words, then its path
+ * model (folder changes, joined paths, link refusals, tree walks) against the
+ * jail, then, for git, the repository's own files. A plain call and every
+ * stage of a plan go through it, so a stage of a pipeline is judged exactly
+ * as the same command run alone. Policy first (pure), then the filesystem, so
+ * a refused command never causes lookups of its arguments; the lookups share
+ * one budget and deadline, so the check cannot itself become the denial of
+ * service.
+ *
+ * @module
+ */
+import { basename } from "node:path";
+import type { Policy, ResolvedCommand } from "../config/types.ts";
+import { CheckBudget, confinePlan, gitRepositoryReader } from "../jail/mod.ts";
+import {
+  type Decision,
+  describeRepositoryRefusal,
+  evaluateWords,
+  inspectGitRepository,
+  needsGitRepositoryCheck,
+  planPathChecks,
+  type RunSpec,
+  type Word,
+} from "../policy/mod.ts";
+import type { ResultCode } from "../result/codes.ts";
+
+/** The verdict on one command in a confined cwd. */
+export type WordsCheck =
+  | {
+    readonly ok: true;
+    readonly argv: readonly string[];
+    /** Exactly what runs (and what the audit records): the policy's run specification. */
+    readonly run: RunSpec;
+    readonly command: ResolvedCommand;
+    readonly reason: string;
+    /** `enforce = "warn"` rules that would have refused it (reply and audit say so). */
+    readonly ruleWarnings: readonly string[];
+  }
+  | {
+    readonly ok: false;
+    readonly code: ResultCode;
+    readonly reason: string;
+    readonly argv: readonly string[] | null;
+  };
+
+/**
+ * The filesystem half of the check, for a command the policy already allowed.
+ *
+ * @param policy The loaded policy.
+ * @param decision The policy's allowing decision.
+ * @param cwd The confined real working folder.
+ * @param budget The call's lookup budget (shared by every stage of a plan).
+ */
+export async function checkDecided(
+  policy: Policy,
+  decision: Extract<Decision, { ok: true }>,
+  cwd: string,
+  budget: CheckBudget = new CheckBudget(),
+): Promise<WordsCheck> {
+  const argv = decision.argv;
+  // `[paths] confine_args = false` is the operator's opt-out of the whole
+  // path model (folder changes, link refusals, tree walks), not only of the
+  // per-argument check: they are one claim, "paths stay in the jail".
+  if (policy.confineArgs) {
+    const planned = planPathChecks(
+      // pathArgv, not argv: sed scripts and awk programs are not paths.
+      decision.pathArgv,
+      [decision.command.name, basename(decision.command.realPath)],
+      // Only the kernel sandbox contains what no argument shows (tar -x).
+      policy.sandbox.mode !== "none",
+    );
+    if (!planned.ok) return { ok: false, code: planned.code, reason: planned.reason, argv };
+    const confined = await confinePlan(policy.jailRoot, cwd, planned.plan, budget);
+    if (!confined.ok) return { ok: false, code: confined.code, reason: confined.reason, argv };
+  }
+  // A repository in the jail is untrusted input: its files are read (never
+  // run) and judged by the policy before git may use them.
+  if (needsGitRepositoryCheck(decision.command, policy.disabledGuards)) {
+    const repository = await inspectGitRepository(
+      { jailRoot: policy.jailRoot, cwd, args: decision.pathArgv.slice(1) },
+      gitRepositoryReader(policy.jailRoot),
+    );
+    if (!repository.ok) {
+      return {
+        ok: false,
+        code: "POLICY_DENIED",
+        reason: describeRepositoryRefusal(argv[0] as string, repository.reason),
+        argv,
+      };
+    }
+  }
+  return {
+    ok: true,
+    argv,
+    run: decision.run,
+    command: decision.command,
+    reason: decision.ruleWarnings.length === 0
+      ? decision.reason
+      : `${decision.reason} ${decision.ruleWarnings.join(" ")}`,
+    ruleWarnings: decision.ruleWarnings,
+  };
+}
+
+/**
+ * Judges one command, already split into words (globs already expanded), in
+ * the confined real folder `cwd`.
+ *
+ * @param policy The loaded policy.
+ * @param words The command's words.
+ * @param cwd The confined real working folder.
+ * @param budget The call's lookup budget.
+ */
+export async function checkWords(
+  policy: Policy,
+  words: readonly Word[],
+  cwd: string,
+  budget: CheckBudget = new CheckBudget(),
+): Promise<WordsCheck> {
+  const decision = evaluateWords(words, policy);
+  if (!decision.ok) {
+    return { ok: false, code: decision.code, reason: decision.reason, argv: decision.argv };
+  }
+  return await checkDecided(policy, decision, cwd, budget);
+}

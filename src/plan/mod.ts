@@ -1,0 +1,30 @@
+/**
+ * Command plans: command text parsed into pipelines, sequences,
+ * redirections, a leading `cd` and glob words, without a shell. Pure; every
+ * construct a shell would interpret that is not modelled here is refused.
+ *
+ * @module
+ */
+
+export type {
+  CommandStage,
+  Connector,
+  Pipeline,
+  Plan,
+  PlanParseResult,
+  PlanWord,
+  Redirection,
+  Step,
+} from "./types.ts";
+export { isSimpleCommand, parsePlan, PLAN_LIMITS } from "./parse.ts";
+export {
+  type CheckedPipeline,
+  type CheckedPlan,
+  type CheckedRedirection,
+  type CheckedStage,
+  checkPlan,
+  DEV_NULL,
+  type PlanCheckResult,
+} from "./check_plan.ts";
+export { expandGlob, GLOB_LIMITS, type GlobResult } from "./expand_glob.ts";
+export { checkDecided, checkWords, type WordsCheck } from "./check_words.ts";
