@@ -150,6 +150,8 @@ export interface PolicyTest {
   readonly expect: PolicyTestCode;
   /** A piece of text the verdict's reason must contain, or null. */
   readonly reasonContains: string | null;
+}
+
 /** `[audit]` built-in rotation; both off by default (use logrotate, or these). */
 export interface AuditRotation {
   /** Rotate once the log reaches this many bytes; null: no size limit. */
