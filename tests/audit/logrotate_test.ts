@@ -5,6 +5,7 @@
  * record, the server survives every SIGHUP, and the series verifies (for
  * copytruncate, a gap is allowed only where a `segment` record explains it).
  */
+import { prepareJail } from "../_helpers/jail.ts";
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -31,6 +32,7 @@ async function rotationRun(stanza: string, servers = 1) {
   return await withTempDir(async (root) => {
     const dir = await Deno.realPath(root);
     await Deno.mkdir(`${dir}/jail`);
+    await prepareJail(`${dir}/jail`);
     await Deno.mkdir(`${dir}/logs`, { mode: 0o700 });
     const log = `${dir}/logs/audit.jsonl`;
     const policyPath = `${dir}/policy.toml`;

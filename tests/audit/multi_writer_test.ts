@@ -3,6 +3,7 @@
  * lands whole in one chain, and a writer killed with SIGKILL mid-call or
  * mid-append never breaks it for the others.
  */
+import { prepareJail } from "../_helpers/jail.ts";
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -75,6 +76,7 @@ Deno.test("three stdio servers on one audit log: 900 calls in parallel form one 
     const dir = await Deno.realPath(root);
     const jail = `${dir}/jail`;
     await Deno.mkdir(jail);
+    await prepareJail(jail);
     const logs = `${dir}/logs`;
     await Deno.mkdir(logs);
     const auditLog = `${logs}/audit.jsonl`;

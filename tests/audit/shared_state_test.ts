@@ -3,6 +3,7 @@
  * balancer: a token one issued works at the other (shared secret and
  * clients), a revocation reaches both, and both write one valid chain.
  */
+import { prepareJail } from "../_helpers/jail.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -40,6 +41,7 @@ async function start(dir: string, baseUrl: string | null) {
 Deno.test("two HTTP servers on one state dir and one audit log: shared tokens and revocations, one chain", async () => {
   const dir = await Deno.makeTempDir({ prefix: "htmcp-two-http-" });
   await Deno.mkdir(join(dir, "jail"));
+  await prepareJail(join(dir, "jail"));
   const first = await start(dir, null);
   // The second serves the same resource, as a replica behind one origin would.
   const second = await start(dir, first.server.url);

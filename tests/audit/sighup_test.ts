@@ -3,6 +3,7 @@
  * modes, through the launcher that forwards it: an external rename followed
  * by SIGHUP rotates the log with no outage and no lost record.
  */
+import { prepareJail } from "../_helpers/jail.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -83,6 +84,7 @@ Deno.test("self-confined (the core in a Worker): SIGHUP reopens the log and the 
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-sighup-worker-" }));
   try {
     await Deno.mkdir(`${dir}/jail`);
+    await prepareJail(`${dir}/jail`);
     await Deno.mkdir(`${dir}/logs`);
     const auditLog = `${dir}/logs/audit.jsonl`;
     await Deno.writeTextFile(

@@ -92,9 +92,12 @@ Deno.test("htmcp explain judges the argv as the shell split it, never re-split",
     assert.equal(glued.code, 1);
     assert.equal(JSON.parse(glued.stdout).code, "POLICY_DENIED");
     assert.match(JSON.parse(glued.stdout).policy_reason, /blank/);
-    // Characters refused anywhere stay refused in an argv word.
+    // No shell sees an argv: "$HOME" is the word "$HOME", as if single-quoted.
     const dollar = await htmcp(["explain", "--policy", t.policy, "--", "ls", "$HOME"]);
-    assert.equal(JSON.parse(dollar.stdout).code, "POLICY_DENIED");
+    assert.deepEqual(JSON.parse(dollar.stdout).argv, ["ls", "$HOME"]);
+    // Characters refused anywhere stay refused in an argv word.
+    const broken = await htmcp(["explain", "--policy", t.policy, "--", "ls", "a\nb"]);
+    assert.equal(JSON.parse(broken.stdout).code, "POLICY_DENIED");
     // --text judges command text the way run_command receives it from a model.
     const text = await htmcp(["explain", "--policy", t.policy, "--text", 'ls "a b" c']);
     assert.deepEqual(JSON.parse(text.stdout).argv, ["ls", "a b", "c"]);

@@ -5,6 +5,7 @@
  * written to a temp folder, and the checks every such test ends with: each
  * acknowledged call has its attempt record, and `htmcp audit verify` passes.
  */
+import { prepareJail } from "../_helpers/jail.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { LAUNCH } from "../../scripts/conformance.ts";
@@ -48,8 +49,6 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerPr
       `state_dir = "state"`,
       `[allowlist]`,
       `commands = ${JSON.stringify(options.allow ?? ["echo", "true", "sleep", "head"])}`,
-      `[sandbox]`,
-      `mode = "none"`,
       `[auth]`,
       `mode = "none"`,
       `[limits]`,
@@ -62,6 +61,8 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerPr
   for (const [name, text] of Object.entries(options.files ?? {})) {
     await Deno.writeTextFile(join(dir, "jail", name), text);
   }
+  // Commands run in the kernel sandbox as the jail's owner: hand the jail to it.
+  await prepareJail(join(dir, "jail"));
   const serve = ["run", "-A", LAUNCH, "serve", "--policy", policy, "--http", "127.0.0.1:0"];
   const command = options.nofile === undefined
     ? new Deno.Command(DENO, {

@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { LAUNCH, policyToml } from "../_helpers/stdio_harness.ts";
+import { prepareJail } from "../_helpers/jail.ts";
 import { assertAcknowledgedAudited, assertAuditVerifies } from "./_http_server.ts";
 
 interface RawServer {
@@ -32,6 +33,8 @@ async function startRaw(extraToml = ""): Promise<RawServer> {
   await Deno.mkdir(jail);
   // Output the answers must carry (printable, so it is not compacted).
   await Deno.writeTextFile(join(jail, "x.txt"), "x".repeat(1_000_000));
+  // Commands run in the kernel sandbox as the jail's owner: hand the jail to it.
+  await prepareJail(jail);
   const auditPath = join(dir, "audit.jsonl");
   const policyPath = join(dir, "policy.toml");
   await Deno.writeTextFile(

@@ -31,8 +31,13 @@ Deno.test("evaluateArgv() reaches the same verdict as evaluateCommand() on the t
   }
 });
 
-Deno.test("evaluateArgv() refuses expansion and control characters in any word", () => {
-  for (const word of ["$HOME", "`id`", "a\nb", "a\u200bb"]) {
+Deno.test("evaluateArgv() takes $ and backticks as data (no shell sees an argv) and refuses controls", () => {
+  for (const word of ["$HOME", "`id`"]) {
+    const decision = evaluateArgv(["echo", word], policy);
+    ok(decision.ok, JSON.stringify(decision));
+    equal(decision.argv[1], word);
+  }
+  for (const word of ["a\nb", "a\u200bb"]) {
     const decision = evaluateArgv(["echo", word], policy);
     ok(!decision.ok, JSON.stringify(word));
     equal(decision.code, "POLICY_DENIED");
