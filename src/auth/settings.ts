@@ -81,7 +81,10 @@ export function resolveAuthSettings(
         `The base URL "${baseUrl}" uses plain http on a non-loopback host; set [http] base_url to an https origin.`,
     };
   }
-  if (adminPin !== null) {
+  if (policy.auth.mode === "external") {
+    // No approval page exists in external mode (the provider signs users in),
+    // so there is no PIN to require.
+  } else if (adminPin !== null) {
     const strength = checkPinStrength(adminPin);
     if (!strength.ok) return { ok: false, message: strength.message };
   } else if (policy.http.baseUrl !== null || !loopback) {

@@ -30,11 +30,17 @@ export function authorizationServerMetadata(
   };
 }
 
-/** RFC 9728 §2 metadata for the `/mcp` resource. */
-export function protectedResourceMetadata(settings: AuthSettingsResolved): Record<string, unknown> {
+/**
+ * RFC 9728 §2 metadata for the `/mcp` resource: our own issuer, or the
+ * external identity provider's in external mode.
+ */
+export function protectedResourceMetadata(
+  settings: AuthSettingsResolved,
+  authorizationServer: string = settings.issuer,
+): Record<string, unknown> {
   return {
     resource: settings.resource,
-    authorization_servers: [settings.issuer],
+    authorization_servers: [authorizationServer],
     scopes_supported: [...SCOPES],
     bearer_methods_supported: ["header"],
     resource_name: "htmcp",
