@@ -217,8 +217,8 @@ type KeySet = ReturnType<typeof createRemoteJWKSet>;
 
 /**
  * The provider's key set. Its URL comes from the settings or from the
- * issuer's discovery document. Every fetch, of either, goes through one gate:
- * at most one per cool-down, so no stream of tokens with unknown `kid`s (or an
+ * issuer's discovery document. Every fetch of either goes through a gate:
+ * at most one of each per cool-down, so no stream of tokens with unknown `kid`s (or an
  * unreachable provider) can make us fetch per request. jose's own cool-down
  * covers unknown `kid`s after a successful fetch; the gate also covers
  * failures, which jose would retry on every call.
@@ -226,7 +226,8 @@ type KeySet = ReturnType<typeof createRemoteJWKSet>;
 class KeySource {
   #jwks: KeySet | null = null;
   #discovering: Promise<KeySet | null> | null = null;
-  #lastAttempt = -Infinity;
+  /** When discovery, and a key-set fetch, were last attempted (each has its own gate). */
+  readonly #lastAttempt = { discovery: -Infinity, keys: -Infinity };
   readonly #settings: ExternalAuthSettings;
   readonly #bounds: FetchBounds;
   readonly #cooldownMs: number;
@@ -256,7 +257,7 @@ class KeySource {
   async #discover(): Promise<KeySet | null> {
     let jwksUri = this.#settings.jwksUri;
     if (jwksUri === null) {
-      if (!this.#mayFetch()) return null;
+      if (!this.#mayFetch("discovery")) return null;
       try {
         jwksUri = await discoverJwksUri(this.#settings.issuer, this.#bounds);
       } catch {
@@ -268,7 +269,7 @@ class KeySource {
       cooldownDuration: this.#cooldownMs,
       cacheMaxAge: Math.max(this.#cooldownMs, 600_000),
       [customFetch]: (url, init) => {
-        if (!this.#mayFetch()) {
+        if (!this.#mayFetch("keys")) {
           return Promise.reject(new ProviderFetchError("The key set was fetched too recently."));
         }
         return boundedFetch(url, init, this.#bounds);
@@ -278,10 +279,10 @@ class KeySource {
   }
 
   /** True (and the attempt counted) when the cool-down since the last fetch has passed. */
-  #mayFetch(): boolean {
+  #mayFetch(what: "discovery" | "keys"): boolean {
     const now = this.#now();
-    if (now - this.#lastAttempt < this.#cooldownMs) return false;
-    this.#lastAttempt = now;
+    if (now - this.#lastAttempt[what] < this.#cooldownMs) return false;
+    this.#lastAttempt[what] = now;
     return true;
   }
 }
