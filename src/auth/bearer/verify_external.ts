@@ -399,7 +399,8 @@ class Introspector {
 
   #judge(body: Record<string, unknown>): Claims {
     if (body.active !== true) return { ok: false, reason: "token_inactive", clientId: null };
-    const sub = typeof body.sub === "string" && body.sub !== "" ? body.sub : null;
+    // RFC 7662 makes `sub` optional; a client-credentials token speaks for its client.
+    const sub = nonEmpty(body.sub) ?? nonEmpty(body.client_id);
     if (body.iss !== undefined && body.iss !== this.#issuer) {
       return { ok: false, reason: "wrong_issuer", clientId: sub };
     }
@@ -418,11 +419,15 @@ class Introspector {
       return { ok: false, reason: "issued_in_future", clientId: sub };
     }
     if (sub === null) return { ok: false, reason: "bad_claims", clientId: null };
-    return { ok: true, claims: body };
+    return { ok: true, claims: { ...body, sub } };
   }
 }
 
 async function digest(text: string): Promise<string> {
   const hash = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return Array.from(new Uint8Array(hash), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function nonEmpty(value: unknown): string | null {
+  return typeof value === "string" && value !== "" ? value : null;
 }
