@@ -1,17 +1,16 @@
 /**
- * Runs the real OpenID provider (`_oidc_provider.mjs`, npm `oidc-provider`
+ * Runs the real OpenID provider (`_oidc_provider_source.ts`, npm `oidc-provider`
  * under the system Node) on 127.0.0.1 for the external-mode tests. The
  * package is installed once with npm into a cache folder outside the repo;
  * the provider's signing key is generated here, so tests can also mint
  * tokens the provider never would (expired, another issuer) with its key.
  */
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
+import { OIDC_PROVIDER_SOURCE } from "./_oidc_provider_source.ts";
 
 /** The pinned version the tests were written against. */
 const OIDC_PROVIDER_VERSION = "9.13.3";
-const SCRIPT = fileURLToPath(new URL("./_oidc_provider.mjs", import.meta.url));
 
 export interface OidcProvider {
   readonly issuer: string;
@@ -61,7 +60,7 @@ export async function startOidcProvider(): Promise<OidcProvider> {
   const dir = await providerDir();
   // Node resolves the package from the script's folder, so the script runs from there.
   const script = join(dir, "provider.mjs");
-  await Deno.copyFile(SCRIPT, script);
+  await Deno.writeTextFile(script, OIDC_PROVIDER_SOURCE);
   const kid = "provider-key-1";
   const { privateKey } = await generateKeyPair("ES256", { extractable: true });
   const jwk = { ...await exportJWK(privateKey), kid, alg: "ES256", use: "sig" };

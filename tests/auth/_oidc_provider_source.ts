@@ -1,4 +1,11 @@
-// A real OpenID provider for the external-mode tests: npm `oidc-provider`
+/**
+ * The source of the OpenID provider the external-mode tests run under Node
+ * (npm `oidc-provider`). Kept as text, written next to its `node_modules` at
+ * run time: it is a Node program, not a Deno module, and must not be type
+ * checked against Deno's import map.
+ */
+export const OIDC_PROVIDER_SOURCE =
+  `// A real OpenID provider for the external-mode tests: npm \`oidc-provider\`
 // (a certified implementation) under Node, on 127.0.0.1, issuing RFC 9068
 // JWT access tokens for resource indicators by client credentials.
 //
@@ -23,10 +30,10 @@ let jwksHits = 0;
 const server = http.createServer();
 server.listen(0, "127.0.0.1", () => {
   const { port } = server.address();
-  const issuer = `http://127.0.0.1:${port}`;
+  const issuer = \`http://127.0.0.1:\${port}\`;
   const client = (id) => ({
     client_id: id,
-    client_secret: `${id}-secret-0123456789abcdef`,
+    client_secret: \`\${id}-secret-0123456789abcdef\`,
     grant_types: ["client_credentials"],
     redirect_uris: [],
     response_types: [],
@@ -49,7 +56,7 @@ server.listen(0, "127.0.0.1", () => {
         getResourceServerInfo(_ctx, indicator) {
           const opaque = indicator.startsWith(OPAQUE_PREFIX);
           const audience = opaque ? indicator.slice(OPAQUE_PREFIX.length) : indicator;
-          if (!/^(http:\/\/127\.0\.0\.1:\d+|https:\/\/other\.example)\/mcp$/.test(audience)) {
+          if (!/^(http:\\/\\/127\\.0\\.0\\.1:\\d+|https:\\/\\/other\\.example)\\/mcp$/.test(audience)) {
             throw new errors.InvalidTarget();
           }
           return {
@@ -76,5 +83,6 @@ server.listen(0, "127.0.0.1", () => {
     if (req.url === "/jwks") jwksHits++;
     callback(req, res);
   });
-  process.stdout.write(`${JSON.stringify({ issuer })}\n`);
+  process.stdout.write(\`\${JSON.stringify({ issuer })}\\n\`);
 });
+`;
