@@ -25,6 +25,8 @@ export interface AuthSettingsResolved {
   readonly adminPin: string | null;
   /** Whether to refuse issuing when the audit log cannot be written. */
   readonly auditFailClosed: boolean;
+  /** Client-id metadata document URLs or hosts we may fetch; empty: the feature is off. */
+  readonly clientIdMetadataAllow: readonly string[];
 }
 
 export type ResolveSettingsResult =
@@ -104,6 +106,7 @@ export function resolveAuthSettings(
     maxBodyBytes: policy.http.maxRegistrationBytes,
     adminPin,
     auditFailClosed: policy.auditFailMode === "closed",
+    clientIdMetadataAllow: policy.auth.clientIdMetadataAllow,
   });
   return { ok: true, settings };
 }

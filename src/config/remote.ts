@@ -113,6 +113,8 @@ export async function buildRemoteSettings(
   }
   const external = await buildExternalSettings(authSection, mode, inputs);
   if (!external.ok) return external;
+  const clientIdMetadataAllow = checkClientIdMetadataAllow(authSection, mode);
+  if (!clientIdMetadataAllow.ok) return clientIdMetadataAllow;
   const ttl = parseTokenTtl(inputs.envTokenTtl);
   if (!ttl.ok) return ttl;
   const allowLocalhostBypass = authSection.allow_localhost_bypass ?? false;
@@ -146,6 +148,7 @@ export async function buildRemoteSettings(
       allowLocalhostBypass,
       allowPlainPkce,
       accessTokenTtlSeconds: ttl.value,
+      clientIdMetadataAllow: clientIdMetadataAllow.value,
       external: external.value,
     },
     warnings,
@@ -400,4 +403,47 @@ async function secretFilePath(value: string, inputs: RemoteInputs): Promise<Chec
   const checked = await tlsFile(value, "auth.introspection_secret_file", inputs);
   if (!checked.ok) return checked;
   return pass(checked.value as string);
+}
+
+/**
+ * `client_id_metadata_allow`: each entry an exact document URL (https, or
+ * http on a loopback host, with a path) or a bare host name. There is no
+ * wildcard: the server's network grant names each host exactly.
+ */
+function checkClientIdMetadataAllow(
+  section: AuthSection,
+  mode: AuthSettings["mode"],
+): Checked<readonly string[]> {
+  const entries = section.client_id_metadata_allow;
+  if (entries === undefined) return pass([]);
+  if (mode !== "oauth") {
+    return fail(
+      `Policy key "auth.client_id_metadata_allow" is used only by the built-in authorization server (auth.mode = "oauth"), but auth.mode is "${mode}".`,
+    );
+  }
+  const allow: string[] = [];
+  for (const [index, entry] of entries.entries()) {
+    const label = `Policy key "auth.client_id_metadata_allow[${index + 1}]"`;
+    if (entry.includes("/")) {
+      const checked = checkProviderUrl(entry, `auth.client_id_metadata_allow[${index + 1}]`, false);
+      if (!checked.ok) return checked;
+      if (new URL(checked.value).pathname === "/" || checked.value !== entry) {
+        return fail(
+          `${label} is ${
+            quote(entry)
+          }, but a client-id URL must be written in its normal form and have a path.`,
+        );
+      }
+      allow.push(entry);
+    } else if (
+      /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(entry)
+    ) {
+      allow.push(entry);
+    } else {
+      return fail(
+        `${label} is ${quote(entry)}, which is neither a client-id URL nor a lower-case host name.`,
+      );
+    }
+  }
+  return pass(Object.freeze([...new Set(allow)]));
 }

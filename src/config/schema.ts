@@ -122,6 +122,7 @@ export const PolicyFileSchema = table({
     mode: oneOf(["oauth", "none", "external"]),
     allow_localhost_bypass: flag(),
     allow_plain_pkce: flag(),
+    client_id_metadata_allow: texts(),
     issuer: text().optional(),
     audience: text().optional(),
     jwks_uri: text().optional(),

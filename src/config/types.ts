@@ -77,6 +77,11 @@ export interface AuthSettings {
   readonly allowLocalhostBypass: boolean;
   readonly allowPlainPkce: boolean;
   readonly accessTokenTtlSeconds: number;
+  /**
+   * `client_id_metadata_allow`: client-id metadata document URLs (exact) or
+   * host names the built-in server may fetch; empty turns the feature off.
+   */
+  readonly clientIdMetadataAllow: readonly string[];
   /** The external identity provider (`mode = "external"`), else null. */
   readonly external: ExternalAuthSettings | null;
 }

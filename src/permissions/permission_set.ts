@@ -149,6 +149,11 @@ export function permissionSetFor(
         read.add(external.introspection.secretFile, "the introspection client secret");
       }
     }
+    for (const entry of policy.auth.clientIdMetadataAllow) {
+      // A host entry allows its https documents; a URL entry exactly its host:port.
+      const url = entry.includes("/") ? entry : `https://${entry}/`;
+      net.add(providerHost(url), "client-id metadata documents (allowlisted)");
+    }
   }
 
   // env -------------------------------------------------------------------

@@ -84,6 +84,7 @@ export function makePolicy(options: TestPolicyOptions): Policy {
       allowLocalhostBypass: false,
       allowPlainPkce: false,
       accessTokenTtlSeconds: 3600,
+      clientIdMetadataAllow: [],
       external: null,
     },
     warnings: [],

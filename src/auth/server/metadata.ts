@@ -27,6 +27,10 @@ export function authorizationServerMetadata(
     code_challenge_methods_supported: settings.allowPlainPkce ? ["S256", "plain"] : ["S256"],
     // RFC 9207 §3: every authorization response carries `iss`.
     authorization_response_iss_parameter_supported: true,
+    // Advertised only when the operator allowlisted documents to fetch.
+    ...(settings.clientIdMetadataAllow.length > 0
+      ? { client_id_metadata_document_supported: true }
+      : {}),
   };
 }
 
