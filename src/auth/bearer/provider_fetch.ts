@@ -20,9 +20,17 @@ export const DEFAULT_FETCH_BOUNDS: FetchBounds = Object.freeze({
   maxBytes: 256 * 1024,
 });
 
+/** Why a bounded fetch failed (stable words: they go to the audit log). */
+export type FetchFailure = "timeout" | "too_large" | "network" | "status" | "not_json";
+
 /** A provider fetch that could not produce a JSON object. */
 export class ProviderFetchError extends Error {
   override readonly name = "ProviderFetchError";
+  readonly kind: FetchFailure;
+  constructor(message: string, kind: FetchFailure = "network") {
+    super(message);
+    this.kind = kind;
+  }
 }
 
 /**
@@ -44,21 +52,33 @@ export async function boundedFetch(
     // A redirect could lead the key fetch to a host the operator never named.
     response = await fetch(url, { ...init, redirect: "manual", signal });
   } catch (error) {
-    throw new ProviderFetchError(`${url}: ${error instanceof Error ? error.message : error}`);
+    throw new ProviderFetchError(
+      `${url}: ${error instanceof Error ? error.message : error}`,
+      timeout.aborted ? "timeout" : "network",
+    );
   }
   const length = response.headers.get("content-length");
   if (length !== null && /^\d+$/.test(length) && Number(length) > bounds.maxBytes) {
     await response.body?.cancel().catch(() => {});
-    throw new ProviderFetchError(`${url}: the body is larger than ${bounds.maxBytes} bytes.`);
+    throw new ProviderFetchError(
+      `${url}: the body is larger than ${bounds.maxBytes} bytes.`,
+      "too_large",
+    );
   }
   let read: Awaited<ReturnType<typeof readWithin>>;
   try {
     read = await readWithin(response.body, bounds.maxBytes);
   } catch (error) {
-    throw new ProviderFetchError(`${url}: ${error instanceof Error ? error.message : error}`);
+    throw new ProviderFetchError(
+      `${url}: ${error instanceof Error ? error.message : error}`,
+      timeout.aborted ? "timeout" : "network",
+    );
   }
   if (!read.ok) {
-    throw new ProviderFetchError(`${url}: the body is larger than ${bounds.maxBytes} bytes.`);
+    throw new ProviderFetchError(
+      `${url}: the body is larger than ${bounds.maxBytes} bytes.`,
+      "too_large",
+    );
   }
   return new Response(read.bytes as Uint8Array<ArrayBuffer>, {
     status: response.status,
@@ -77,16 +97,16 @@ export async function fetchJsonObject(
 ): Promise<Record<string, unknown>> {
   const response = await boundedFetch(url, init, bounds);
   if (response.status !== 200) {
-    throw new ProviderFetchError(`${url}: HTTP status ${response.status}.`);
+    throw new ProviderFetchError(`${url}: HTTP status ${response.status}.`, "status");
   }
   let body: unknown;
   try {
     body = await response.json();
   } catch {
-    throw new ProviderFetchError(`${url}: the body is not JSON.`);
+    throw new ProviderFetchError(`${url}: the body is not JSON.`, "not_json");
   }
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new ProviderFetchError(`${url}: the body is not a JSON object.`);
+    throw new ProviderFetchError(`${url}: the body is not a JSON object.`, "not_json");
   }
   return body as Record<string, unknown>;
 }

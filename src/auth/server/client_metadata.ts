@@ -13,7 +13,7 @@
  * @module
  */
 import { isLoopbackHost } from "../settings.ts";
-import { type FetchBounds, fetchJsonObject } from "../bearer/provider_fetch.ts";
+import { type FetchBounds, fetchJsonObject, ProviderFetchError } from "../bearer/provider_fetch.ts";
 import { checkRegistration, type RegisteredClient } from "./registration.ts";
 
 /** How long a document fetch may take. */
@@ -79,8 +79,9 @@ export async function resolveClientMetadata(
   let doc: Record<string, unknown>;
   try {
     doc = await fetchJsonObject(clientId, { headers: { accept: "application/json" } }, bounds);
-  } catch {
-    return { ok: false, reason: "fetch_failed" };
+  } catch (error) {
+    // `timeout`, `too_large`, `status` (a redirect too), `not_json`, `network`.
+    return { ok: false, reason: error instanceof ProviderFetchError ? error.kind : "network" };
   }
   if (doc.client_id !== clientId) return { ok: false, reason: "client_id_mismatch" };
   // Only public clients: a document cannot hold a secret, and we issue to none.
