@@ -103,3 +103,39 @@ Deno.test("loadPolicy() refuses each bad external key with one sentence", async 
     for (const [toml, message] of cases) assertRefused(await s.load(toml), message);
   });
 });
+
+Deno.test("loadPolicy() reads client_id_metadata_allow and refuses entries it cannot grant", async () => {
+  await withScratch(async (s) => {
+    const policy = assertLoaded(
+      await s.load(
+        MINIMAL +
+          '[auth]\nclient_id_metadata_allow = ["https://app.example.com/oauth/client.json", "tools.example.org"]\n',
+      ),
+    );
+    assert.deepEqual(policy.auth.clientIdMetadataAllow, [
+      "https://app.example.com/oauth/client.json",
+      "tools.example.org",
+    ]);
+    const cases: [string, string][] = [
+      [
+        'client_id_metadata_allow = ["*.example.org"]',
+        'Policy key "auth.client_id_metadata_allow[1]" is "*.example.org", which is neither a client-id URL nor a lower-case host name.',
+      ],
+      [
+        'client_id_metadata_allow = ["http://app.example.com/client.json"]',
+        'Policy key "auth.client_id_metadata_allow[1]" is "http://app.example.com/client.json", but it must use https (plain http only for a loopback host).',
+      ],
+      [
+        'client_id_metadata_allow = ["https://app.example.com/"]',
+        'Policy key "auth.client_id_metadata_allow[1]" is "https://app.example.com/", but a client-id URL must be written in its normal form and have a path.',
+      ],
+      [
+        'mode = "external"\nissuer = "https://id.example.com"\nclient_id_metadata_allow = ["a.example"]',
+        'Policy key "auth.client_id_metadata_allow" is used only by the built-in authorization server (auth.mode = "oauth"), but auth.mode is "external".',
+      ],
+    ];
+    for (const [toml, message] of cases) {
+      assertRefused(await s.load(`${MINIMAL}[auth]\n${toml}\n`), message);
+    }
+  });
+});
