@@ -272,7 +272,7 @@ class KeySource {
         if (!this.#mayFetch("keys")) {
           return Promise.reject(new ProviderFetchError("The key set was fetched too recently."));
         }
-        return boundedFetch(url, init, this.#bounds);
+        return keySetResponse(url, init, this.#bounds);
       },
     });
     return this.#jwks;
@@ -285,6 +285,28 @@ class KeySource {
     this.#lastAttempt[what] = now;
     return true;
   }
+}
+
+/**
+ * The key-set response, checked here so that a provider answering 5xx or
+ * garbage is "unavailable" (503, retry later), never mistaken for a bad token.
+ */
+async function keySetResponse(
+  url: string,
+  init: RequestInit,
+  bounds: FetchBounds,
+): Promise<Response> {
+  const response = await boundedFetch(url, init, bounds);
+  if (response.status !== 200) {
+    throw new ProviderFetchError(`${url}: HTTP status ${response.status}.`, "status");
+  }
+  const text = await response.text();
+  try {
+    JSON.parse(text);
+  } catch {
+    throw new ProviderFetchError(`${url}: the body is not JSON.`, "not_json");
+  }
+  return new Response(text, { status: 200, headers: response.headers });
 }
 
 /**
