@@ -125,3 +125,68 @@ export async function startOidcProvider(): Promise<OidcProvider> {
     },
   };
 }
+
+/**
+ * Plays the user at the provider's own login and consent pages (its
+ * development interactions): follows redirects with a cookie jar, signs in
+ * as `login`, confirms consent, and returns the `code` sent to `redirectUri`.
+ * Bounded to 12 steps.
+ */
+export async function signInAtProvider(
+  authorizationUrl: URL,
+  login: string,
+  redirectUri: string,
+): Promise<string> {
+  const jar = new Map<string, string>();
+  const cookieHeader = () => [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
+  const remember = (response: Response) => {
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(";");
+      const at = pair?.indexOf("=") ?? -1;
+      if (pair !== undefined && at > 0) jar.set(pair.slice(0, at), pair.slice(at + 1));
+    }
+  };
+  let next: { url: URL; init: RequestInit } = { url: authorizationUrl, init: {} };
+  for (let step = 0; step < 12; step++) {
+    const response = await fetch(next.url, {
+      ...next.init,
+      redirect: "manual",
+      headers: { ...(next.init.headers ?? {}), cookie: cookieHeader() },
+    });
+    remember(response);
+    const location = response.headers.get("location");
+    if (location !== null) {
+      await response.body?.cancel();
+      const target = new URL(location, next.url);
+      if (target.href.startsWith(redirectUri)) {
+        const code = target.searchParams.get("code");
+        if (code === null) throw new Error(`The provider refused: ${target.search}`);
+        return code;
+      }
+      next = { url: target, init: {} };
+      continue;
+    }
+    const html = await response.text();
+    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
+    if (action === undefined) throw new Error(`No form at ${next.url}: ${html.slice(0, 300)}`);
+    const fields = new URLSearchParams();
+    for (const match of html.matchAll(/<input[^>]*type="hidden"[^>]*>/g)) {
+      const name = /name="([^"]+)"/.exec(match[0])?.[1];
+      const value = /value="([^"]*)"/.exec(match[0])?.[1] ?? "";
+      if (name !== undefined) fields.set(name, value);
+    }
+    if (/name="login"/.test(html)) {
+      fields.set("login", login);
+      fields.set("password", "any-password");
+    }
+    next = {
+      url: new URL(action, next.url),
+      init: {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: fields.toString(),
+      },
+    };
+  }
+  throw new Error("The sign-in did not finish within 12 steps.");
+}

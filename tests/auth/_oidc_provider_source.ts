@@ -46,8 +46,13 @@ server.listen(0, "127.0.0.1", () => {
     jwks: config.jwks,
     scopes: SCOPES.split(" "),
     cookies: { keys: ["test-cookie-key-0123456789"] },
+    // Registered clients sign nothing with RS256: the only key is ES256.
+    clientDefaults: { id_token_signed_response_alg: "ES256" },
     features: {
-      devInteractions: { enabled: false },
+      // The built-in login and consent pages: the tests submit them as a user would.
+      devInteractions: { enabled: true },
+      // Dynamic registration of public clients, as the MCP SDK client does it.
+      registration: { enabled: true },
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
       resourceIndicators: {
@@ -70,7 +75,8 @@ server.listen(0, "127.0.0.1", () => {
       },
     },
     extraTokenClaims(_ctx, token) {
-      return { groups: GROUPS[token.clientId] ?? [] };
+      // A signed-in user's groups come from their account, a client's from its id.
+      return { groups: GROUPS[token.accountId ?? token.clientId] ?? [] };
     },
   });
   const callback = provider.callback();

@@ -12,7 +12,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { generateKeyPair, SignJWT } from "jose";
 import { type CliServer, startCliServer } from "../../scripts/conformance.ts";
-import { type OidcProvider, startOidcProvider } from "../auth/_oidc.ts";
+import { type OidcProvider, signInAtProvider, startOidcProvider } from "../auth/_oidc.ts";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { RecordingProvider, REDIRECT_URI } from "../transport/http/_oauth.ts";
 
 interface World {
   readonly provider: OidcProvider;
@@ -289,5 +291,36 @@ Deno.test("external mode: a flood of tokens with an unknown kid causes at most o
     assert.equal(reasons.length, 60);
     assert.deepEqual(new Set(reasons), new Set(["bad_signature"]));
     await assert.rejects(Deno.lstat(w.canary), Deno.errors.NotFound);
+  });
+});
+
+Deno.test("external mode: the SDK client's own OAuth flow (discovery, registration, PKCE, resource) completes at the provider and calls a tool", async () => {
+  await withWorld(async (w) => {
+    const url = new URL(w.resource);
+    const provider = new RecordingProvider();
+    const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
+    const probe = new Client({ name: "external-idp-sdk", version: "0" });
+    await assert.rejects(probe.connect(first), UnauthorizedError);
+    await probe.close();
+    const authorizationUrl = provider.authorizationUrl as URL;
+    // The SDK found the provider through our metadata, and asks for our resource.
+    assert.equal(authorizationUrl.origin, w.provider.issuer);
+    assert.equal(authorizationUrl.searchParams.get("resource"), w.resource);
+    assert.equal(authorizationUrl.searchParams.get("code_challenge_method"), "S256");
+    const code = await signInAtProvider(authorizationUrl, "builder", REDIRECT_URI);
+    await first.finishAuth(code);
+    const client = new Client({ name: "external-idp-sdk", version: "0" });
+    await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }));
+    try {
+      const ran = await client.callTool({
+        name: "run_command",
+        arguments: { command: "echo sdk" },
+      });
+      assert.equal((ran.structuredContent as { stdout: string }).stdout, "sdk\n");
+    } finally {
+      await client.close();
+    }
+    const calls = (await w.records()).filter((r) => r.event === "tool_call");
+    assert.deepEqual(calls.map((r) => r.client_id), ["builder"]);
   });
 });
