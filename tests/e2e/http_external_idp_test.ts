@@ -215,7 +215,7 @@ Deno.test("external mode: an opaque token is accepted through introspection; an 
   });
 });
 
-Deno.test("external mode: refuses another audience, another issuer, expiry, alg none, HS256 and no profile", async () => {
+Deno.test("external mode: refuses another audience, another issuer, expiry, nbf, typ, alg none, HS256 and no profile", async () => {
   await withWorld(async (w) => {
     const otherAudience = await w.provider.token("builder", "https://other.example/mcp");
     await assertRefused(w, otherAudience, 401, "invalid_token", "wrong_audience");
@@ -241,6 +241,13 @@ Deno.test("external mode: refuses another audience, another issuer, expiry, alg 
       "invalid_token",
       "bad_claims",
     );
+    // An ID token or any other JWT is not an access token (RFC 9068 §2.1).
+    const idToken = await new SignJWT(claims(w)).setProtectedHeader({
+      alg: "ES256",
+      typ: "JWT",
+      kid: w.provider.kid,
+    }).sign(w.provider.privateKey);
+    await assertRefused(w, idToken, 401, "invalid_token", "wrong_type");
     const b64 = (value: unknown) =>
       btoa(JSON.stringify(value)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
     const none = `${b64({ alg: "none", typ: "at+jwt" })}.${b64(claims(w))}.`;
