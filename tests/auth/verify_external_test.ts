@@ -177,3 +177,72 @@ Deno.test("scopes come from scope or scp, unknown ones are dropped, and profiles
     assert.equal(await scopesOf({ roles: "reader", client_id: undefined }), "bad_claims");
   });
 });
+
+Deno.test("introspection answers are cached briefly, never past exp, and a provider error is not cached", async () => {
+  const controller = new AbortController();
+  let hits = 0;
+  let failing = false;
+  let exp = 0;
+  const server = Deno.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    signal: controller.signal,
+    onListen: () => {},
+  }, async (request) => {
+    hits++;
+    const form = new URLSearchParams(await request.text());
+    assert.equal(request.headers.get("authorization"), `Basic ${btoa("htmcp:s3cret")}`);
+    if (failing) return new Response("down", { status: 500 });
+    return Response.json({
+      active: form.get("token") === "good-opaque-token",
+      iss: "http://127.0.0.1:8/issuer",
+      aud: RESOURCE,
+      client_id: "agent",
+      scope: "shell:read",
+      exp,
+    });
+  });
+  try {
+    let clock = Date.now();
+    exp = Math.floor(clock / 1000) + 40;
+    const verifier = createExternalVerifier({
+      settings: settings("http://127.0.0.1:1/unused", {
+        introspection: {
+          endpoint: `http://127.0.0.1:${server.addr.port}/introspect`,
+          clientId: "htmcp",
+          secretFile: "/unused",
+          cacheSeconds: 60,
+        },
+      }),
+      resource: RESOURCE,
+      introspectionSecret: "s3cret",
+      now: () => clock,
+    });
+    const first = await verifier.verify("good-opaque-token");
+    assert.ok(first.ok && first.token.clientId === "agent");
+    assert.deepEqual(first.ok && [...first.token.scopes], ["shell:read"]);
+    await verifier.verify("good-opaque-token");
+    assert.equal(hits, 1, "the second check was answered from the cache");
+    // exp (40 s) comes before the cache lifetime (60 s): the entry ends at exp.
+    clock += 41_000;
+    failing = true;
+    assert.deepEqual(await verifier.verify("good-opaque-token"), {
+      ok: false,
+      reason: "provider_unavailable",
+      clientId: null,
+    });
+    assert.equal(hits, 2);
+    failing = false;
+    exp = Math.floor(clock / 1000) + 300;
+    assert.equal((await verifier.verify("good-opaque-token")).ok, true);
+    assert.equal(hits, 3, "the provider error was not cached");
+    assert.deepEqual(await verifier.verify("never-issued"), {
+      ok: false,
+      reason: "token_inactive",
+      clientId: null,
+    });
+  } finally {
+    controller.abort();
+    await server.finished;
+  }
+});
