@@ -16,6 +16,7 @@ import {
   listenHost,
 } from "./http.ts";
 import { absolutePath, isInside } from "./paths.ts";
+import { isScope } from "../auth/scopes.ts";
 
 /** Defaults from issue 4. */
 export const HTTP_DEFAULTS = {
@@ -338,7 +339,7 @@ async function buildExternalSettings(
     const scopes = new Map<string, readonly string[]>();
     for (const [value, list] of Object.entries(section.profiles.scopes)) {
       for (const [index, scope] of list.entries()) {
-        if (scope !== "shell:read" && scope !== "shell:execute") {
+        if (!isScope(scope)) {
           return fail(
             `Policy key "auth.profiles.scopes.${value}[${index + 1}]" is ${
               quote(scope)
