@@ -191,6 +191,8 @@ export interface AuditEventFields {
     readonly client_name: string;
     readonly redirect_uris: readonly string[];
   };
+  /** A client-id metadata document was refused (not allowlisted, unreachable, oversized, mismatched). */
+  client_metadata_refused: { readonly client_id: string; readonly reason: string };
   /** The operator approved a client with the admin PIN. */
   client_approved: { readonly client_id: string; readonly scopes: readonly string[] };
   /** A wrong admin PIN: never the PIN itself. */

@@ -30,6 +30,7 @@ import {
 import { rateLimitedLog } from "./server/operator_log.ts";
 import { type AuthSettingsResolved, resolveAuthSettings } from "./settings.ts";
 import { openAuthState } from "./state/mod.ts";
+import { createExternalResourceServer } from "./external_resource_server.ts";
 
 /** Options of {@linkcode createAuthorizationServer}. */
 export interface AuthorizationServerOptions {
@@ -94,6 +95,9 @@ export interface AuthorizationServer {
 export async function createAuthorizationServer(
   options: AuthorizationServerOptions,
 ): Promise<{ ok: true; auth: AuthorizationServer } | { ok: false; message: string }> {
+  // An external provider issues the tokens: none of our issuing endpoints or
+  // state exist, only the resource side.
+  if (options.policy.auth.mode === "external") return await createExternalResourceServer(options);
   // A caller may pass `policy.stateDir` unchecked; without a state directory
   // there is nowhere safe for the secret, so refuse with the key to set.
   if (typeof options.stateDir !== "string" || options.stateDir === "") {

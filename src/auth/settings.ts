@@ -25,6 +25,8 @@ export interface AuthSettingsResolved {
   readonly adminPin: string | null;
   /** Whether to refuse issuing when the audit log cannot be written. */
   readonly auditFailClosed: boolean;
+  /** Client-id metadata document URLs or hosts we may fetch; empty: the feature is off. */
+  readonly clientIdMetadataAllow: readonly string[];
 }
 
 export type ResolveSettingsResult =
@@ -81,7 +83,10 @@ export function resolveAuthSettings(
         `The base URL "${baseUrl}" uses plain http on a non-loopback host; set [http] base_url to an https origin.`,
     };
   }
-  if (adminPin !== null) {
+  if (policy.auth.mode === "external") {
+    // No approval page exists in external mode (the provider signs users in),
+    // so there is no PIN to require.
+  } else if (adminPin !== null) {
     const strength = checkPinStrength(adminPin);
     if (!strength.ok) return { ok: false, message: strength.message };
   } else if (policy.http.baseUrl !== null || !loopback) {
@@ -101,6 +106,7 @@ export function resolveAuthSettings(
     maxBodyBytes: policy.http.maxRegistrationBytes,
     adminPin,
     auditFailClosed: policy.auditFailMode === "closed",
+    clientIdMetadataAllow: policy.auth.clientIdMetadataAllow,
   });
   return { ok: true, settings };
 }

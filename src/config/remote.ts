@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { AuthSettings, HttpSettings } from "./types.ts";
+import type { AuthSettings, ExternalAuthSettings, HttpSettings } from "./types.ts";
 import type { PolicyFile } from "./schema.ts";
 import { type Checked, fail, pass, quote } from "./_checked.ts";
 import {
@@ -16,6 +16,7 @@ import {
   listenHost,
 } from "./http.ts";
 import { absolutePath, isInside } from "./paths.ts";
+import { isScope } from "../auth/scopes.ts";
 
 /** Defaults from issue 4. */
 export const HTTP_DEFAULTS = {
@@ -114,6 +115,10 @@ export async function buildRemoteSettings(
       }.`,
     );
   }
+  const external = await buildExternalSettings(authSection, mode, inputs);
+  if (!external.ok) return external;
+  const clientIdMetadataAllow = checkClientIdMetadataAllow(authSection, mode);
+  if (!clientIdMetadataAllow.ok) return clientIdMetadataAllow;
   const ttl = parseTokenTtl(inputs.envTokenTtl);
   if (!ttl.ok) return ttl;
   const allowLocalhostBypass = authSection.allow_localhost_bypass ?? false;
@@ -145,7 +150,14 @@ export async function buildRemoteSettings(
       headerTimeoutMs: section.header_timeout_ms ?? HTTP_DEFAULTS.headerTimeoutMs,
       idleTimeoutMs: section.idle_timeout_ms ?? HTTP_DEFAULTS.idleTimeoutMs,
     },
-    auth: { mode, allowLocalhostBypass, allowPlainPkce, accessTokenTtlSeconds: ttl.value },
+    auth: {
+      mode,
+      allowLocalhostBypass,
+      allowPlainPkce,
+      accessTokenTtlSeconds: ttl.value,
+      clientIdMetadataAllow: clientIdMetadataAllow.value,
+      external: external.value,
+    },
     warnings,
   });
 }
@@ -195,4 +207,250 @@ function parseTokenTtl(value: string | undefined): Checked<number> {
     );
   }
   return pass(seconds);
+}
+
+/** Defaults of the external-provider keys. */
+export const EXTERNAL_DEFAULTS = {
+  algorithms: ["RS256", "PS256", "ES256", "EdDSA"],
+  jwksCooldownSeconds: 30,
+  introspectionCacheSeconds: 60,
+} as const;
+
+/**
+ * Asymmetric JWS algorithms we accept from a provider. `none` carries no
+ * signature, and an HS* algorithm with a public key from a JWKS is the classic
+ * algorithm-confusion forgery (anyone holding the public key could "sign").
+ */
+const ASYMMETRIC_ALGORITHMS: ReadonlySet<string> = new Set([
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "ES256",
+  "ES384",
+  "ES512",
+  "EdDSA",
+  "Ed25519",
+]);
+
+/** The keys that only mean something with `mode = "external"`. */
+const EXTERNAL_KEYS = [
+  "issuer",
+  "audience",
+  "jwks_uri",
+  "algorithms",
+  "jwks_cooldown_seconds",
+  "scope_claim",
+  "introspection_endpoint",
+  "introspection_client_id",
+  "introspection_secret_file",
+  "introspection_cache_seconds",
+  "profiles",
+] as const;
+
+type AuthSection = NonNullable<PolicyFile["auth"]>;
+
+/** Validates the `[auth]` keys of an external identity provider. */
+async function buildExternalSettings(
+  section: AuthSection,
+  mode: AuthSettings["mode"],
+  inputs: RemoteInputs,
+): Promise<Checked<ExternalAuthSettings | null>> {
+  if (mode !== "external") {
+    // A provider key under another mode would be silently ignored: the operator
+    // believes tokens are checked against a provider that is never asked.
+    const stray = EXTERNAL_KEYS.find((key) => section[key] !== undefined);
+    if (stray !== undefined) {
+      return fail(
+        `Policy key "auth.${stray}" is only used with auth.mode = "external", but auth.mode is "${mode}".`,
+      );
+    }
+    return pass(null);
+  }
+  if (section.issuer === undefined) {
+    return fail('Policy key "auth.issuer" is required with auth.mode = "external".');
+  }
+  const issuer = checkProviderUrl(section.issuer, "auth.issuer", true);
+  if (!issuer.ok) return issuer;
+  let audience: string | null = null;
+  if (section.audience !== undefined) {
+    const checked = checkProviderUrl(section.audience, "auth.audience", false);
+    if (!checked.ok) return checked;
+    audience = checked.value;
+  }
+  let jwksUri: string | null = null;
+  if (section.jwks_uri !== undefined) {
+    const checked = checkProviderUrl(section.jwks_uri, "auth.jwks_uri", false);
+    if (!checked.ok) return checked;
+    jwksUri = checked.value;
+  }
+  const algorithms: string[] = [];
+  for (const [index, value] of (section.algorithms ?? EXTERNAL_DEFAULTS.algorithms).entries()) {
+    if (!ASYMMETRIC_ALGORITHMS.has(value)) {
+      return fail(
+        `Policy key "auth.algorithms[${index + 1}]" is ${
+          quote(value)
+        }, which is not an asymmetric JWS algorithm (none and HS* are never accepted).`,
+      );
+    }
+    if (!algorithms.includes(value)) algorithms.push(value);
+  }
+  if (algorithms.length === 0) {
+    return fail('Policy key "auth.algorithms" must list at least one algorithm.');
+  }
+
+  let introspection: ExternalAuthSettings["introspection"] = null;
+  const introspectionKeys = [
+    section.introspection_endpoint,
+    section.introspection_client_id,
+    section.introspection_secret_file,
+  ];
+  if (introspectionKeys.some((value) => value !== undefined)) {
+    if (section.introspection_endpoint === undefined) {
+      return fail('Policy key "auth.introspection_endpoint" is missing; introspection needs it.');
+    }
+    if (section.introspection_client_id === undefined) {
+      return fail('Policy key "auth.introspection_client_id" is missing; introspection needs it.');
+    }
+    if (section.introspection_secret_file === undefined) {
+      return fail(
+        'Policy key "auth.introspection_secret_file" is missing; introspection needs the client secret in a file.',
+      );
+    }
+    const endpoint = checkProviderUrl(
+      section.introspection_endpoint,
+      "auth.introspection_endpoint",
+      false,
+    );
+    if (!endpoint.ok) return endpoint;
+    const secretFile = await secretFilePath(section.introspection_secret_file, inputs);
+    if (!secretFile.ok) return secretFile;
+    introspection = {
+      endpoint: endpoint.value,
+      clientId: section.introspection_client_id,
+      secretFile: secretFile.value,
+      cacheSeconds: section.introspection_cache_seconds ??
+        EXTERNAL_DEFAULTS.introspectionCacheSeconds,
+    };
+  } else if (section.introspection_cache_seconds !== undefined) {
+    return fail(
+      'Policy key "auth.introspection_cache_seconds" is set, but auth.introspection_endpoint is not.',
+    );
+  }
+
+  let profiles: ExternalAuthSettings["profiles"] = null;
+  if (section.profiles !== undefined) {
+    const scopes = new Map<string, readonly string[]>();
+    for (const [value, list] of Object.entries(section.profiles.scopes)) {
+      for (const [index, scope] of list.entries()) {
+        if (!isScope(scope)) {
+          return fail(
+            `Policy key "auth.profiles.scopes.${value}[${index + 1}]" is ${
+              quote(scope)
+            }, which is not a scope of this server ("shell:read" or "shell:execute").`,
+          );
+        }
+      }
+      scopes.set(value, Object.freeze([...new Set(list)]));
+    }
+    if (scopes.size === 0) {
+      return fail(
+        'Policy key "auth.profiles.scopes" lists no claim value, so every principal would be refused.',
+      );
+    }
+    profiles = { claim: section.profiles.claim, scopes };
+  }
+
+  return pass({
+    issuer: issuer.value,
+    audience,
+    jwksUri,
+    algorithms,
+    jwksCooldownSeconds: section.jwks_cooldown_seconds ?? EXTERNAL_DEFAULTS.jwksCooldownSeconds,
+    scopeClaim: section.scope_claim ?? null,
+    introspection,
+    profiles,
+  });
+}
+
+/**
+ * A provider URL: https, or plain http on a loopback host only (a token
+ * verified against keys fetched in the clear could be forged by anyone on the
+ * path). An issuer keeps its exact text, because `iss` is compared as a string.
+ */
+function checkProviderUrl(value: string, key: string, isIssuer: boolean): Checked<string> {
+  const label = `Policy key "${key}"`;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return fail(`${label} is ${quote(value)}, which is not a URL.`);
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    return fail(`${label} is ${quote(value)}, but it must use https.`);
+  }
+  if (url.protocol === "http:" && !isLoopbackHost(url.hostname)) {
+    return fail(
+      `${label} is ${quote(value)}, but it must use https (plain http only for a loopback host).`,
+    );
+  }
+  if (url.username !== "" || url.password !== "" || url.hash !== "") {
+    return fail(`${label} is ${quote(value)}, which must not contain a user name or fragment.`);
+  }
+  if (isIssuer && url.search !== "") {
+    return fail(`${label} is ${quote(value)}, but an issuer has no query (RFC 8414).`);
+  }
+  return pass(isIssuer ? value : url.href);
+}
+
+/** The introspection secret's file: must exist and sit outside the jail. */
+async function secretFilePath(value: string, inputs: RemoteInputs): Promise<Checked<string>> {
+  const checked = await tlsFile(value, "auth.introspection_secret_file", inputs);
+  if (!checked.ok) return checked;
+  return pass(checked.value as string);
+}
+
+/**
+ * `client_id_metadata_allow`: each entry an exact document URL (https, or
+ * http on a loopback host, with a path) or a bare host name. There is no
+ * wildcard: the server's network grant names each host exactly.
+ */
+function checkClientIdMetadataAllow(
+  section: AuthSection,
+  mode: AuthSettings["mode"],
+): Checked<readonly string[]> {
+  const entries = section.client_id_metadata_allow;
+  if (entries === undefined) return pass([]);
+  if (mode !== "oauth") {
+    return fail(
+      `Policy key "auth.client_id_metadata_allow" is used only by the built-in authorization server (auth.mode = "oauth"), but auth.mode is "${mode}".`,
+    );
+  }
+  const allow: string[] = [];
+  for (const [index, entry] of entries.entries()) {
+    const label = `Policy key "auth.client_id_metadata_allow[${index + 1}]"`;
+    if (entry.includes("/")) {
+      const checked = checkProviderUrl(entry, `auth.client_id_metadata_allow[${index + 1}]`, false);
+      if (!checked.ok) return checked;
+      if (new URL(checked.value).pathname === "/" || checked.value !== entry) {
+        return fail(
+          `${label} is ${
+            quote(entry)
+          }, but a client-id URL must be written in its normal form and have a path.`,
+        );
+      }
+      allow.push(entry);
+    } else if (
+      /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(entry)
+    ) {
+      allow.push(entry);
+    } else {
+      return fail(
+        `${label} is ${quote(entry)}, which is neither a client-id URL nor a lower-case host name.`,
+      );
+    }
+  }
+  return pass(Object.freeze([...new Set(allow)]));
 }

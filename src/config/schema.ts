@@ -39,6 +39,11 @@ export const NUMBER_BOUNDS = {
   max_connections: [0, 1_048_576],
   header_timeout_ms: [100, 600_000],
   idle_timeout_ms: [100, 86_400_000],
+  // Below a second an unknown `kid` flood could make a fetch per second; above an hour a
+  // rotated key would lock everyone out for too long.
+  jwks_cooldown_seconds: [1, 3600],
+  // Introspection answers are cached at most this long (and never past the token's `exp`).
+  introspection_cache_seconds: [0, 300],
 } as const satisfies Record<string, readonly [number, number]>;
 
 type BoundedKey = keyof typeof NUMBER_BOUNDS;
@@ -171,9 +176,28 @@ export const PolicyFileSchema = table({
     idle_timeout_ms: integer("idle_timeout_ms"),
   }).optional(),
   auth: table({
-    mode: oneOf(["oauth", "none"]),
+    mode: oneOf(["oauth", "none", "external"]),
     allow_localhost_bypass: flag(),
     allow_plain_pkce: flag(),
+    client_id_metadata_allow: texts(),
+    issuer: text().optional(),
+    audience: text().optional(),
+    jwks_uri: text().optional(),
+    algorithms: texts(),
+    jwks_cooldown_seconds: integer("jwks_cooldown_seconds"),
+    scope_claim: text().optional(),
+    introspection_endpoint: text().optional(),
+    introspection_client_id: text().optional(),
+    introspection_secret_file: text().optional(),
+    introspection_cache_seconds: integer("introspection_cache_seconds"),
+    profiles: table({
+      claim: text(),
+      scopes: z.record(
+        z.string({ error: "must be a claim value" }),
+        z.array(text(), { error: "must be an array of scopes" }),
+        { error: "must be a table of claim value = [scopes]" },
+      ),
+    }).optional(),
   }).optional(),
 });
 

@@ -67,7 +67,7 @@ export interface SandboxSettings {
   readonly acceptPathCheckOnly: boolean;
   readonly user: number | string | null;
 }
-export type AuthMode = "oauth" | "none";
+export type AuthMode = "oauth" | "none" | "external";
 
 export interface Limits {
   readonly timeoutMs: number;
@@ -106,6 +106,43 @@ export interface AuthSettings {
   readonly allowLocalhostBypass: boolean;
   readonly allowPlainPkce: boolean;
   readonly accessTokenTtlSeconds: number;
+  /**
+   * `client_id_metadata_allow`: client-id metadata document URLs (exact) or
+   * host names the built-in server may fetch; empty turns the feature off.
+   */
+  readonly clientIdMetadataAllow: readonly string[];
+  /** The external identity provider (`mode = "external"`), else null. */
+  readonly external: ExternalAuthSettings | null;
+}
+
+/** `[auth]` keys of `mode = "external"`: htmcp as a pure OAuth resource server. */
+export interface ExternalAuthSettings {
+  /** The provider's issuer identifier, exactly as it appears in `iss`. */
+  readonly issuer: string;
+  /** The required `aud`, or null for this server's canonical `/mcp` resource. */
+  readonly audience: string | null;
+  /** The JWKS URL, or null to read `jwks_uri` from the issuer's discovery document. */
+  readonly jwksUri: string | null;
+  /** Asymmetric JWS algorithms accepted; never `none`, never HS*. */
+  readonly algorithms: readonly string[];
+  /** Least time between two JWKS fetches caused by an unknown `kid`. */
+  readonly jwksCooldownSeconds: number;
+  /** The claim scopes are read from, or null for `scope` then `scp`. */
+  readonly scopeClaim: string | null;
+  /** RFC 7662 introspection for opaque tokens, or null (opaque tokens are refused). */
+  readonly introspection: {
+    readonly endpoint: string;
+    readonly clientId: string;
+    /** Absolute path of the file holding the client secret (read at startup). */
+    readonly secretFile: string;
+    readonly cacheSeconds: number;
+  } | null;
+  /** Claim-selected scope profiles, or null (the token's scopes stand as they are). */
+  readonly profiles: {
+    readonly claim: string;
+    /** Claim value -> the scopes a principal with that value may use. */
+    readonly scopes: ReadonlyMap<string, readonly string[]>;
+  } | null;
 }
 
 /** Flags a command or subcommand accepts, spelled exactly; `takesValue` ⊆ `names`. */

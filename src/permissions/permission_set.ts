@@ -147,6 +147,25 @@ export function permissionSetFor(
     net.add(checked.value, "the HTTP listen address");
     if (policy.http.tlsCert !== null) read.add(policy.http.tlsCert, "the TLS certificate");
     if (policy.http.tlsKey !== null) read.add(policy.http.tlsKey, "the TLS private key");
+    const external = policy.auth.mode === "external" ? policy.auth.external : null;
+    if (external !== null) {
+      // Outbound to the identity provider only: its discovery document, key
+      // set and introspection endpoint, each host:port exactly.
+      const urls = [external.issuer, external.jwksUri, external.introspection?.endpoint];
+      for (const text of urls) {
+        if (text !== null && text !== undefined) {
+          net.add(providerHost(text), "the external identity provider (keys, introspection)");
+        }
+      }
+      if (external.introspection !== null) {
+        read.add(external.introspection.secretFile, "the introspection client secret");
+      }
+    }
+    for (const entry of policy.auth.clientIdMetadataAllow) {
+      // A host entry allows its https documents; a URL entry exactly its host:port.
+      const url = entry.includes("/") ? entry : `https://${entry}/`;
+      net.add(providerHost(url), "client-id metadata documents (allowlisted)");
+    }
   }
 
   // env -------------------------------------------------------------------
@@ -277,4 +296,11 @@ class GrantList {
   grants(): readonly Grant[] {
     return Object.freeze([...this.#grants.values()]);
   }
+}
+
+/** `host:port` of a provider URL, the default port written out (Deno compares text). */
+function providerHost(text: string): string {
+  const url = new URL(text);
+  const port = url.port !== "" ? url.port : url.protocol === "https:" ? "443" : "80";
+  return `${url.hostname}:${port}`;
 }

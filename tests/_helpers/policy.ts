@@ -90,6 +90,8 @@ export function makePolicy(options: TestPolicyOptions): Policy {
       allowLocalhostBypass: false,
       allowPlainPkce: false,
       accessTokenTtlSeconds: 3600,
+      clientIdMetadataAllow: [],
+      external: null,
     },
     warnings: [],
     ...options.overrides,

@@ -121,6 +121,8 @@ Deno.test("authorize: plain PKCE works only when the operator enables it", async
         allowLocalhostBypass: false,
         allowPlainPkce: true,
         accessTokenTtlSeconds: 3600,
+        clientIdMetadataAllow: [],
+        external: null,
       },
     },
   }, async (f) => {

@@ -51,6 +51,8 @@ Deno.test("metadata advertises plain PKCE only when the operator allows it", asy
         allowLocalhostBypass: false,
         allowPlainPkce: true,
         accessTokenTtlSeconds: 60,
+        clientIdMetadataAllow: [],
+        external: null,
       },
     },
   });

@@ -68,6 +68,8 @@ Deno.test("loadPolicy() fills every field with its documented default", async ()
           allowLocalhostBypass: false,
           allowPlainPkce: false,
           accessTokenTtlSeconds: 3600,
+          clientIdMetadataAllow: [],
+          external: null,
         },
         warnings: ["The allowlist is empty, so every command will be refused."],
       },

@@ -28,6 +28,8 @@ Deno.test("loadPolicy() applies the [http] and [auth] defaults", async () => {
       allowLocalhostBypass: false,
       allowPlainPkce: false,
       accessTokenTtlSeconds: 3600,
+      clientIdMetadataAllow: [],
+      external: null,
     });
   });
 });

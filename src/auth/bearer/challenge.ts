@@ -28,6 +28,9 @@ const DESCRIPTIONS: ReadonlyMap<BearerFailureReason, string> = new Map([
   ["client_revoked", "The client of this access token was revoked."],
   ["token_revoked", "The access token was revoked."],
   ["revocation_list_unavailable", "The server cannot check tokens right now."],
+  ["provider_unavailable", "The server cannot check tokens right now."],
+  ["token_inactive", "The access token is not active."],
+  ["no_profile", "No access profile of this server matches your identity."],
 ]);
 
 /** The description sent for a reason. */
@@ -40,7 +43,9 @@ export function describeFailure(reason: BearerFailureReason): string {
  *
  * - no token: 401 with the challenge only (RFC 6750 §3.1: no error code);
  * - token in the query string: 400 `invalid_request`;
- * - revocation list unreadable: 503, the client should retry;
+ * - revocation list or identity provider unreachable: 503, the client should retry;
+ * - a valid token whose principal matches no profile: 403 `access_denied`
+ *   (a new token would not help, so no `invalid_token` that invites a retry);
  * - anything else: 401 `invalid_token`.
  */
 export function bearerRefusal(reason: BearerFailureReason, metadataUrl: string): Response {
@@ -51,7 +56,10 @@ export function bearerRefusal(reason: BearerFailureReason, metadataUrl: string):
       "www-authenticate": base,
     });
   }
-  if (reason === "revocation_list_unavailable") {
+  if (reason === "no_profile") {
+    return jsonResponse(403, { error: "access_denied", error_description: description });
+  }
+  if (reason === "revocation_list_unavailable" || reason === "provider_unavailable") {
     return jsonResponse(503, { error: "temporarily_unavailable", error_description: description }, {
       "retry-after": "5",
     });

@@ -31,7 +31,13 @@ export type BearerFailureReason =
   | "client_unknown"
   | "client_revoked"
   | "token_revoked"
-  | "revocation_list_unavailable";
+  | "revocation_list_unavailable"
+  /** External mode: the provider's keys or introspection endpoint could not be reached. */
+  | "provider_unavailable"
+  /** External mode: introspection says the token is not active. */
+  | "token_inactive"
+  /** External mode: the principal's claim matches no `[auth.profiles]` entry. */
+  | "no_profile";
 
 /** The facts of a valid token. */
 export interface VerifiedToken {
@@ -120,7 +126,8 @@ export async function verifyAccessToken(
   return { ok: true, token: { clientId: sub, scopes: scopes.scopes, jti, expiresAt: exp } };
 }
 
-function joseFailure(error: unknown): BearerFailureReason {
+/** The reason for a jose verification error (shared with the external verifier). */
+export function joseFailure(error: unknown): BearerFailureReason {
   if (error instanceof errors.JOSEAlgNotAllowed) return "wrong_algorithm";
   if (error instanceof errors.JWSSignatureVerificationFailed) return "bad_signature";
   if (error instanceof errors.JWTExpired) return "expired";

@@ -11,6 +11,7 @@ import type { CodeStore } from "./codes.ts";
 import type { FailureLimiter } from "./rate_limit.ts";
 import type { RegisteredClient } from "./registration.ts";
 import type { AuthorizeTransaction } from "./transaction.ts";
+import { looksLikeClientIdUrl, resolveClientMetadata } from "./client_metadata.ts";
 
 /** Shared state of the issuing side. */
 export interface ServerDeps {
@@ -54,5 +55,39 @@ export async function findClient(deps: ServerDeps, clientId: string): Promise<Kn
   const approved = await deps.registry.findApproved(clientId);
   if (approved !== null) return { client: approved, approved: true };
   const pending = deps.pending.get(clientId);
-  return pending === undefined ? null : { client: pending, approved: false };
+  if (pending !== undefined) return { client: pending, approved: false };
+  return await fetchClientMetadata(deps, clientId);
+}
+
+/**
+ * A URL `client_id` unknown so far: its metadata document, fetched and
+ * checked, becomes a pending client (awaiting approval like a registration).
+ */
+async function fetchClientMetadata(
+  deps: ServerDeps,
+  clientId: string,
+): Promise<KnownClient | null> {
+  const allow = deps.settings.clientIdMetadataAllow;
+  if (allow.length === 0 || !looksLikeClientIdUrl(clientId)) return null;
+  const resolved = await resolveClientMetadata(clientId, {
+    allow,
+    issuer: deps.settings.issuer,
+    maxBytes: deps.settings.maxBodyBytes,
+    now: deps.now,
+  });
+  if (!resolved.ok) {
+    await deps.audit.writeEvent("client_metadata_refused", {
+      client_id: clientId,
+      reason: resolved.reason,
+    });
+    return null;
+  }
+  const client = resolved.client;
+  if (!deps.pending.set(clientId, client, deps.now() + PENDING_CLIENT_TTL_MS)) return null;
+  await deps.audit.writeEvent("client_registered", {
+    client_id: clientId,
+    client_name: client.client_name ?? "",
+    redirect_uris: client.redirect_uris,
+  });
+  return { client, approved: false };
 }

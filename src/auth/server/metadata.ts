@@ -27,14 +27,24 @@ export function authorizationServerMetadata(
     code_challenge_methods_supported: settings.allowPlainPkce ? ["S256", "plain"] : ["S256"],
     // RFC 9207 §3: every authorization response carries `iss`.
     authorization_response_iss_parameter_supported: true,
+    // Advertised only when the operator allowlisted documents to fetch.
+    ...(settings.clientIdMetadataAllow.length > 0
+      ? { client_id_metadata_document_supported: true }
+      : {}),
   };
 }
 
-/** RFC 9728 §2 metadata for the `/mcp` resource. */
-export function protectedResourceMetadata(settings: AuthSettingsResolved): Record<string, unknown> {
+/**
+ * RFC 9728 §2 metadata for the `/mcp` resource: our own issuer, or the
+ * external identity provider's in external mode.
+ */
+export function protectedResourceMetadata(
+  settings: AuthSettingsResolved,
+  authorizationServer: string = settings.issuer,
+): Record<string, unknown> {
   return {
     resource: settings.resource,
-    authorization_servers: [settings.issuer],
+    authorization_servers: [authorizationServer],
     scopes_supported: [...SCOPES],
     bearer_methods_supported: ["header"],
     resource_name: "htmcp",

@@ -189,7 +189,7 @@ export async function serveHttp(
   const url = boundOrigin(address, listener.addr.port, tls);
   const baseUrl = options.baseUrl ?? url;
   let auth: AuthorizationServer | null = null;
-  if (policy.auth.mode === "oauth") {
+  if (policy.auth.mode !== "none") {
     const created = await createAuthorizationServer({
       policy,
       baseUrl,

@@ -74,7 +74,8 @@ export function checkExposure(
         `Listening on every interface ("${listen}") needs [http] base_url (or HTMCP_BASE_URL): the OAuth issuer and token audience must be the name clients use.`,
     };
   }
-  if (policy.stateDir === null) {
+  // External mode keeps no OAuth state: the provider holds clients and keys.
+  if (policy.stateDir === null && policy.auth.mode !== "external") {
     return {
       ok: false,
       message:
