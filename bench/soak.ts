@@ -37,8 +37,13 @@ const PIN = "soak-pin-7302";
 const MIB = 1024 * 1024;
 /** The policy's timeout: the sleeping command runs into it on every call. */
 const TIMEOUT_MS = 1500;
-/** Idle connections per flood wave; below the derived limit, so the server keeps serving. */
+/**
+ * Idle connections per flood wave; every third wave goes 50 past the
+ * server's connection limit (as it prints it), so the refusal beyond the
+ * limit is exercised too while the authorized clients go on.
+ */
 const FLOOD_WAVE = 200;
+const FLOOD_PAST_LIMIT = 50;
 const FLOOD_HOLD_MS = 5000;
 const FLOOD_PAUSE_MS = 5000;
 /** Unauthenticated requests per second, at most. */
@@ -59,6 +64,7 @@ export interface SoakReport {
   readonly clientErrors: number;
   readonly unauthStatuses: Readonly<Record<string, number>>;
   readonly floodWaves: number;
+  readonly floodAsked: number;
   readonly floodOpened: number;
   readonly floodFailed: number;
   readonly floodClosedByServer: number;
@@ -211,6 +217,11 @@ async function stillOurs(server: Server): Promise<boolean> {
   }
 }
 
+/** The connection limit the server printed at startup (0 when it printed none). */
+function connectionLimit(stderr: string): number {
+  return Number(/at most (\d+) HTTP connections/.exec(stderr)?.[1] ?? 0);
+}
+
 async function procStatusKiB(pid: number, field: "VmRSS" | "VmHWM"): Promise<number> {
   const status = await Deno.readTextFile(`/proc/${pid}/status`);
   return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
@@ -243,6 +254,7 @@ interface Tally {
   acknowledged: Map<string, number>;
   unauth: Record<string, number>;
   floodWaves: number;
+  floodAsked: number;
   floodOpened: number;
   floodFailed: number;
   floodClosed: number;
@@ -270,8 +282,14 @@ async function authorizedLane(
   }
 }
 
-async function connectionFlood(port: number, until: number, tally: Tally): Promise<void> {
+async function connectionFlood(
+  port: number,
+  limit: number,
+  until: number,
+  tally: Tally,
+): Promise<void> {
   while (Date.now() + FLOOD_HOLD_MS < until) {
+    const count = tally.floodWaves % 3 === 2 && limit > 0 ? limit + FLOOD_PAST_LIMIT : FLOOD_WAVE;
     const out = await new Deno.Command(Deno.execPath(), {
       args: [
         "run",
@@ -279,7 +297,7 @@ async function connectionFlood(port: number, until: number, tally: Tally): Promi
         "--allow-net=127.0.0.1",
         FLOOD_CLIENT,
         String(port),
-        String(FLOOD_WAVE),
+        String(count),
         String(FLOOD_HOLD_MS),
       ],
       stdin: "null",
@@ -292,6 +310,7 @@ async function connectionFlood(port: number, until: number, tally: Tally): Promi
       closedByServer?: number;
     };
     tally.floodWaves++;
+    tally.floodAsked += count;
     tally.floodOpened += line.opened ?? 0;
     tally.floodFailed += line.failed ?? 0;
     tally.floodClosed += line.closedByServer ?? 0;
@@ -410,6 +429,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     acknowledged: new Map(),
     unauth: {},
     floodWaves: 0,
+    floodAsked: 0,
     floodOpened: 0,
     floodFailed: 0,
     floodClosed: 0,
@@ -440,7 +460,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       );
       await Promise.all([
         ...connections.map((c, lane) => authorizedLane(c.client, lane, until, tally)),
-        connectionFlood(Number(mcpUrl.port), until, tally),
+        connectionFlood(Number(mcpUrl.port), connectionLimit(server.stderr()), until, tally),
         unauthenticatedFlood(server.url, until, tally),
         rotations(server, log, rotateEvery, until, tally),
         rssSampler(server, until, tally),
@@ -491,6 +511,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       clientErrors: tally.clientErrors,
       unauthStatuses: tally.unauth,
       floodWaves: tally.floodWaves,
+      floodAsked: tally.floodAsked,
       floodOpened: tally.floodOpened,
       floodFailed: tally.floodFailed,
       floodClosedByServer: tally.floodClosed,
@@ -528,7 +549,7 @@ export function formatSoakReport(report: SoakReport): string[] {
     ...map(report.resultCodes),
     `unauthenticated flood:`,
     ...map(report.unauthStatuses),
-    `connection flood       ${report.floodWaves} waves of ${FLOOD_WAVE}: ${report.floodOpened} opened, ${report.floodFailed} failed to open, ${report.floodClosedByServer} closed by the server while held`,
+    `connection flood       ${report.floodWaves} waves (${FLOOD_WAVE}, ${FLOOD_WAVE}, limit + ${FLOOD_PAST_LIMIT}), ${report.floodAsked} asked: ${report.floodOpened} opened, ${report.floodFailed} failed to open, ${report.floodClosedByServer} closed by the server while held`,
     `rotations              ${report.rotations} (rename + SIGHUP), ${report.auditFiles} files, ${
       (report.auditBytes / MIB).toFixed(2)
     } MiB of log`,
