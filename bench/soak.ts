@@ -369,7 +369,7 @@ async function rssSampler(server: Server, until: number, tally: Tally): Promise<
 }
 
 /** Attempt records lost: per command text, acknowledged calls beyond its attempt records. */
-function countLost(
+export function countLost(
   records: readonly Record<string, unknown>[],
   acknowledged: ReadonlyMap<string, number>,
 ): { recordsLost: number; outcomesLost: number } {
