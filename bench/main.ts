@@ -2,6 +2,7 @@
  * `deno task bench`: every figure the issues ask for, measured side by side
  * in one run on this machine, printed as a table with ratios. Targets are
  * reported, never asserted: speed lives here, not in timed tests.
+ * `deno task bench --soak [--minutes N]` runs the soak of `soak.ts` instead.
  *
  * @module
  */
@@ -15,6 +16,7 @@ import { printLauncherSection } from "./launcher_main.ts";
 import { measureSelfConfinement } from "./self_confine.ts";
 import { measureHttpBench } from "./http_bench.ts";
 import { prepareJail } from "../scripts/_jail.ts";
+import { soakMain } from "./soak.ts";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const CALLS = Number(Deno.env.get("HTMCP_BENCH_CALLS") ?? 300);
@@ -183,4 +185,6 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+// `--soak [--minutes N]`: the long mixed-load run instead of the figures above.
+if (Deno.args.includes("--soak")) await soakMain(Deno.args);
+else await main();
