@@ -24,6 +24,7 @@ import {
   buildPermissionSet,
   DEFAULT_IMPORT_HOSTS,
   renderDenoFlags,
+  superviseChild,
 } from "../src/permissions/mod.ts";
 
 const MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url));
@@ -107,14 +108,6 @@ function withEnvName(flags: readonly string[], name: string): string[] {
   return flags.map((flag, i) => i === index ? `${flag},${name}` : flag);
 }
 
-const FORWARDED: readonly Deno.Signal[] = ["SIGTERM", "SIGINT", "SIGHUP"];
-const SIGNAL_NUMBERS: ReadonlyMap<string, number> = new Map([
-  ["SIGHUP", 1],
-  ["SIGINT", 2],
-  ["SIGKILL", 9],
-  ["SIGTERM", 15],
-]);
-
 /**
  * The server cannot read its descriptor limit under its permission set
  * (Deno has no getrlimit; /proc needs all permissions), so the launcher reads
@@ -160,19 +153,5 @@ if (import.meta.main) {
     stdout: "inherit",
     stderr: "inherit",
   }).spawn();
-  // A client that stops the server signals our pid, not the child's.
-  const forwarders = FORWARDED.map((signal) => {
-    const forward = () => {
-      try {
-        child.kill(signal);
-      } catch {
-        // already exited
-      }
-    };
-    Deno.addSignalListener(signal, forward);
-    return [signal, forward] as const;
-  });
-  const status = await child.status;
-  for (const [signal, forward] of forwarders) Deno.removeSignalListener(signal, forward);
-  Deno.exit(status.signal === null ? status.code : 128 + (SIGNAL_NUMBERS.get(status.signal) ?? 0));
+  Deno.exit(await superviseChild(child));
 }

@@ -36,3 +36,4 @@ export {
   type ServeConfinedOptions,
 } from "./confine.ts";
 export { type LiveProbe, runLiveProbes } from "./probes.ts";
+export { superviseChild } from "./reexec.ts";

@@ -87,6 +87,17 @@ export async function runReexec(argv: readonly string[]): Promise<number> {
     stdout: "inherit",
     stderr: "inherit",
   }).spawn();
+  return await superviseChild(child);
+}
+
+/**
+ * Waits for `child` while forwarding termination signals to it, and returns
+ * its exit code (128 + signal number when a signal ended it). Shared by every
+ * parent that starts the confined server and stays only to relay signals.
+ *
+ * @param child The spawned server process.
+ */
+export async function superviseChild(child: Deno.ChildProcess): Promise<number> {
   // A client that stops the server signals our pid, not the child's.
   const forwarders = FORWARDED.map((signal) => {
     const forward = () => {

@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { concatChunks } from "./_concat.ts";
 
 /** A pool of bytes that readers take from and give back. */
 export class ByteBudget {
@@ -84,12 +85,7 @@ export async function readWithinBudget(
   } finally {
     reader.releaseLock();
   }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
+  const bytes = concatChunks(chunks, total);
   let released = false;
   return {
     ok: true,

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { concatChunks } from "./_concat.ts";
 
 export type ReadWithinResult =
   | { readonly ok: true; readonly bytes: Uint8Array }
@@ -46,11 +47,6 @@ export async function readWithin(
   } finally {
     reader.releaseLock();
   }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
+  const bytes = concatChunks(chunks, total);
   return { ok: true, bytes };
 }
