@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { isLoopbackHost } from "../config/mod.ts";
 import type { Policy } from "../config/types.ts";
 import { checkPinStrength } from "./server/pin.ts";
 
@@ -33,12 +34,8 @@ export type ResolveSettingsResult =
   | { readonly ok: true; readonly settings: AuthSettingsResolved }
   | { readonly ok: false; readonly message: string };
 
-const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(["127.0.0.1", "[::1]", "localhost"]);
-
-/** True for the host names OAuth 2.1 §8.4.2 and we treat as this machine. */
-export function isLoopbackHost(hostname: string): boolean {
-  return LOOPBACK_HOSTS.has(hostname) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
-}
+/** The host names OAuth 2.1 §8.4.2 and we treat as this machine: the one shared predicate. */
+export { isLoopbackHost };
 
 /**
  * Resolves the settings.

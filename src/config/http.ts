@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { isLoopbackHost } from "./loopback.ts";
 import { type Checked, fail, pass, quote } from "./_checked.ts";
 
 const HOSTNAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
@@ -39,12 +40,7 @@ function splitHostPort(text: string): HostPort | null {
   return { host, port: String(Number(port)) };
 }
 
-/** True for `localhost`, `127.0.0.0/8` and `[::1]`: addresses no other machine can reach. */
-export function isLoopbackHost(host: string): boolean {
-  const lower = host.toLowerCase();
-  return lower === "localhost" || lower === "[::1]" || lower === "::1" ||
-    (IPV4.test(lower) && lower.startsWith("127."));
-}
+export { isLoopbackHost };
 
 /**
  * Checks a listen address `HOST:PORT` (port 0 asks the OS for a free port).

@@ -18,3 +18,4 @@ export { ACCESS_TOKEN_TTL, HTTP_DEFAULTS } from "./remote.ts";
 export { REFUSED_ENV_NAMES, REFUSED_ENV_PREFIXES } from "./env_names.ts";
 export { EXTRA_PATTERN_FLAGS } from "./patterns.ts";
 export * from "./types.ts";
+export { isLoopbackHost } from "./loopback.ts";

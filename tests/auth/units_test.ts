@@ -53,7 +53,9 @@ Deno.test("checkRedirectUri() allows https and loopback http only", () => {
   assert.ok(checkRedirectUri("http://[::1]/cb").ok);
   assert.ok(checkRedirectUri("http://localhost/cb").ok);
   assert.equal(checkRedirectUri("http://localhost.evil.example/cb").ok, false);
-  assert.equal(checkRedirectUri("http://127.0.0.2/cb").ok, false);
+  // All of 127.0.0.0/8 is this machine, as for every other loopback check.
+  assert.ok(checkRedirectUri("http://127.0.0.2/cb").ok);
+  assert.equal(checkRedirectUri("http://128.0.0.1/cb").ok, false);
   assert.equal(checkRedirectUri("HTTPS://example.com/\tcb").ok, false);
   assert.equal(checkRedirectUri("vscode://callback").ok, false);
 });

@@ -8,9 +8,7 @@
  *
  * @module
  */
-
-/** Loopback hosts accepted for plain http redirects. */
-const LOOPBACK_REDIRECT_HOSTS: ReadonlySet<string> = new Set(["127.0.0.1", "[::1]", "localhost"]);
+import { isLoopbackHost } from "../../config/mod.ts";
 
 /** Longest redirect URI accepted, in characters. */
 export const MAX_REDIRECT_URI_LENGTH = 1000;
@@ -49,7 +47,7 @@ export function checkRedirectUri(raw: string): RedirectUriCheck {
   }
   if (url.protocol === "https:") return { ok: true, url };
   if (url.protocol === "http:") {
-    if (LOOPBACK_REDIRECT_HOSTS.has(url.hostname)) return { ok: true, url };
+    if (isLoopbackHost(url.hostname)) return { ok: true, url };
     return {
       ok: false,
       reason: "uses plain http on a host other than 127.0.0.1, [::1] or localhost",

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { isLoopbackHost } from "../../config/mod.ts";
 
 /** A parsed `HOST:PORT` listen address. */
 export interface ListenAddress {
@@ -57,13 +58,8 @@ export function parseListen(text: string): ParseListenResult {
   return { ok: true, address: { host, hostname, port: Number(portText) } };
 }
 
-/** True for names and addresses no other machine can reach: `localhost`, 127/8, `::1`. */
-export function isLoopbackName(host: string): boolean {
-  const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
-  const lower = bare.toLowerCase();
-  return lower === "localhost" || lower === "::1" || lower === "::ffff:127.0.0.1" ||
-    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(lower);
-}
+/** True for names and addresses no other machine can reach (the one shared predicate). */
+export const isLoopbackName: (host: string) => boolean = isLoopbackHost;
 
 /** True for the wildcard addresses that listen on every interface. */
 export function isWildcardName(host: string): boolean {
