@@ -1,7 +1,7 @@
 /**
  * Runs the official MCP conformance suite (`@modelcontextprotocol/conformance`)
  * against `htmcp serve --http` with authentication off on loopback: the
- * scenarios issue 4 names. It starts the real CLI as a child process (under
+ * scenarios htmcp must pass. It starts the real CLI as a child process (under
  * the generated permission set, through `scripts/launch.ts`), waits for the
  * "serving MCP at" line on stderr, runs each scenario, stops the server with
  * SIGTERM and exits non-zero if any check failed.
@@ -24,7 +24,7 @@ export const CONFORMANCE_PACKAGE = "npm:@modelcontextprotocol/conformance@0.1.16
 /** `scripts/launch.ts`: runs `src/main.ts` under the generated permission set. */
 export const LAUNCH = fileURLToPath(new URL("./launch.ts", import.meta.url));
 
-/** The scenarios htmcp must pass (issue 4). */
+/** The scenarios htmcp must pass. */
 export const SCENARIOS: readonly string[] = Object.freeze([
   "server-initialize",
   "ping",

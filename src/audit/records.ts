@@ -173,7 +173,7 @@ export interface AuditEventFields {
   };
   /** The server is shutting down; `reason` is e.g. `"SIGTERM"` or `"stdin closed"`. */
   server_stop: { readonly reason: string };
-  /** An HTTP request refused for size (issue 4): never the body. */
+  /** An HTTP request refused for size: never the body. */
   http_rejected: {
     readonly method: string;
     /** URL path only, never the query string (a token could ride in it). */

@@ -54,7 +54,7 @@ export type LoadResult = { ok: true; policy: Policy } | { ok: false; message: st
 /** The default audit log, beside the policy file. */
 export const DEFAULT_AUDIT_LOG_NAME = "htmcp-audit.jsonl";
 
-/** Limits defaults (issue 2). The rlimits default to null: not set by us. */
+/** Limits defaults. The rlimits default to null: not set by us. */
 export const LIMIT_DEFAULTS = {
   timeoutMs: 30_000,
   maxOutputBytes: 1024 * 1024,

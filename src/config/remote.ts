@@ -18,7 +18,7 @@ import {
 import { absolutePath, isInside } from "./paths.ts";
 import { isScope } from "../auth/scopes.ts";
 
-/** Defaults from issue 4. */
+/** Defaults of the remote-access keys. */
 export const HTTP_DEFAULTS = {
   maxRequestBytes: 16_000_000,
   maxRegistrationBytes: 16_384,
@@ -107,7 +107,8 @@ export async function buildRemoteSettings(
 
   const authSection = file.auth ?? {};
   const mode = authSection.mode ?? "oauth";
-  // Issue 4: `mode = "none"` is refused unless the listen address is loopback.
+  // Without authentication only this machine may connect: `mode = "none"` is
+  // refused unless the listen address is loopback.
   if (mode === "none" && listen !== null && !isLoopbackHost(listenHost(listen))) {
     return fail(
       `Policy key "auth.mode" is "none", which is allowed only on a loopback listen address, but http.listen is ${

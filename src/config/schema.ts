@@ -29,7 +29,7 @@ export const NUMBER_BOUNDS = {
   file_size_bytes: [1, Number.MAX_SAFE_INTEGER],
   // 0-2 are stdio; Linux's default nr_open is 1048576.
   open_files: [3, 1_048_576],
-  // 0 turns the limit off (issue 4); otherwise at most 1 GiB.
+  // 0 turns the limit off; otherwise at most 1 GiB.
   max_http_request_bytes: [0, 1024 * MIB],
   max_registration_bytes: [256, MIB],
   max_concurrent_per_client: [1, 256],

@@ -11,7 +11,7 @@ import { ExpiringMap } from "../_expiring_map.ts";
 import { randomToken } from "../_http.ts";
 import type { Scope } from "../scopes.ts";
 
-/** Lifetime of a code (issue 4: 60 s). */
+/** Lifetime of a code: 60 s, long enough for a redirect, short enough to make a stolen one useless. */
 export const CODE_TTL_MS = 60_000;
 /** How long a code is remembered for replay detection. */
 export const CODE_MEMORY_MS = 15 * 60_000;

@@ -7,7 +7,7 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 
-/** Minimum PIN length in characters (issue 4). */
+/** Minimum PIN length in characters. */
 export const MIN_PIN_LENGTH = 8;
 
 /** Values people type when a form insists on a secret; refused in any case. */
