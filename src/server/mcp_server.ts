@@ -24,13 +24,31 @@ import {
 import { pathCheckOnlyNotice } from "../sandbox/mod.ts";
 import type { ServerContext } from "./context.ts";
 import { CallRegistry } from "./calls.ts";
+import { MAX_ARGV_WORDS, MAX_STDIN_BYTES } from "../tools/snapshot.ts";
 
-const COMMAND_INPUT = {
-  command: z.string().describe('The command line, e.g. "ls -la src". No shell syntax.'),
+const EXPLAIN_INPUT = {
+  command: z.string().optional().describe(
+    'The command line, e.g. "ls -la src | head" (htmcp parses it; no shell). Give this or argv.',
+  ),
+  argv: z.array(z.string()).min(1).max(MAX_ARGV_WORDS).optional().describe(
+    'One command as words, taken exactly as given (no parsing, no globs), e.g. ["grep", "a b", "f"]. Give this or command.',
+  ),
   cwd: z.string().optional().describe("Working directory inside the jail (default: jail root)."),
 };
 
-type CommandArgs = { command: string; cwd?: string | undefined };
+const RUN_INPUT = {
+  ...EXPLAIN_INPUT,
+  stdin: z.string().optional().describe(
+    `Text for the command's standard input (at most ${MAX_STDIN_BYTES} bytes; one plain command only, not a pipeline).`,
+  ),
+};
+
+type CommandArgs = {
+  command?: string | undefined;
+  argv?: string[] | undefined;
+  cwd?: string | undefined;
+  stdin?: string | undefined;
+};
 
 /**
  * @param context The shared server context.
@@ -59,7 +77,7 @@ export function createMcpServer(
     {
       title: "Run a command",
       description: RUN_COMMAND_DESCRIPTION,
-      inputSchema: COMMAND_INPUT,
+      inputSchema: RUN_INPUT,
       outputSchema: COMMAND_RESULT_SHAPE,
       annotations: {
         readOnlyHint: false,
@@ -83,7 +101,7 @@ export function createMcpServer(
     {
       title: "Explain a command's verdict",
       description: EXPLAIN_COMMAND_DESCRIPTION,
-      inputSchema: COMMAND_INPUT,
+      inputSchema: RUN_INPUT,
       outputSchema: COMMAND_RESULT_SHAPE,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },

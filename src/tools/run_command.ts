@@ -14,9 +14,10 @@
 import type { CommandResult } from "../result/codes.ts";
 import type { ServerContext } from "../server/context.ts";
 import { type CallerIdentity, hasScope } from "./caller.ts";
-import { checkCommand } from "./check_command.ts";
+import { checkCommandInput } from "./check_command.ts";
 import { makeResult } from "./envelope.ts";
 import { snapshotCommandInput } from "./snapshot.ts";
+import type { AuditStdin } from "../audit/mod.ts";
 import { internalError } from "./internal_error.ts";
 import { withSandboxNotice } from "./sandbox_notice.ts";
 import { auditPlan, planEnvironment, stageResults, toCommandPlan } from "./plan_request.ts";
@@ -78,7 +79,10 @@ async function runChecked(
     });
     return makeResult("POLICY_DENIED", { policyReason: snap.reason, startedAt });
   }
-  const { command, cwd: requestedCwd } = snap.input;
+  const input = snap.input;
+  const { commandRaw: command, cwd: requestedCwd } = input;
+  // Length and digest only: the text itself may be data the log must not keep.
+  const stdinRecord = input.stdin === undefined ? {} : { stdin: await digestStdin(input.stdin) };
 
   if (!hasScope(caller, "shell:execute")) {
     const reason = 'This token lacks the "shell:execute" scope that run_command needs.';
@@ -114,7 +118,7 @@ async function runChecked(
     return makeResult("BUSY", { policyReason: slot.reason, startedAt });
   }
   try {
-    const checked = await checkCommand(policy, command, requestedCwd);
+    const checked = await checkCommandInput(policy, input);
     if (!checked.ok) {
       // Refusals are audited too: an operator must see what the model tried.
       await audit.writeAttempt({
@@ -139,6 +143,7 @@ async function runChecked(
       code: null,
       reason: checked.reason,
       ...(checked.plan === null ? {} : { plan: auditPlan(checked.plan) }),
+      ...stdinRecord,
     });
     if (!attempt.ok && audit.failMode === "closed") {
       // Fail closed: a command the log cannot record must not run.
@@ -165,6 +170,7 @@ async function runChecked(
         command: checked.command,
         args: checked.run.args,
         env: checked.run.env,
+        ...(input.stdin === undefined ? {} : { stdin: input.stdin }),
       });
     } else {
       const ran = await context.executor.runPlan({
@@ -202,4 +208,12 @@ async function runChecked(
   } finally {
     slot.release();
   }
+}
+
+async function digestStdin(bytes: Uint8Array<ArrayBuffer>): Promise<AuditStdin> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return {
+    bytes: bytes.length,
+    sha256: Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join(""),
+  };
 }
