@@ -15,6 +15,7 @@ import { printLauncherSection } from "./launcher_main.ts";
 import { measureSelfConfinement } from "./self_confine.ts";
 import { measureHttpBench } from "./http_bench.ts";
 import { prepareJail } from "../scripts/_jail.ts";
+import { printPipelineSection } from "./pipeline_main.ts";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const CALLS = Number(Deno.env.get("HTMCP_BENCH_CALLS") ?? 300);
@@ -24,14 +25,21 @@ function denoDir(): string {
   return Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME") ?? "/root"}/.cache/deno`;
 }
 
-async function writePolicy(dir: string, sandbox: "none" | "bwrap"): Promise<string> {
+export async function writePolicy(
+  dir: string,
+  sandbox: "none" | "bwrap",
+  commands: readonly string[] = ["true"],
+): Promise<string> {
   await Deno.mkdir(`${dir}/jail`, { recursive: true });
   // Commands run as the jail's owner, never root; bwrap must reach it.
   await prepareJail(`${dir}/jail`);
-  const path = `${dir}/policy-${sandbox}.toml`;
+  const name = `${sandbox}-${commands.join("-")}`;
+  const path = `${dir}/policy-${name}.toml`;
   await Deno.writeTextFile(
     path,
-    `jail_root = "jail"\naudit_log = "audit-${sandbox}.jsonl"\n[allowlist]\ncommands = ["true"]\n` +
+    `jail_root = "jail"\naudit_log = "audit-${name}.jsonl"\n[allowlist]\ncommands = ${
+      JSON.stringify(commands)
+    }\n` +
       `[sandbox]\nmode = "${sandbox}"\n` +
       (sandbox === "none" ? "accept_path_check_only = true\n" : ""),
   );
@@ -39,7 +47,7 @@ async function writePolicy(dir: string, sandbox: "none" | "bwrap"): Promise<stri
 }
 
 /** The server exactly as `deno task htmcp serve` runs it, minus the launcher process. */
-async function serverUnderFlags(policy: string) {
+export async function serverUnderFlags(policy: string) {
   const plan = await planLaunch(["serve", "--policy", policy], REPO);
   if (!plan.ok) throw new Error(plan.message);
   return {
@@ -148,6 +156,8 @@ async function main(): Promise<void> {
         } ms sandboxed (protocol, policy, jail, two audit fsyncs; target <= 2 ms)`,
     );
 
+    await printPipelineSection(dir);
+
     console.log("\n3. Audit append + fdatasync per record");
     const audit = await measureAuditAppend(400, dir);
     console.log(
@@ -183,4 +193,4 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+if (import.meta.main) await main();
