@@ -101,7 +101,7 @@ export function createMcpServer(
     {
       title: "Explain a command's verdict",
       description: EXPLAIN_COMMAND_DESCRIPTION,
-      inputSchema: RUN_INPUT,
+      inputSchema: EXPLAIN_INPUT,
       outputSchema: COMMAND_RESULT_SHAPE,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
