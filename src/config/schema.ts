@@ -39,6 +39,8 @@ export const NUMBER_BOUNDS = {
   max_connections: [0, 1_048_576],
   header_timeout_ms: [100, 600_000],
   idle_timeout_ms: [100, 86_400_000],
+  idle_ttl_s: [10, 604_800],
+  max_per_caller: [1, 64],
 } as const satisfies Record<string, readonly [number, number]>;
 
 type BoundedKey = keyof typeof NUMBER_BOUNDS;
@@ -147,6 +149,10 @@ export const PolicyFileSchema = table({
   paths: table({ confine_args: flag() }).optional(),
   guards: table({ disable: texts() }).optional(),
   describe: table({ show_jail_path: flag() }).optional(),
+  sessions: table({
+    idle_ttl_s: integer("idle_ttl_s"),
+    max_per_caller: integer("max_per_caller"),
+  }).optional(),
   sandbox: table({
     mode: oneOf(["none", "bwrap", "auto"]),
     network: flag(),

@@ -25,6 +25,13 @@ import { pathCheckOnlyNotice } from "../sandbox/mod.ts";
 import type { ServerContext } from "./context.ts";
 import { CallRegistry } from "./calls.ts";
 import { MAX_ARGV_WORDS, MAX_STDIN_BYTES } from "../tools/snapshot.ts";
+import {
+  SESSION_END_DESCRIPTION,
+  SESSION_REPORT_SHAPE,
+  SESSION_START_DESCRIPTION,
+  sessionEndTool,
+  sessionStartTool,
+} from "../tools/session_tools.ts";
 
 const EXPLAIN_INPUT = {
   command: z.string().optional().describe(
@@ -38,6 +45,9 @@ const EXPLAIN_INPUT = {
 
 const RUN_INPUT = {
   ...EXPLAIN_INPUT,
+  session_id: z.string().optional().describe(
+    "Run in this session's working directory (from session_start); a leading cd DIR moves it.",
+  ),
   stdin: z.string().optional().describe(
     `Text for the command's standard input (at most ${MAX_STDIN_BYTES} bytes; one plain command only, not a pipeline).`,
   ),
@@ -48,6 +58,7 @@ type CommandArgs = {
   argv?: string[] | undefined;
   cwd?: string | undefined;
   stdin?: string | undefined;
+  session_id?: string | undefined;
 };
 
 /**
@@ -107,6 +118,35 @@ export function createMcpServer(
     },
     async (args: CommandArgs) => explainToolResult(await explainCommandTool(context, caller, args)),
   );
+
+  server.registerTool("session_start", {
+    title: "Start a session",
+    description: SESSION_START_DESCRIPTION,
+    outputSchema: SESSION_REPORT_SHAPE,
+    annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+  }, async () => {
+    const report = await sessionStartTool(context, caller);
+    return {
+      content: [{ type: "text", text: JSON.stringify(report) }],
+      structuredContent: report,
+      ...(report.ok ? {} : { isError: true }),
+    };
+  });
+
+  server.registerTool("session_end", {
+    title: "End a session",
+    description: SESSION_END_DESCRIPTION,
+    inputSchema: { session_id: z.string().describe("The id session_start returned.") },
+    outputSchema: { ok: z.boolean(), reason: z.string() },
+    annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+  }, async (args: { session_id: string }) => {
+    const ended = await sessionEndTool(context, caller, args);
+    return {
+      content: [{ type: "text", text: ended.reason }],
+      structuredContent: ended,
+      ...(ended.ok ? {} : { isError: true }),
+    };
+  });
 
   server.registerTool("describe_policy", {
     title: "Describe the policy",

@@ -45,6 +45,11 @@ export type CheckResult =
     readonly reason: string;
     readonly argv: readonly string[] | null;
     readonly cwd: string | null;
+    /**
+     * Set only when the text was nothing but `cd DIR` (every cd judged and
+     * confined): the folder it leads to, which a session adopts as its cwd.
+     */
+    readonly cdTarget?: string;
   };
 
 /**
@@ -89,6 +94,7 @@ export async function checkCommand(
       reason: `"cd" alone changes nothing outside a session; add a command ("cd DIR && ls").`,
       argv: null,
       cwd: null,
+      cdTarget: checked.plan.cwd,
     };
   }
   return {

@@ -18,6 +18,8 @@ import { checkCommandInput } from "./check_command.ts";
 import { makeResult } from "./envelope.ts";
 import { snapshotCommandInput } from "./snapshot.ts";
 import type { AuditStdin } from "../audit/mod.ts";
+import { sessionNotFound, sessionOwner, type SessionRecord, sessionsFor } from "../session/mod.ts";
+import { cwdInSession, jailRelative, leadsWithCd } from "./session_cwd.ts";
 import { internalError } from "./internal_error.ts";
 import { withSandboxNotice } from "./sandbox_notice.ts";
 import { auditPlan, planEnvironment, stageResults, toCommandPlan } from "./plan_request.ts";
@@ -118,7 +120,71 @@ async function runChecked(
     return makeResult("BUSY", { policyReason: slot.reason, startedAt });
   }
   try {
-    const checked = await checkCommandInput(policy, input);
+    const owner = sessionOwner(caller.clientId);
+    const sessions = input.sessionId === undefined ? null : sessionsFor(policy);
+    let session: SessionRecord | null = null;
+    if (input.sessionId !== undefined) {
+      session = sessions === null ? null : await sessions.use(owner, input.sessionId);
+      if (session === null) {
+        const reason = sessions === null
+          ? "Sessions need a state_dir in the policy, and this server has none."
+          : sessionNotFound(input.sessionId);
+        await audit.writeAttempt({
+          ...base,
+          command_raw: command,
+          argv: null,
+          cwd: requestedCwd ?? null,
+          verdict: "deny",
+          code: "POLICY_DENIED",
+          reason,
+          ...stdinRecord,
+        });
+        return makeResult("POLICY_DENIED", { policyReason: reason, startedAt });
+      }
+    }
+    const checked = await checkCommandInput(
+      policy,
+      session === null ? input : { ...input, cwd: cwdInSession(session.cwd, requestedCwd) },
+    );
+    if (!checked.ok && session !== null && sessions !== null && checked.cdTarget !== undefined) {
+      // `cd DIR` alone in a session: every cd was judged and confined; the
+      // session keeps the folder, as a shell would. Audited like a command.
+      const cwd = jailRelative(policy.jailRoot, checked.cdTarget);
+      const reason = `The session's working directory is now "${cwd}".`;
+      const attempt = await audit.writeAttempt({
+        ...base,
+        command_raw: command,
+        argv: null,
+        cwd: checked.cdTarget,
+        verdict: "allow",
+        code: null,
+        reason,
+      });
+      if (!attempt.ok && audit.failMode === "closed") {
+        return makeResult("AUDIT_UNAVAILABLE", {
+          policyReason: `The audit log could not record this call (${attempt.reason}), so the ` +
+            "session's working directory did not change.",
+          startedAt,
+        });
+      }
+      const moved = await sessions.setCwd(owner, session.id, cwd);
+      const code = moved ? "OK" : "POLICY_DENIED";
+      const result = makeResult(code, {
+        policyReason: moved ? reason : sessionNotFound(session.id),
+        startedAt,
+        ...(moved ? { exitCode: 0 } : {}),
+      });
+      await audit.writeOutcome({
+        ...base,
+        code,
+        exit_code: moved ? 0 : null,
+        duration_ms: result.duration_ms,
+        stdout_bytes: 0,
+        stderr_bytes: 0,
+        truncated: false,
+      });
+      return result;
+    }
     if (!checked.ok) {
       // Refusals are audited too: an operator must see what the model tried.
       await audit.writeAttempt({
@@ -184,6 +250,11 @@ async function runChecked(
       });
       outcome = ran;
       stageStatuses = ran.stages;
+    }
+    if (session !== null && sessions !== null && plan !== null && leadsWithCd(input.command)) {
+      // `cd DIR && ...` in a session moves it, as a shell's cd would, whatever
+      // the later commands did: the cd itself was judged and confined.
+      await sessions.setCwd(owner, session.id, jailRelative(policy.jailRoot, plan.cwd));
     }
     const reason = outcome.code === "OK" ? checked.reason : outcome.reason;
     const result = makeResult(outcome.code, {

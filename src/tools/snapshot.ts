@@ -30,6 +30,8 @@ export interface CommandInput {
   readonly cwd: string | undefined;
   /** The command's standard input as UTF-8 bytes; undefined = /dev/null. */
   readonly stdin: Uint8Array<ArrayBuffer> | undefined;
+  /** The session to run in (its cwd, and a leading cd moves it), or undefined. */
+  readonly sessionId: string | undefined;
 }
 
 export type SnapshotResult =
@@ -106,6 +108,10 @@ export function snapshotCommandInput(raw: unknown): SnapshotResult {
   const rawArgv = record["argv"];
   const cwd = record["cwd"];
   const rawStdin = record["stdin"];
+  const sessionId = record["session_id"];
+  if (sessionId !== undefined && (typeof sessionId !== "string" || sessionId.length > 128)) {
+    return { ok: false, reason: "The session_id must be a string of at most 128 characters." };
+  }
   if (text !== undefined && rawArgv !== undefined) {
     return {
       ok: false,
@@ -145,5 +151,8 @@ export function snapshotCommandInput(raw: unknown): SnapshotResult {
     command = text;
     commandRaw = text;
   }
-  return { ok: true, input: Object.freeze({ command, commandRaw, cwd, stdin: stdin.value }) };
+  return {
+    ok: true,
+    input: Object.freeze({ command, commandRaw, cwd, stdin: stdin.value, sessionId }),
+  };
 }
