@@ -200,3 +200,30 @@ Deno.test("a caller's sessions are bounded by max_per_caller; without state_dir 
     await bare.close();
   }
 });
+
+Deno.test("session_start reports git's branch and dirty state, asked through run_command", async () => {
+  await withState(async (state) => {
+    const harness = await start(state);
+    try {
+      const owner = Deno.statSync(harness.jail);
+      const git = (...args: string[]) =>
+        new Deno.Command("git", { args, cwd: harness.jail, stdout: "null", stderr: "null" })
+          .outputSync();
+      git("init", "-q", "-b", "work");
+      // The repository belongs to the jail's owner, who commands run as.
+      new Deno.Command("chown", { args: ["-R", `${owner.uid}:${owner.gid}`, harness.jail] })
+        .outputSync();
+      const { report } = await sessionStart(harness);
+      equal(report.ok, true, report.reason as string);
+      deepEqual(report.git, { branch: "work", dirty: true });
+      const attempts = (await harness.records()).filter((r) => r.kind === "attempt");
+      equal(
+        (attempts.at(-1)?.argv as string[] | undefined)?.[0],
+        "git",
+        "the git probe is audited like any command",
+      );
+    } finally {
+      await harness.close();
+    }
+  });
+});
