@@ -1,5 +1,5 @@
 /**
- * Builds one SDK `McpServer` with htmcp's three tools for one caller (one per
+ * Builds one SDK `McpServer` with htmcp's tools for one caller (one per
  * stdio process, one per HTTP session). The handlers are thin: each hands the
  * SDK-validated arguments to the tool function, which snapshots them itself.
  *

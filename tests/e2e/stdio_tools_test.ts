@@ -17,7 +17,7 @@ const ENVELOPE_KEYS = [
   "stdout",
 ];
 
-Deno.test("tools/list offers the three tools with the right annotations and output schemas", async () => {
+Deno.test("tools/list offers the five tools with the right annotations and output schemas", async () => {
   const h = await startHarness();
   try {
     const { tools } = await h.client.listTools();
@@ -26,6 +26,8 @@ Deno.test("tools/list offers the three tools with the right annotations and outp
       "describe_policy",
       "explain_command",
       "run_command",
+      "session_end",
+      "session_start",
     ]);
     const run = byName.get("run_command");
     assert.equal(run?.annotations?.readOnlyHint, false);
