@@ -169,7 +169,8 @@ export async function checkCommandInput(
   input: CommandInput,
 ): Promise<CheckResult> {
   const checked = await checkCommand(policy, input.command, input.cwd);
-  if (checked.ok && checked.plan !== null && input.stdin !== undefined) {
+  const composed = checked.ok ? checked.plan !== null : checked.cdTarget !== undefined;
+  if (composed && input.stdin !== undefined) {
     return {
       ok: false,
       code: "POLICY_DENIED",

@@ -85,6 +85,11 @@ Deno.test("a session keeps its cwd: cd alone and a leading cd move it, confined,
       const run = (command: string, extra: Record<string, unknown> = {}) =>
         harness.call("run_command", { command, session_id: id, ...extra });
 
+      const withInput = await run("cd sub", { stdin: "x" });
+      equal(withInput.code, "POLICY_DENIED");
+      match(withInput.policy_reason, /stdin is accepted for one plain command only/);
+      equal((await run("ls")).stdout, "sub\ntop.txt\n", "the refused cd did not move the session");
+
       const cd = await run("cd sub");
       equal(cd.code, "OK", cd.policy_reason);
       match(cd.policy_reason, /now "sub"/);

@@ -46,7 +46,7 @@ Deno.test("tools/list offers the five tools with the right annotations and outpu
       };
       assert.equal(input.required, undefined);
       const keys = name === "run_command"
-        ? ["argv", "command", "cwd", "stdin"]
+        ? ["argv", "command", "cwd", "session_id", "stdin"]
         : ["argv", "command", "cwd"];
       assert.deepEqual(Object.keys(input.properties).sort(), keys);
     }
