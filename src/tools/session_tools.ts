@@ -158,6 +158,12 @@ export async function sessionEndTool(
   const id = rawInput !== null && typeof rawInput === "object"
     ? (rawInput as Record<string, unknown>)["session_id"]
     : undefined;
+  if (!hasScope(caller, "shell:execute")) {
+    return {
+      ok: false,
+      reason: 'This token lacks the "shell:execute" scope that session_end needs.',
+    };
+  }
   if (typeof id !== "string") return { ok: false, reason: "The session_id must be a string." };
   const sessions = sessionsFor(context.policy);
   if (sessions === null) {
