@@ -31,8 +31,11 @@ export const RUN_COMMAND_DESCRIPTION =
   "(&&, ||, ;), redirections to files in the jail (> f, >> f, < f, 2>&1), a " +
   "leading cd DIR && ..., and globs (*.ts) expanded inside the jail. $ is plain " +
   "text only inside single quotes; variables, $(...), backticks, & and subshells " +
-  "are refused. Call describe_policy first to see which commands and arguments " +
-  "are allowed, and explain_command to test a command without running it.";
+  "are refused. Or pass argv (one command as a list of words, taken exactly, no " +
+  "parsing) instead of command; stdin gives text to one plain command; session_id " +
+  "runs in a session from session_start. Call describe_policy first to see which " +
+  "commands and arguments are allowed, and explain_command to test a command " +
+  "without running it.";
 
 /**
  * Runs the tool without MCP around it (the MCP handler and tests call this).
