@@ -17,6 +17,7 @@ import { measureSelfConfinement } from "./self_confine.ts";
 import { measureHttpBench } from "./http_bench.ts";
 import { prepareJail } from "../scripts/_jail.ts";
 import { soakMain } from "./soak.ts";
+import { printPipelineSection } from "./pipeline_main.ts";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const CALLS = Number(Deno.env.get("HTMCP_BENCH_CALLS") ?? 300);
@@ -26,14 +27,21 @@ function denoDir(): string {
   return Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME") ?? "/root"}/.cache/deno`;
 }
 
-async function writePolicy(dir: string, sandbox: "none" | "bwrap"): Promise<string> {
+export async function writePolicy(
+  dir: string,
+  sandbox: "none" | "bwrap",
+  commands: readonly string[] = ["true"],
+): Promise<string> {
   await Deno.mkdir(`${dir}/jail`, { recursive: true });
   // Commands run as the jail's owner, never root; bwrap must reach it.
   await prepareJail(`${dir}/jail`);
-  const path = `${dir}/policy-${sandbox}.toml`;
+  const name = `${sandbox}-${commands.join("-")}`;
+  const path = `${dir}/policy-${name}.toml`;
   await Deno.writeTextFile(
     path,
-    `jail_root = "jail"\naudit_log = "audit-${sandbox}.jsonl"\n[allowlist]\ncommands = ["true"]\n` +
+    `jail_root = "jail"\naudit_log = "audit-${name}.jsonl"\n[allowlist]\ncommands = ${
+      JSON.stringify(commands)
+    }\n` +
       `[sandbox]\nmode = "${sandbox}"\n` +
       (sandbox === "none" ? "accept_path_check_only = true\n" : ""),
   );
@@ -41,7 +49,7 @@ async function writePolicy(dir: string, sandbox: "none" | "bwrap"): Promise<stri
 }
 
 /** The server exactly as `deno task htmcp serve` runs it, minus the launcher process. */
-async function serverUnderFlags(policy: string) {
+export async function serverUnderFlags(policy: string) {
   const plan = await planLaunch(["serve", "--policy", policy], REPO);
   if (!plan.ok) throw new Error(plan.message);
   return {
@@ -150,6 +158,8 @@ async function main(): Promise<void> {
         } ms sandboxed (protocol, policy, jail, two audit fsyncs; target <= 2 ms)`,
     );
 
+    await printPipelineSection(dir);
+
     console.log("\n3. Audit append + fdatasync per record");
     const audit = await measureAuditAppend(400, dir);
     console.log(
@@ -185,6 +195,8 @@ async function main(): Promise<void> {
   }
 }
 
-// `--soak [--minutes N]`: the long mixed-load run instead of the figures above.
-if (Deno.args.includes("--soak")) await soakMain(Deno.args);
-else await main();
+if (import.meta.main) {
+  // `--soak [--minutes N]`: the long mixed-load run instead of the figures above.
+  if (Deno.args.includes("--soak")) await soakMain(Deno.args);
+  else await main();
+}

@@ -134,6 +134,12 @@ export function buildAttempt(
           ),
         })),
       }),
+      ...(input.stdin === undefined ? {} : {
+        stdin: {
+          bytes: requireCount("stdin.bytes", input.stdin.bytes),
+          sha256: requireString("stdin.sha256", input.stdin.sha256),
+        },
+      }),
     },
   };
 }

@@ -27,6 +27,7 @@ export {
   type AuditFieldValue,
   type AuditPlanStage,
   type AuditRecordKind,
+  type AuditStdin,
   type AuditVerdict,
   type AuditWriteResult,
   type ChainResetFields,

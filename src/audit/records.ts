@@ -85,6 +85,18 @@ export interface AttemptFields {
    * plain command (its argv is `argv`). The log redacts every word.
    */
   readonly plan?: readonly AuditPlanStage[];
+  /**
+   * The `stdin` text fed to the command, as its UTF-8 length and SHA-256
+   * (hex), never its content: the input may hold data the log must not keep,
+   * and the digest still proves which input ran. Absent when none was given.
+   */
+  readonly stdin?: AuditStdin;
+}
+
+/** What the audit keeps of a call's stdin text. */
+export interface AuditStdin {
+  readonly bytes: number;
+  readonly sha256: string;
 }
 
 /** One stage of a plan in the audit record. */

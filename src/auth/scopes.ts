@@ -24,6 +24,9 @@ export const TOOL_SCOPES: ReadonlyMap<string, Scope> = new Map([
   ["explain_command", "shell:read"],
   ["describe_policy", "shell:read"],
   ["run_command", "shell:execute"],
+  // A session exists to run commands (and its report runs git): the execute half.
+  ["session_start", "shell:execute"],
+  ["session_end", "shell:execute"],
 ]);
 
 /** True when `value` names one of our scopes (a `Set` lookup, so `__proto__` is just unknown). */

@@ -298,6 +298,12 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
     envPass: children.value.envPass,
     childEnv: children.value.childEnv,
     showJailPath: file.describe?.show_jail_path ?? false,
+    sessions: {
+      // Half an hour idle and eight per caller: long enough for a working
+      // session, short and few enough that abandoned ones do not pile up.
+      idleTtlMs: (file.sessions?.idle_ttl_s ?? 1_800) * 1_000,
+      maxPerCaller: file.sessions?.max_per_caller ?? 8,
+    },
     sandbox: sandbox.value,
     http: remote.value.http,
     auth: remote.value.auth,

@@ -44,6 +44,8 @@ export const NUMBER_BOUNDS = {
   jwks_cooldown_seconds: [1, 3600],
   // Introspection answers are cached at most this long (and never past the token's `exp`).
   introspection_cache_seconds: [0, 300],
+  idle_ttl_s: [10, 604_800],
+  max_per_caller: [1, 64],
 } as const satisfies Record<string, readonly [number, number]>;
 
 type BoundedKey = keyof typeof NUMBER_BOUNDS;
@@ -152,6 +154,10 @@ export const PolicyFileSchema = table({
   paths: table({ confine_args: flag() }).optional(),
   guards: table({ disable: texts() }).optional(),
   describe: table({ show_jail_path: flag() }).optional(),
+  sessions: table({
+    idle_ttl_s: integer("idle_ttl_s"),
+    max_per_caller: integer("max_per_caller"),
+  }).optional(),
   sandbox: table({
     mode: oneOf(["none", "bwrap", "auto"]),
     network: flag(),

@@ -69,6 +69,11 @@ export interface SandboxSettings {
 }
 export type AuthMode = "oauth" | "none" | "external";
 
+export interface SessionSettings {
+  readonly idleTtlMs: number;
+  readonly maxPerCaller: number;
+}
+
 export interface Limits {
   readonly timeoutMs: number;
   readonly maxOutputBytes: number;
@@ -237,6 +242,8 @@ export interface Policy {
   readonly childEnv: Readonly<Record<string, string>>;
   /** `[describe] show_jail_path`: show the jail's real path to the model, or a marker. */
   readonly showJailPath: boolean;
+  /** `[sessions]`: how long an unused session lives and how many one caller may hold. */
+  readonly sessions: SessionSettings;
   readonly sandbox: SandboxSettings;
   readonly http: HttpSettings;
   readonly auth: AuthSettings;

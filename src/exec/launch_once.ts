@@ -40,7 +40,7 @@ export interface LaunchSpec {
   readonly commandPath: string | null;
   readonly argv: readonly string[];
   readonly env: Record<string, string>;
-  /** Bytes for the helper's stdin (a plan), or null for /dev/null. */
+  /** Bytes for the helper's stdin (a plan, or one command's input), or null for /dev/null. */
   readonly stdin: Uint8Array | null;
   /** The plan's status record to split off stderr, or null. */
   readonly record: { readonly nonce: string; readonly stages: number } | null;
@@ -112,8 +112,10 @@ export async function launch(
     return refuse(...spawnFailure(error, name, head, request.cwd));
   }
   if (spec.stdin !== null) {
-    // The helper reads the whole plan before anything starts; should it
-    // fail first, the write fails and its exit status tells why.
+    // A plan: the helper reads all of it before anything starts; should it
+    // fail first, the write fails and its exit status tells why. One
+    // command's stdin text: a command that exits without reading it ends
+    // the write with a broken pipe, which is not an error of the call.
     const writer = child.stdin.getWriter();
     writer.write(spec.stdin).then(() => writer.close()).catch(() => {});
   }

@@ -61,7 +61,10 @@ export async function runContained(
     commandPath: request.command.path,
     argv,
     env: chainEnvironment(settings.plan, commandEnv),
-    stdin: null,
+    // The helper leaves fd 0 as it found it for one command, so a pipe
+    // here reaches the command (through every sandbox layer, which keep
+    // stdin too); without stdin text the command reads /dev/null.
+    stdin: request.stdin ?? null,
     record: null,
   });
   return outcome;
@@ -73,7 +76,7 @@ export async function runContained(
  * the audit records exactly that argv). The stages share one environment:
  * `env` is added to the policy's child environment for all of them.
  */
-export interface PlanRequest extends Omit<ExecRequest, "command" | "args"> {
+export interface PlanRequest extends Omit<ExecRequest, "command" | "args" | "stdin"> {
   /** Names the plan in sentences (for example the first stage's command name). */
   readonly name: string;
   /** The plan; `plan.cwd` must equal `cwd`. */

@@ -43,6 +43,12 @@ export interface ExecRequest {
   readonly redactor?: Redactor;
   /** Aborting kills the command's whole process tree; the outcome is `CANCELLED`. */
   readonly signal?: AbortSignal;
+  /**
+   * Bytes for the command's standard input, written through a pipe and then
+   * closed; absent = /dev/null. Only for one command: a plan's helper reads
+   * the plan from its stdin and gives the stages /dev/null.
+   */
+  readonly stdin?: Uint8Array;
 }
 
 /** How one run ended. */

@@ -1,5 +1,5 @@
 /**
- * Builds one SDK `McpServer` with htmcp's three tools for one caller (one per
+ * Builds one SDK `McpServer` with htmcp's tools for one caller (one per
  * stdio process, one per HTTP session). The handlers are thin: each hands the
  * SDK-validated arguments to the tool function, which snapshots them itself.
  *
@@ -24,13 +24,42 @@ import {
 import { pathCheckOnlyNotice } from "../sandbox/mod.ts";
 import type { ServerContext } from "./context.ts";
 import { CallRegistry } from "./calls.ts";
+import { MAX_ARGV_WORDS, MAX_STDIN_BYTES } from "../tools/snapshot.ts";
+import {
+  SESSION_END_DESCRIPTION,
+  SESSION_REPORT_SHAPE,
+  SESSION_START_DESCRIPTION,
+  sessionEndTool,
+  sessionStartTool,
+} from "../tools/session_tools.ts";
 
-const COMMAND_INPUT = {
-  command: z.string().describe('The command line, e.g. "ls -la src". No shell syntax.'),
+const EXPLAIN_INPUT = {
+  command: z.string().optional().describe(
+    'The command line, e.g. "ls -la src | head" (htmcp parses it; no shell). Give this or argv.',
+  ),
+  argv: z.array(z.string()).min(1).max(MAX_ARGV_WORDS).optional().describe(
+    'One command as words, taken exactly as given (no parsing, no globs), e.g. ["grep", "a b", "f"]. Give this or command.',
+  ),
   cwd: z.string().optional().describe("Working directory inside the jail (default: jail root)."),
 };
 
-type CommandArgs = { command: string; cwd?: string | undefined };
+const RUN_INPUT = {
+  ...EXPLAIN_INPUT,
+  session_id: z.string().optional().describe(
+    "Run in this session's working directory (from session_start); a leading cd DIR moves it.",
+  ),
+  stdin: z.string().optional().describe(
+    `Text for the command's standard input (at most ${MAX_STDIN_BYTES} bytes; one plain command only, not a pipeline).`,
+  ),
+};
+
+type CommandArgs = {
+  command?: string | undefined;
+  argv?: string[] | undefined;
+  cwd?: string | undefined;
+  stdin?: string | undefined;
+  session_id?: string | undefined;
+};
 
 /**
  * @param context The shared server context.
@@ -59,7 +88,7 @@ export function createMcpServer(
     {
       title: "Run a command",
       description: RUN_COMMAND_DESCRIPTION,
-      inputSchema: COMMAND_INPUT,
+      inputSchema: RUN_INPUT,
       outputSchema: COMMAND_RESULT_SHAPE,
       annotations: {
         readOnlyHint: false,
@@ -83,12 +112,41 @@ export function createMcpServer(
     {
       title: "Explain a command's verdict",
       description: EXPLAIN_COMMAND_DESCRIPTION,
-      inputSchema: COMMAND_INPUT,
+      inputSchema: EXPLAIN_INPUT,
       outputSchema: COMMAND_RESULT_SHAPE,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args: CommandArgs) => explainToolResult(await explainCommandTool(context, caller, args)),
   );
+
+  server.registerTool("session_start", {
+    title: "Start a session",
+    description: SESSION_START_DESCRIPTION,
+    outputSchema: SESSION_REPORT_SHAPE,
+    annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+  }, async () => {
+    const report = await sessionStartTool(context, caller);
+    return {
+      content: [{ type: "text", text: JSON.stringify(report) }],
+      structuredContent: report,
+      ...(report.ok ? {} : { isError: true }),
+    };
+  });
+
+  server.registerTool("session_end", {
+    title: "End a session",
+    description: SESSION_END_DESCRIPTION,
+    inputSchema: { session_id: z.string().describe("The id session_start returned.") },
+    outputSchema: { ok: z.boolean(), reason: z.string() },
+    annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+  }, async (args: { session_id: string }) => {
+    const ended = await sessionEndTool(context, caller, args);
+    return {
+      content: [{ type: "text", text: ended.reason }],
+      structuredContent: ended,
+      ...(ended.ok ? {} : { isError: true }),
+    };
+  });
 
   server.registerTool("describe_policy", {
     title: "Describe the policy",

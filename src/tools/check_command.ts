@@ -22,6 +22,7 @@ import {
   parsePlan,
 } from "../plan/mod.ts";
 import type { ResultCode } from "../result/codes.ts";
+import type { CommandInput } from "./snapshot.ts";
 
 export type CheckResult =
   | {
@@ -44,6 +45,11 @@ export type CheckResult =
     readonly reason: string;
     readonly argv: readonly string[] | null;
     readonly cwd: string | null;
+    /**
+     * Set only when the text was nothing but `cd DIR` (every cd judged and
+     * confined): the folder it leads to, which a session adopts as its cwd.
+     */
+    readonly cdTarget?: string;
   };
 
 /**
@@ -88,6 +94,7 @@ export async function checkCommand(
       reason: `"cd" alone changes nothing outside a session; add a command ("cd DIR && ls").`,
       argv: null,
       cwd: null,
+      cdTarget: checked.plan.cwd,
     };
   }
   return {
@@ -145,4 +152,33 @@ function describePlan(plan: CheckedPlan): string {
   return `Allowed: ${stages} command(s) (${text}), each allowlisted and judged on its own; ` +
     `no guard, rule or jail check refuses any of them.` +
     (warnings.length === 0 ? "" : ` ${warnings.join(" ")}`);
+}
+
+/**
+ * `checkCommand` on a tool's snapshot, plus the one rule that joins its
+ * parts: `stdin` feeds one command only. A plan's helper reads the plan
+ * itself from its stdin and gives every stage /dev/null, so stdin text for
+ * a plan would silently go nowhere; it is refused instead, so the model is
+ * never told its input reached a command that never saw it.
+ *
+ * @param policy The loaded policy.
+ * @param input The snapshot of the tool's arguments.
+ */
+export async function checkCommandInput(
+  policy: Policy,
+  input: CommandInput,
+): Promise<CheckResult> {
+  const checked = await checkCommand(policy, input.command, input.cwd);
+  const composed = checked.ok ? checked.plan !== null : checked.cdTarget !== undefined;
+  if (composed && input.stdin !== undefined) {
+    return {
+      ok: false,
+      code: "POLICY_DENIED",
+      reason: "stdin is accepted for one plain command only, not for a composed command " +
+        '(pipes, sequences, redirections, cd, globs); use "cmd < file" for a plan.',
+      argv: checked.argv,
+      cwd: checked.cwd,
+    };
+  }
+  return checked;
 }

@@ -9,7 +9,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { CommandResult, ResultCode } from "../result/codes.ts";
 import type { ServerContext } from "../server/context.ts";
 import { type CallerIdentity, hasScope } from "./caller.ts";
-import { checkCommand } from "./check_command.ts";
+import { checkCommandInput } from "./check_command.ts";
 import { makeResult, toToolResult } from "./envelope.ts";
 import { internalError } from "./internal_error.ts";
 import { withSandboxNotice } from "./sandbox_notice.ts";
@@ -80,7 +80,8 @@ async function explainChecked(
     });
     return makeResult("POLICY_DENIED", { policyReason: snap.reason, startedAt });
   }
-  const { command, cwd } = snap.input;
+  const input = snap.input;
+  const command = input.commandRaw;
   if (!hasScope(caller, "shell:read")) {
     const reason = 'This token lacks the "shell:read" scope that explain_command needs.';
     await context.audit.writeExplain({
@@ -113,7 +114,7 @@ async function explainChecked(
   }
   let checked;
   try {
-    checked = await checkCommand(context.policy, command, cwd);
+    checked = await checkCommandInput(context.policy, input);
   } finally {
     slot.release();
   }

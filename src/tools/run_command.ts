@@ -14,9 +14,12 @@
 import type { CommandResult } from "../result/codes.ts";
 import type { ServerContext } from "../server/context.ts";
 import { type CallerIdentity, hasScope } from "./caller.ts";
-import { checkCommand } from "./check_command.ts";
+import { checkCommandInput } from "./check_command.ts";
 import { makeResult } from "./envelope.ts";
 import { snapshotCommandInput } from "./snapshot.ts";
+import type { AuditStdin } from "../audit/mod.ts";
+import { sessionNotFound, sessionOwner, type SessionRecord, sessionsFor } from "../session/mod.ts";
+import { cwdInSession, jailRelative, leadsWithCd } from "./session_cwd.ts";
 import { internalError } from "./internal_error.ts";
 import { withSandboxNotice } from "./sandbox_notice.ts";
 import { auditPlan, planEnvironment, stageResults, toCommandPlan } from "./plan_request.ts";
@@ -28,8 +31,11 @@ export const RUN_COMMAND_DESCRIPTION =
   "(&&, ||, ;), redirections to files in the jail (> f, >> f, < f, 2>&1), a " +
   "leading cd DIR && ..., and globs (*.ts) expanded inside the jail. $ is plain " +
   "text only inside single quotes; variables, $(...), backticks, & and subshells " +
-  "are refused. Call describe_policy first to see which commands and arguments " +
-  "are allowed, and explain_command to test a command without running it.";
+  "are refused. Or pass argv (one command as a list of words, taken exactly, no " +
+  "parsing) instead of command; stdin gives text to one plain command; session_id " +
+  "runs in a session from session_start. Call describe_policy first to see which " +
+  "commands and arguments are allowed, and explain_command to test a command " +
+  "without running it.";
 
 /**
  * Runs the tool without MCP around it (the MCP handler and tests call this).
@@ -78,7 +84,10 @@ async function runChecked(
     });
     return makeResult("POLICY_DENIED", { policyReason: snap.reason, startedAt });
   }
-  const { command, cwd: requestedCwd } = snap.input;
+  const input = snap.input;
+  const { commandRaw: command, cwd: requestedCwd } = input;
+  // Length and digest only: the text itself may be data the log must not keep.
+  const stdinRecord = input.stdin === undefined ? {} : { stdin: await digestStdin(input.stdin) };
 
   if (!hasScope(caller, "shell:execute")) {
     const reason = 'This token lacks the "shell:execute" scope that run_command needs.';
@@ -114,7 +123,71 @@ async function runChecked(
     return makeResult("BUSY", { policyReason: slot.reason, startedAt });
   }
   try {
-    const checked = await checkCommand(policy, command, requestedCwd);
+    const owner = sessionOwner(caller.clientId);
+    const sessions = input.sessionId === undefined ? null : sessionsFor(policy);
+    let session: SessionRecord | null = null;
+    if (input.sessionId !== undefined) {
+      session = sessions === null ? null : await sessions.use(owner, input.sessionId);
+      if (session === null) {
+        const reason = sessions === null
+          ? "Sessions need a state_dir in the policy, and this server has none."
+          : sessionNotFound(input.sessionId);
+        await audit.writeAttempt({
+          ...base,
+          command_raw: command,
+          argv: null,
+          cwd: requestedCwd ?? null,
+          verdict: "deny",
+          code: "POLICY_DENIED",
+          reason,
+          ...stdinRecord,
+        });
+        return makeResult("POLICY_DENIED", { policyReason: reason, startedAt });
+      }
+    }
+    const checked = await checkCommandInput(
+      policy,
+      session === null ? input : { ...input, cwd: cwdInSession(session.cwd, requestedCwd) },
+    );
+    if (!checked.ok && session !== null && sessions !== null && checked.cdTarget !== undefined) {
+      // `cd DIR` alone in a session: every cd was judged and confined; the
+      // session keeps the folder, as a shell would. Audited like a command.
+      const cwd = jailRelative(policy.jailRoot, checked.cdTarget);
+      const reason = `The session's working directory is now "${cwd}".`;
+      const attempt = await audit.writeAttempt({
+        ...base,
+        command_raw: command,
+        argv: null,
+        cwd: checked.cdTarget,
+        verdict: "allow",
+        code: null,
+        reason,
+      });
+      if (!attempt.ok && audit.failMode === "closed") {
+        return makeResult("AUDIT_UNAVAILABLE", {
+          policyReason: `The audit log could not record this call (${attempt.reason}), so the ` +
+            "session's working directory did not change.",
+          startedAt,
+        });
+      }
+      const moved = await sessions.setCwd(owner, session.id, cwd);
+      const code = moved ? "OK" : "POLICY_DENIED";
+      const result = makeResult(code, {
+        policyReason: moved ? reason : sessionNotFound(session.id),
+        startedAt,
+        ...(moved ? { exitCode: 0 } : {}),
+      });
+      await audit.writeOutcome({
+        ...base,
+        code,
+        exit_code: moved ? 0 : null,
+        duration_ms: result.duration_ms,
+        stdout_bytes: 0,
+        stderr_bytes: 0,
+        truncated: false,
+      });
+      return result;
+    }
     if (!checked.ok) {
       // Refusals are audited too: an operator must see what the model tried.
       await audit.writeAttempt({
@@ -139,6 +212,7 @@ async function runChecked(
       code: null,
       reason: checked.reason,
       ...(checked.plan === null ? {} : { plan: auditPlan(checked.plan) }),
+      ...stdinRecord,
     });
     if (!attempt.ok && audit.failMode === "closed") {
       // Fail closed: a command the log cannot record must not run.
@@ -165,6 +239,7 @@ async function runChecked(
         command: checked.command,
         args: checked.run.args,
         env: checked.run.env,
+        ...(input.stdin === undefined ? {} : { stdin: input.stdin }),
       });
     } else {
       const ran = await context.executor.runPlan({
@@ -178,6 +253,11 @@ async function runChecked(
       });
       outcome = ran;
       stageStatuses = ran.stages;
+    }
+    if (session !== null && sessions !== null && plan !== null && leadsWithCd(input.command)) {
+      // `cd DIR && ...` in a session moves it, as a shell's cd would, whatever
+      // the later commands did: the cd itself was judged and confined.
+      await sessions.setCwd(owner, session.id, jailRelative(policy.jailRoot, plan.cwd));
     }
     const reason = outcome.code === "OK" ? checked.reason : outcome.reason;
     const result = makeResult(outcome.code, {
@@ -202,4 +282,12 @@ async function runChecked(
   } finally {
     slot.release();
   }
+}
+
+async function digestStdin(bytes: Uint8Array<ArrayBuffer>): Promise<AuditStdin> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return {
+    bytes: bytes.length,
+    sha256: Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join(""),
+  };
 }

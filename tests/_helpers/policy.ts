@@ -69,6 +69,7 @@ export function makePolicy(options: TestPolicyOptions): Policy {
     envPass: ["PATH", "HOME", "LANG"],
     childEnv: { PATH: DEFAULT_CHILD_PATH, LANG: "C.UTF-8" },
     showJailPath: false,
+    sessions: { idleTtlMs: 1_800_000, maxPerCaller: 8 },
     // Layer-1 unit tests need no sandbox; executor tests override this.
     sandbox: { mode: "none", network: false, acceptPathCheckOnly: true, user: null },
     http: {

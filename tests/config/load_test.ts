@@ -48,6 +48,7 @@ Deno.test("loadPolicy() fills every field with its documented default", async ()
         envPass: ["PATH", "HOME", "LANG"],
         childEnv: { HOME: "/home/op", PATH: DEFAULT_CHILD_PATH },
         showJailPath: false,
+        sessions: { idleTtlMs: 1_800_000, maxPerCaller: 8 },
         sandbox: { mode: "bwrap", network: false, acceptPathCheckOnly: false, user: null },
         http: {
           listen: null,

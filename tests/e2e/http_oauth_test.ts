@@ -24,6 +24,8 @@ Deno.test("the SDK client completes OAuth headlessly, then lists and calls tools
         "describe_policy",
         "explain_command",
         "run_command",
+        "session_end",
+        "session_start",
       ]);
       const ran = await conn.client.callTool({
         name: "run_command",

@@ -17,7 +17,7 @@ const ENVELOPE_KEYS = [
   "stdout",
 ];
 
-Deno.test("tools/list offers the three tools with the right annotations and output schemas", async () => {
+Deno.test("tools/list offers the five tools with the right annotations and output schemas", async () => {
   const h = await startHarness();
   try {
     const { tools } = await h.client.listTools();
@@ -26,6 +26,8 @@ Deno.test("tools/list offers the three tools with the right annotations and outp
       "describe_policy",
       "explain_command",
       "run_command",
+      "session_end",
+      "session_start",
     ]);
     const run = byName.get("run_command");
     assert.equal(run?.annotations?.readOnlyHint, false);
@@ -36,8 +38,17 @@ Deno.test("tools/list offers the three tools with the right annotations and outp
       const schema = byName.get(name)?.outputSchema as { properties: Record<string, unknown> };
       // `stages` is present only for a composed command.
       assert.deepEqual(Object.keys(schema.properties).sort(), [...ENVELOPE_KEYS, "stages"].sort());
-      const input = byName.get(name)?.inputSchema as { required?: string[] };
-      assert.deepEqual(input.required, ["command"]);
+      // `command` or `argv`, exactly one: the server refuses both or neither,
+      // so the schema requires neither.
+      const input = byName.get(name)?.inputSchema as {
+        required?: string[];
+        properties: Record<string, unknown>;
+      };
+      assert.equal(input.required, undefined);
+      const keys = name === "run_command"
+        ? ["argv", "command", "cwd", "session_id", "stdin"]
+        : ["argv", "command", "cwd"];
+      assert.deepEqual(Object.keys(input.properties).sort(), keys);
     }
   } finally {
     await h.close();
