@@ -22,7 +22,7 @@ import { type LoadOptions, type LoadOverrides, loadPolicy } from "../config/mod.
 import { policyHash } from "../policy_tools/identity.ts";
 import type { AuditLog } from "../audit/mod.ts";
 
-declare module "../audit/records.ts" {
+declare module "../audit/mod.ts" {
   interface AuditEventFields {
     /** The policy file was edited under a running server, which keeps its frozen policy. */
     policy_changed: {
