@@ -87,7 +87,7 @@ async function serveCore(
   // The frozen policy keeps judging; an edit of its file is only reported.
   const stopWatching = policy.policyFile === null
     ? async () => {}
-    : await watchPolicyFile(policy.policyFile, context, { env: processEnv(), overrides });
+    : watchPolicyFile(policy.policyFile, context, { env: processEnv(), overrides });
   try {
     return await serveOpened(policy, listen, context);
   } finally {

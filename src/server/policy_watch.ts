@@ -87,22 +87,22 @@ async function bytesHash(path: string): Promise<string | null> {
  *
  * @example
  * ```ts
- * const stop = await watchPolicyFile("/etc/htmcp/policy.toml", context, { env, overrides: {} });
+ * const stop = watchPolicyFile("/etc/htmcp/policy.toml", context, { env, overrides: {} });
  * await served;
  * await stop();
  * ```
  */
-export async function watchPolicyFile(
+export function watchPolicyFile(
   policyFile: string,
   target: PolicyWatchTarget,
   load: { readonly env: LoadOptions["env"]; readonly overrides: LoadOverrides },
   warn: (line: string) => void = (line) => console.error(line),
   intervalMs: number = POLICY_WATCH_INTERVAL_MS,
-): Promise<() => Promise<void>> {
-  // The bytes at watch start are taken as the running policy's: the load a
-  // moment ago read them. An edit in between is still found, because the
-  // first differing bytes are judged by identity, not by the bytes alone.
-  let seen: Seen = { stamp: await stamp(policyFile), bytesHash: await bytesHash(policyFile) };
+): () => Promise<void> {
+  // Nothing is taken as seen at first: the first check loads the file and
+  // compares identities, so an edit between the server's load and this
+  // watch is reported too, not adopted as the baseline.
+  let seen: Seen = { stamp: "", bytesHash: null };
   /** The identity (or load failure) last reported, so each change is said once. */
   let reported: string = target.policyHash;
   let running: Promise<void> = Promise.resolve();
@@ -140,13 +140,15 @@ export async function watchPolicyFile(
     if (!written.ok) warn(`htmcp: warning: policy_changed not audited: ${written.reason}`);
   };
 
-  const timer = setInterval(() => {
+  const tick = () => {
     if (stopped) return;
     // One check at a time: a slow load never overlaps the next tick's.
     running = running.then(check).catch((error) =>
       warn(`htmcp: warning: checking the policy file failed: ${String(error)}`)
     );
-  }, intervalMs);
+  };
+  tick();
+  const timer = setInterval(tick, intervalMs);
   // The watch must never keep a server alive that is otherwise done.
   Deno.unrefTimer(timer);
   return async () => {

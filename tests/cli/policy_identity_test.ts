@@ -63,6 +63,9 @@ Deno.test("every audit record of a real server carries the policy hash describe_
     const records = await h.records();
     assert.ok(records.length >= 4, JSON.stringify(records));
     for (const record of records) assert.equal(record.policy_hash, hash, JSON.stringify(record));
+    // The watch's first check judged the unchanged file: nothing to report.
+    assert.equal(records.some((record) => record.event === "policy_changed"), false);
+    assert.doesNotMatch(h.stderr(), /policy file .* changed/);
     const verify = await htmcp(["audit", "verify", h.auditLog]);
     assert.equal(verify.code, 0, verify.stdout + verify.stderr);
   } finally {
