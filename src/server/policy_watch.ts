@@ -109,6 +109,8 @@ export function watchPolicyFile(
   let stopped = false;
 
   const check = async () => {
+    // A check queued before stop() must not write to a log that is closing.
+    if (stopped) return;
     const now = await stamp(policyFile);
     if (now === seen.stamp) return;
     const hash = await bytesHash(policyFile);
