@@ -42,6 +42,7 @@ const RESERVED_KEYS: ReadonlySet<string> = new Set([
   "prev",
   "kind",
   "writer",
+  "policy_hash",
   "event",
 ]);
 

@@ -29,6 +29,8 @@ export interface LinkedBatch {
 export interface BatchContext {
   /** The writer id stamped on every record. */
   readonly writer: string;
+  /** The policy identity stamped after `writer`; null or absent leaves the field out. */
+  readonly policyHash?: string | null;
   /** The time stamped on every record of the batch. */
   readonly ts: string;
   /** The log's own records (`segment`, `records_dropped`), written first. */
@@ -47,7 +49,7 @@ export function linkBatch(
   bodies: readonly RecordBody[],
   context: BatchContext,
 ): LinkedBatch {
-  const { writer, ts } = context;
+  const { writer, ts, policyHash } = context;
   const parts: Uint8Array[] = [];
   let seq = tail.lastSeq;
   let prev = tail.lastHash;
@@ -59,6 +61,7 @@ export function linkBatch(
       prev: linkTo,
       kind: body.kind,
       writer,
+      ...(policyHash === null || policyHash === undefined ? {} : { policy_hash: policyHash }),
       ...body.fields,
     });
     parts.push(line, NEWLINE);

@@ -66,6 +66,13 @@ export interface AuditLogOptions {
   readonly warn?: (line: string) => void;
   /** Built-in rotation (`[audit] rotate_bytes`, `rotate_daily`); default off. */
   readonly rotation?: AuditRotation;
+  /**
+   * The identity (`policyHash`) of the policy that judges the calls this
+   * log records, stamped on every record it writes (`policy_hash`), so a
+   * reader can say which policy allowed or refused each line. Absent for a
+   * writer with no policy of its own (tests, tools).
+   */
+  readonly policyHash?: string;
 }
 
 /** `ok` with the log, or the sentence saying why it could not be opened. */
@@ -158,6 +165,8 @@ export class AuditLog {
   readonly failMode: AuditFailMode;
   /** Random id stamped on every record this log writes (`writer`). */
   readonly writer: string;
+  /** The policy identity stamped on every record; null when the log was opened without one. */
+  readonly policyHash: string | null;
   readonly #redact: Redact;
   readonly #redactArgv: RedactArgv | undefined;
   readonly #warn: (line: string) => void;
@@ -193,6 +202,7 @@ export class AuditLog {
     this.path = path;
     this.failMode = failMode;
     this.writer = newWriterId();
+    this.policyHash = options.policyHash ?? null;
     this.#redact = options.redact;
     this.#redactArgv = options.redactArgv;
     this.#warn = options.warn ?? ((line) => console.error(line));
@@ -528,6 +538,7 @@ export class AuditLog {
 
     const batch = linkBatch(this.#tail, bodies, {
       writer: this.writer,
+      policyHash: this.policyHash,
       ts: new Date().toISOString(),
       lead,
     });

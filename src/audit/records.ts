@@ -1,8 +1,8 @@
 /**
  * The audit record schema: what each line of the audit log says.
  *
- * Every line is one JSON object whose first four keys are the chain envelope
- * (`seq`, `ts`, `prev`, `kind`) followed by the fields of its kind. Field names
+ * Every line is one JSON object whose first keys are the chain envelope
+ * (`seq`, `ts`, `prev`, `kind`, `writer`, `policy_hash`) followed by the fields of its kind. Field names
  * are snake_case because the log is read by tools outside TypeScript.
  *
  * A record never carries command output, a request body, a token, a PIN or an
@@ -54,6 +54,13 @@ export interface AuditEnvelope {
    * writer's `server_start` event ties it to a pid.
    */
   readonly writer: string;
+  /**
+   * `sha256:` and 64 hex digits: the identity of the canonical policy that
+   * judged the calls of this writer (see `htmcp policy test`), so a reader
+   * can tie every line to the policy in force. Absent only from records of
+   * a writer opened without a policy.
+   */
+  readonly policy_hash?: string;
 }
 
 /**

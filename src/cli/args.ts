@@ -85,7 +85,7 @@ export const VERB_FLAGS: ReadonlyMap<string, FlagSpec> = new Map<string, FlagSpe
   ["auth", { values: ["--policy"], switches: ["--json"] }],
   ["audit", {
     values: ["--since", "--until", "--client", "--code", "--command", "-n"],
-    switches: ["--denied", "--json", "--no-color", "-f", "--follow"],
+    switches: ["--denied", "--warned", "--json", "--no-color", "-f", "--follow"],
   }],
   ["policy", { values: ["--policy", "--replay", "--commands", "--from"], switches: ["--json"] }],
 ]);

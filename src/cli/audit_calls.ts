@@ -28,6 +28,8 @@ export interface CallRow {
   readonly tool: string;
   /** The command as logged (already redacted by the writer). */
   readonly command: string;
+  /** The policy's sentence as logged (redacted by the writer). */
+  readonly reason: string;
   /** `allow` or `deny`, as the policy decided. */
   readonly verdict: string;
   /** The result code: the refusal's, the outcome's, or null when no outcome was written. */
@@ -56,6 +58,7 @@ function rowFrom(record: Json, explain: boolean): CallRow {
     client: typeof record.client_id === "string" ? record.client_id : "stdio",
     tool: text(record.tool, explain ? "explain_command" : "run_command"),
     command: text(record.command_raw),
+    reason: text(record.reason),
     verdict: text(record.verdict, "allow"),
     code: typeof record.code === "string" ? record.code : null,
     exitCode: null,

@@ -1,6 +1,8 @@
 /**
  * The filters of `htmcp audit show|tail|stats`: `--since`, `--until`,
- * `--client`, `--code`, `--command GLOB`, `--denied`. Every filter given must
+ * `--client`, `--code`, `--command GLOB`, `--denied`, `--warned` (calls an
+ * `enforce = "warn"` rule would have refused: they ran, and their attempt's
+ * reason says which rule). Every filter given must
  * match (they combine with AND). Bad values are usage errors, never ignored:
  * a misspelt time that silently matched everything would hide the record an
  * operator is looking for.
@@ -9,11 +11,12 @@
  */
 import type { ParsedArgs } from "./args.ts";
 import type { CallRow } from "./audit_calls.ts";
+import { WARN_RULE_PHRASE } from "../policy/mod.ts";
 
 /** Flags taking a value, for `parseArgs`. */
 export const FILTER_VALUES = ["--since", "--until", "--client", "--code", "--command"] as const;
 /** Switches, for `parseArgs`. */
-export const FILTER_SWITCHES = ["--denied"] as const;
+export const FILTER_SWITCHES = ["--denied", "--warned"] as const;
 
 export type RowFilter = (row: CallRow) => boolean;
 
@@ -97,5 +100,8 @@ export function buildFilter(
     tests.push((row) => pattern.test(row.command));
   }
   if (args.switches.has("--denied")) tests.push((row) => row.verdict === "deny");
+  if (args.switches.has("--warned")) {
+    tests.push((row) => !row.explain && row.reason.includes(WARN_RULE_PHRASE));
+  }
   return { ok: true, filter: (row) => tests.every((test) => test(row)) };
 }

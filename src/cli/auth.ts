@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { policyHash } from "../policy_tools/identity.ts";
 import { AuditLog } from "../audit/mod.ts";
 import { type ClientRecord, ClientRegistry } from "../auth/mod.ts";
 import type { Policy } from "../config/types.ts";
@@ -108,6 +109,7 @@ async function revoke(registry: ClientRegistry, policy: Policy, clientId: string
   // client_revocation_applied when it next reads the revocation list.
   const opened = await AuditLog.open(policy.auditLog, "closed", {
     redact: createRedactor(policy.redaction).redact,
+    policyHash: await policyHash(policy),
     warn: (line) => console.error(line),
   });
   if (!opened.ok) {

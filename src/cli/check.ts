@@ -6,6 +6,11 @@
  * self-confining Worker), runs live probes that must fail with `NotCapable`
  * and shows the sandbox state from the executor's own startup probes.
  *
+ * It also prints the policy's identity (`policy_hash`, the one every audit
+ * record carries) and the findings of `htmcp policy lint`, each high finding
+ * with its fix. Findings are advice: they never change the exit code, which
+ * says only whether the layers are in force.
+ *
  * Exit codes: 0 the layer is in force and every probe was refused; 1 it is
  * not (unless `--allow-unconfined`), or the policy/sandbox cannot start;
  * 2 usage.
@@ -14,6 +19,8 @@
  */
 import { parseArgs } from "./args.ts";
 import { loadPolicyForCli } from "./policy_arg.ts";
+import { processEnv } from "./env.ts";
+import { lintPolicy, policyHash } from "../policy_tools/mod.ts";
 import { createExecutor, launcherReadPaths } from "../exec/mod.ts";
 import {
   type Grant,
@@ -53,6 +60,18 @@ export async function run(argv: readonly string[]): Promise<number> {
     async (layer: PermissionLayer) => {
       out(`Policy: ${policy.policyFile ?? "(from the environment)"} is valid.`);
       for (const warning of policy.warnings) out(`  warning: ${warning}`);
+      out(`Policy hash: ${await policyHash(policy)}`);
+      const findings = lintPolicy(policy, processEnv().HOME);
+      const high = findings.filter((finding) => finding.severity === "high").length;
+      out(
+        findings.length === 0
+          ? "Lint: no findings."
+          : `Lint: ${findings.length} finding(s), ${high} high (htmcp policy lint shows every fix):`,
+      );
+      for (const finding of findings) {
+        out(`  ${finding.severity.toUpperCase()} ${finding.id}: ${finding.message}`);
+        if (finding.severity === "high") out(`    fix: ${finding.fix}`);
+      }
       out(`Jail root: ${policy.jailRoot}`);
       out("Allowlisted commands (resolved once; this path is what runs and what is granted):");
       for (const command of policy.allowlist.values()) {

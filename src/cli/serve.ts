@@ -13,6 +13,9 @@
  */
 import { parseArgs } from "./args.ts";
 import { loadPolicyForCli } from "./policy_arg.ts";
+import { processEnv } from "./env.ts";
+import { watchPolicyFile } from "../server/policy_watch.ts";
+import type { LoadOverrides } from "../config/mod.ts";
 import { createServerContext, type ServerContext } from "../server/context.ts";
 import { reopenAuditOnSighup } from "../audit/mod.ts";
 import { firstFailingPolicyTest } from "../policy_tools/mod.ts";
@@ -38,10 +41,8 @@ export async function run(argv: readonly string[]): Promise<number> {
   const httpFlag = parsed.args.values.get("--http");
   // --http goes through the loader too, so its checks (auth "none" only on
   // loopback, the listen address's form) apply to the CLI address as well.
-  const policy = await loadPolicyForCli(
-    parsed.args.values.get("--policy"),
-    httpFlag === undefined ? {} : { httpListen: httpFlag },
-  );
+  const overrides: LoadOverrides = httpFlag === undefined ? {} : { httpListen: httpFlag };
+  const policy = await loadPolicyForCli(parsed.args.values.get("--policy"), overrides);
   if (policy === null) return 1;
   const listen = policy.http.listen;
   return await serveConfined(
@@ -50,7 +51,7 @@ export async function run(argv: readonly string[]): Promise<number> {
       allowUnconfined: parsed.args.switches.has("--allow-unconfined"),
       ...(listen === null ? {} : { listen }),
     },
-    () => serveCore(policy, listen),
+    () => serveCore(policy, listen, overrides),
   );
 }
 
@@ -59,7 +60,11 @@ export async function run(argv: readonly string[]): Promise<number> {
  * case this runs inside the Worker, which re-enters the CLI; that is why the
  * warnings are printed here and not before `serveConfined`.
  */
-async function serveCore(policy: Policy, listen: string | null): Promise<number> {
+async function serveCore(
+  policy: Policy,
+  listen: string | null,
+  overrides: LoadOverrides,
+): Promise<number> {
   for (const warning of policy.warnings) console.error(`htmcp: warning: ${warning}`);
   // The policy's own [[tests]] gate the start: a policy that no longer gives
   // the verdicts its author wrote down must not serve anyone.
@@ -79,9 +84,14 @@ async function serveCore(policy: Policy, listen: string | null): Promise<number>
   // From the moment the log is open, in every serve mode, SIGHUP reopens it
   // (logrotate's postrotate sends it) and never ends the server.
   const stopReopening = reopenAuditOnSighup(context);
+  // The frozen policy keeps judging; an edit of its file is only reported.
+  const stopWatching = policy.policyFile === null
+    ? async () => {}
+    : watchPolicyFile(policy.policyFile, context, { env: processEnv(), overrides });
   try {
     return await serveOpened(policy, listen, context);
   } finally {
+    await stopWatching();
     stopReopening();
   }
 }

@@ -31,6 +31,13 @@ function deny(reason: string, argv: readonly string[]): Decision {
 }
 
 /**
+ * The words every `enforce = "warn"` sentence carries, in the reply's
+ * `policy_reason` and the audit attempt's `reason`; `htmcp audit show
+ * --warned` finds the would-be refusals in a log by them.
+ */
+export const WARN_RULE_PHRASE = '(enforce = "warn") would have refused this command';
+
+/**
  * Decides whether `raw` may run under `policy`.
  *
  * @param raw The command text, already snapshotted by the caller.
@@ -142,8 +149,7 @@ export function evaluateWords(
   // so a warning always means "this rule alone would have refused it".
   const warnHit = findRuleHit(command.name, args, policy.rules, "warn");
   const ruleWarnings = warnHit === null ? [] : [
-    `The policy rule "${warnHit.entry}" (enforce = "warn") would have refused this command ` +
-    `(${warnHit.rule.reason}).`,
+    `The policy rule "${warnHit.entry}" ${WARN_RULE_PHRASE} (${warnHit.rule.reason}).`,
   ];
 
   const runArgs = isGit(command) && !policy.disabledGuards.has("git-diff-drivers")

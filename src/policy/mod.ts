@@ -18,7 +18,7 @@ export type {
 } from "./types.ts";
 export { tokenize } from "./tokenize.ts";
 export { lexPlan, type LexResult, type Operator, type Token } from "./lex.ts";
-export { evaluateArgv, evaluateCommand, evaluateWords } from "./evaluate.ts";
+export { evaluateArgv, evaluateCommand, evaluateWords, WARN_RULE_PHRASE } from "./evaluate.ts";
 export type { Word } from "./tokenize.ts";
 export { SYSTEM_POLICY_IO } from "./real_path_io.ts";
 export { looksLikePath, pathArgumentCandidates } from "./path_candidates.ts";

@@ -10,9 +10,12 @@ import { AuditLog } from "../audit/mod.ts";
 import { createRedactor, redactArgv, type Redactor } from "../redact/mod.ts";
 import { createExecutor, type Executor } from "../exec/mod.ts";
 import { ConcurrencyLimiter } from "./limiter.ts";
+import { policyHash } from "../policy_tools/identity.ts";
 
 export interface ServerContext {
   readonly policy: Policy;
+  /** The frozen policy's identity (`sha256:...`), on every audit record and in describe_policy. */
+  readonly policyHash: string;
   readonly audit: AuditLog;
   readonly redactor: Redactor;
   readonly executor: Executor;
@@ -37,7 +40,9 @@ export type ContextResult =
  */
 export async function createServerContext(policy: Policy): Promise<ContextResult> {
   const redactor = createRedactor(policy.redaction);
+  const hash = await policyHash(policy);
   const opened = await AuditLog.open(policy.auditLog, policy.auditFailMode, {
+    policyHash: hash,
     redact: redactor.redact,
     redactArgv: (argv) => redactArgv(redactor, argv),
     ...(policy.auditRotation === undefined ? {} : { rotation: policy.auditRotation }),
@@ -55,6 +60,7 @@ export async function createServerContext(policy: Policy): Promise<ContextResult
   let closing: Promise<void> | null = null;
   const context: ServerContext = {
     policy,
+    policyHash: hash,
     audit,
     redactor,
     executor,

@@ -81,7 +81,7 @@ export function createMcpServer(
         (sandbox.mode === "none" ? ` ${pathCheckOnlyNotice(sandbox.commandUid)}` : ""),
     },
   );
-  const description = describePolicy(context.policy, sandbox);
+  const description = describePolicy(context.policy, sandbox, context.policyHash);
 
   server.registerTool(
     "run_command",

@@ -11,3 +11,4 @@ export { type CallerIdentity, type Scope, STDIO_CALLER } from "../tools/caller.t
 export { runCommandTool } from "../tools/run_command.ts";
 export { explainCommandTool } from "../tools/explain_command.ts";
 export { describePolicy } from "../tools/describe_policy.ts";
+export { POLICY_WATCH_INTERVAL_MS, watchPolicyFile } from "./policy_watch.ts";

@@ -33,6 +33,8 @@ export const POLICY_DESCRIPTION_SHAPE = {
     max_concurrent: z.number(),
   }),
   sandbox: z.string(),
+  /** The identity of the policy in force: `sha256:` and 64 hex digits (see `htmcp policy test`). */
+  policy_hash: z.string(),
 };
 
 export type PolicyDescription = {
@@ -49,8 +51,13 @@ export type SandboxInForce = Pick<ExecutorDescription, "mode" | "requestedMode" 
  *
  * @param policy The loaded policy.
  * @param sandbox `executor.describe()`.
+ * @param hash The policy's identity (`policyHash`), the same one every audit record carries.
  */
-export function describePolicy(policy: Policy, sandbox: SandboxInForce): PolicyDescription {
+export function describePolicy(
+  policy: Policy,
+  sandbox: SandboxInForce,
+  hash: string,
+): PolicyDescription {
   const jail = policy.showJailPath ? policy.jailRoot : JAIL_MARKER;
   return {
     allowed_commands: [...policy.allowlist.keys()].filter((name) => !policy.denylist.has(name))
@@ -78,6 +85,7 @@ export function describePolicy(policy: Policy, sandbox: SandboxInForce): PolicyD
       max_concurrent: policy.limits.maxConcurrent,
     },
     sandbox: describeSandbox(policy, sandbox),
+    policy_hash: hash,
   };
 }
 

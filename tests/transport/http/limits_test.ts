@@ -84,13 +84,16 @@ Deno.test("a Content-Length above max_http_request_bytes gets 413 before any byt
     }
     const rejected = await h.events("http_rejected");
     assert.equal(rejected.length, 4);
+    // policy_hash is the server's policy identity, checked in tests/cli/policy_identity_test.ts.
+    assert.match(String(rejected[0]?.policy_hash), /^sha256:[0-9a-f]{64}$/);
     assert.deepEqual(
-      { ...rejected[0], seq: 0, ts: "", prev: "", writer: "" },
+      { ...rejected[0], seq: 0, ts: "", prev: "", writer: "", policy_hash: "" },
       {
         seq: 0,
         ts: "",
         prev: "",
         writer: "",
+        policy_hash: "",
         kind: "event",
         event: "http_rejected",
         method: "POST",
