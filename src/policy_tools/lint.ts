@@ -118,6 +118,20 @@ export function lintPolicy(policy: Policy, home?: string): LintFinding[] {
         `Remove "${name}", or keep it only with [sandbox] mode = "bwrap" and say so in a [[tests]] entry.`,
       );
     }
+    // A launcher, shell or pager the built-in guards refuse as a whole: on the
+    // allowlist it only looks allowed (and says the author expected it to run).
+    const alwaysRefused = GUARDS.find((guard) =>
+      !policy.disabledGuards.has(guard.name) && guard.commands.includes(name) &&
+      guard.match.some((match) => match.kind === "command")
+    );
+    if (alwaysRefused !== undefined) {
+      add(
+        "warning",
+        "always-refused",
+        `"${name}" is allowlisted, but the built-in guard "${alwaysRefused.name}" refuses it whatever its arguments (it ${alwaysRefused.reason}).`,
+        `Remove "${name}" from the allowlist; it can never run.`,
+      );
+    }
     const escape = KNOWN_ESCAPES.get(name);
     if (escape !== undefined && !guarded.has(name)) {
       add(

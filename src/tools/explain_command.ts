@@ -11,6 +11,7 @@ import type { ServerContext } from "../server/context.ts";
 import { type CallerIdentity, hasScope } from "./caller.ts";
 import { checkCommandInput } from "./check_command.ts";
 import { makeResult, toToolResult } from "./envelope.ts";
+import { stageResults } from "./plan_request.ts";
 import { internalError } from "./internal_error.ts";
 import { withSandboxNotice } from "./sandbox_notice.ts";
 import { snapshotCommandInput } from "./snapshot.ts";
@@ -131,5 +132,11 @@ async function explainChecked(
     code,
     reason,
   });
-  return makeResult(code, { policyReason: reason, startedAt });
+  // A composed command's plan, every stage as it would run (nothing ran: no status).
+  const plan = checked.ok ? checked.plan : null;
+  return makeResult(code, {
+    policyReason: reason,
+    startedAt,
+    ...(plan === null ? {} : { stages: stageResults(plan, []) }),
+  });
 }

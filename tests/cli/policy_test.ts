@@ -149,7 +149,7 @@ reason = "no writing"
 [env]
 pass = ["HOME", "GITHUB_TOKEN"]
 `,
-    ["ls", "python3", "tee", "dd"],
+    ["ls", "python3", "tee", "dd", "env"],
     "none",
   );
   const run = await htmcp(["policy", "lint", temp.policy, "--json"]);
@@ -161,6 +161,7 @@ pass = ["HOME", "GITHUB_TOKEN"]
       "unguarded-escape",
       "rule-never-matches",
       "secret-env-passed",
+      "always-refused",
       "sandbox-off",
       "no-policy-tests",
     ]

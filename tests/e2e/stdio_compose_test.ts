@@ -148,6 +148,10 @@ Deno.test("explain_command shows a plan's stages and the same verdict run_comman
     const allowed = await harness.call("explain_command", { command: "grep -rn x src | sort" });
     equal(allowed.code, "OK");
     match(allowed.policy_reason, /2 command\(s\) \(grep \| sort\)/);
+    deepEqual(allowed.stages, [
+      { argv: ["grep", "-rn", "x", "src"], exit_code: null },
+      { argv: ["sort"], exit_code: null },
+    ]);
     const refused = await harness.call("explain_command", { command: "ls | sh" });
     equal(refused.code, "POLICY_DENIED");
     match(refused.policy_reason, /^Stage 2 \("sh"\)/);
