@@ -47,7 +47,12 @@ Deno.test("approval: an Origin null post without the form token is refused: 403,
     const cases: Record<string, string>[] = [
       { txn: form.txn, pin: PIN, decision: "approve" },
       { txn: form.txn, csrf: "", pin: PIN },
-      { txn: form.txn, csrf: `${form.csrf.slice(0, -1)}A`, pin: PIN },
+      // One character changed (never to itself: the token may end in "A" already).
+      {
+        txn: form.txn,
+        csrf: `${form.csrf.slice(0, -1)}${form.csrf.endsWith("A") ? "B" : "A"}`,
+        pin: PIN,
+      },
       { txn: form.txn, csrf: form.txn, pin: PIN },
     ];
     for (const fields of cases) {
