@@ -9,8 +9,11 @@
  * the limits. Never environment values, host paths (the cwd is jail-relative),
  * secrets, the denylist or where the audit log is: a model that learns them
  * learns nothing it needs and an attacker steering it learns a great deal.
- * Command versions are not probed (each probe would be a command run on the
- * model's behalf for no request of its own); `versions` says so.
+ * Command versions are probed by running `NAME --version` through
+ * `run_command` itself (full policy, sandbox, audit: each probe is an ordinary
+ * audited call), two at a time, each cut off after `VERSION_PROBE_MS`; only a
+ * version token (`4.9`, `2.39.5`) from the first line of a successful probe is
+ * reported, anything else is "not available": never raw output or stderr.
  *
  * @module
  */
@@ -24,7 +27,7 @@ export const SESSION_START_DESCRIPTION =
   "Start a session: later run_command calls with its session_id run in the session's " +
   "working directory, and a command that starts with cd DIR moves it (cd DIR alone too). " +
   "Returns the session id and an environment report: OS, architecture, the session's " +
-  "folder (relative to the jail), the allowed commands, git's branch and dirty state when " +
+  "folder (relative to the jail), the allowed commands and their versions, git's branch and dirty state when " +
   "git is allowed, and the limits. Sessions expire when unused; end one with session_end.";
 
 export const SESSION_END_DESCRIPTION = "End a session started with session_start.";
@@ -38,7 +41,7 @@ export const SESSION_REPORT_SHAPE = {
   arch: z.string(),
   cwd: z.string(),
   commands: z.array(z.string()),
-  versions: z.string(),
+  versions: z.record(z.string(), z.string()),
   git: z.object({ branch: z.string().nullable(), dirty: z.boolean() }).nullable(),
   limits: z.object({
     timeout_ms: z.number(),
@@ -56,10 +59,49 @@ export type SessionReport = {
   arch: string;
   cwd: string;
   commands: string[];
-  versions: string;
+  versions: Record<string, string>;
   git: { branch: string | null; dirty: boolean } | null;
   limits: { timeout_ms: number; max_output_bytes: number; max_concurrent: number };
 };
+
+/** How long one version probe may run before it counts as "not available". */
+export const VERSION_PROBE_MS = 2_000;
+
+/** At most this many commands are probed (the report stays small and quick). */
+export const MAX_VERSION_PROBES = 32;
+
+/** A version token: digits and dots, optionally a short suffix (`1.2.3`, `3.11.7`, `9.4p1`). */
+const VERSION_TOKEN = /\b(\d+(?:\.\d+)+[a-z0-9]{0,4})\b/i;
+
+/**
+ * Each allowlisted command's version token, probed through `run_command`
+ * (so the policy, the sandbox and the audit apply to every probe), two at a
+ * time: a failed, refused, slow or unparsable probe is "not available".
+ */
+async function commandVersions(
+  context: ServerContext,
+  caller: CallerIdentity,
+): Promise<Record<string, string>> {
+  const names = [...context.policy.allowlist.keys()].sort().slice(0, MAX_VERSION_PROBES);
+  const versions: Record<string, string> = Object.create(null);
+  const probe = async (name: string) => {
+    const result = await runCommandTool(
+      context,
+      caller,
+      { argv: [name, "--version"] },
+      AbortSignal.timeout(VERSION_PROBE_MS),
+    );
+    const first = result.code === "OK" && result.exit_code === 0
+      ? (result.stdout.split("\n", 1)[0] ?? "").slice(0, 200)
+      : "";
+    versions[name] = VERSION_TOKEN.exec(first)?.[1] ?? "not available";
+  };
+  // Two at a time: well under any max_concurrent, so probes are not BUSY.
+  for (let at = 0; at < names.length; at += 2) {
+    await Promise.all(names.slice(at, at + 2).map(probe));
+  }
+  return { ...versions };
+}
 
 /**
  * git's branch and dirty state, asked through `run_command` itself (full
@@ -92,7 +134,7 @@ function baseReport(context: ServerContext): Omit<SessionReport, "ok" | "session
     arch: Deno.build.arch,
     cwd: ".",
     commands: [...policy.allowlist.keys()].sort(),
-    versions: "not probed: run a command's own --version if you need it",
+    versions: {},
     git: null,
     limits: {
       timeout_ms: policy.limits.timeoutMs,
@@ -143,6 +185,7 @@ export async function sessionStartTool(
     ok: true,
     session_id: started.session.id,
     reason: "Session started in the jail root.",
+    versions: await commandVersions(context, caller),
     git: await gitState(context, caller),
   };
 }

@@ -49,7 +49,18 @@ Deno.test("session_start reports OS, arch, jail-relative cwd, commands and limit
       equal(report.arch, Deno.build.arch);
       equal(report.cwd, ".");
       deepEqual(report.commands, [...ALLOW].sort());
-      match(report.versions as string, /not probed/);
+      // Each allowlisted command probed through run_command: a version token, or "not available".
+      const versions = report.versions as Record<string, string>;
+      deepEqual(Object.keys(versions).sort(), [...ALLOW].sort());
+      for (const [name, version] of Object.entries(versions)) {
+        ok(/^\d+(\.\d+)+[a-z0-9]{0,4}$/i.test(version) || version === "not available", name);
+      }
+      match(versions["cat"] ?? "", /^\d+\.\d+/, "coreutils cat reports its version");
+      // Every probe is an ordinary audited call.
+      const probes = (await harness.records()).filter((r) =>
+        r.kind === "attempt" && JSON.stringify(r.argv ?? []).includes("--version")
+      );
+      ok(probes.length >= ALLOW.length, `${probes.length} probes audited`);
       // The jail is not a repository: git is allowed but has nothing to report.
       equal(report.git, null);
       deepEqual(Object.keys(report).sort(), [
