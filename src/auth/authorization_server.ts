@@ -8,12 +8,7 @@
 import type { Policy } from "../config/types.ts";
 import { ExpiringMap } from "./_expiring_map.ts";
 import type { AuditSink } from "./audit_sink.ts";
-import {
-  bearerRefusal,
-  extractBearerToken,
-  insufficientScopeResponse,
-  verifyAccessToken,
-} from "./bearer/mod.ts";
+import { bearerChecker, insufficientScopeResponse, verifyAccessToken } from "./bearer/mod.ts";
 import type { BearerFailureReason } from "./bearer/mod.ts";
 import type { Scope } from "./scopes.ts";
 import {
@@ -135,46 +130,20 @@ export async function createAuthorizationServer(
   const route = createRouter(deps);
   const metadataUrl = settings.protectedResourceMetadataUrl;
 
-  const refuse = async (
-    reason: BearerFailureReason,
-    clientId: string | null,
-    info: RequestInfo | undefined,
-  ): Promise<BearerRefused> => {
-    // A request without any token is how every client discovers us: not an incident.
-    if (reason !== "missing_token") {
-      await audit.writeEvent("bearer_invalid", {
-        reason,
-        client_id: clientId,
-        remote_addr: info?.remoteAddr ?? null,
-      });
-    }
-    return { ok: false, reason, response: bearerRefusal(reason, metadataUrl) };
-  };
+  const check = bearerChecker(audit, metadataUrl, (token: string) =>
+    verifyAccessToken(token, {
+      key,
+      issuer: settings.issuer,
+      resource: settings.resource,
+      registry,
+      now,
+    }));
 
   const auth: AuthorizationServer = {
     settings,
     protectedResourceMetadataUrl: metadataUrl,
     handle: (request, info) => route(request, info),
-    async verifyBearer(request, info) {
-      const extracted = extractBearerToken(request);
-      if (!extracted.ok) return await refuse(extracted.reason, null, info);
-      const verified = await verifyAccessToken(extracted.token, {
-        key,
-        issuer: settings.issuer,
-        resource: settings.resource,
-        registry,
-        now,
-      });
-      if (!verified.ok) return await refuse(verified.reason, verified.clientId, info);
-      const t = verified.token;
-      return {
-        ok: true,
-        clientId: t.clientId,
-        scopes: t.scopes,
-        jti: t.jti,
-        expiresAt: t.expiresAt,
-      };
-    },
+    verifyBearer: check,
     insufficientScope: (scope) => insufficientScopeResponse(scope, metadataUrl),
   };
   return { ok: true, auth };

@@ -10,8 +10,7 @@
  */
 import { CORS } from "./_http.ts";
 import type { AuthorizationServer, AuthorizationServerOptions } from "./authorization_server.ts";
-import { bearerRefusal, extractBearerToken, insufficientScopeResponse } from "./bearer/mod.ts";
-import type { BearerFailureReason } from "./bearer/mod.ts";
+import { bearerChecker, insufficientScopeResponse } from "./bearer/mod.ts";
 import { createExternalVerifier } from "./bearer/verify_external.ts";
 import { PROTECTED_RESOURCE_METADATA_PATHS, protectedResourceMetadata } from "./server/metadata.ts";
 import type { RequestInfo } from "./server/mod.ts";
@@ -52,21 +51,7 @@ export async function createExternalResourceServer(
   const metadataUrl = settings.protectedResourceMetadataUrl;
   const prDoc = JSON.stringify(protectedResourceMetadata(settings, external.issuer));
 
-  const refuse = async (
-    reason: BearerFailureReason,
-    clientId: string | null,
-    info: RequestInfo | undefined,
-  ) => {
-    // A request without any token is how every client discovers us: not an incident.
-    if (reason !== "missing_token") {
-      await audit.writeEvent("bearer_invalid", {
-        reason,
-        client_id: clientId,
-        remote_addr: info?.remoteAddr ?? null,
-      });
-    }
-    return { ok: false as const, reason, response: bearerRefusal(reason, metadataUrl) };
-  };
+  const check = bearerChecker(audit, metadataUrl, (token) => verifier.verify(token));
 
   const auth: AuthorizationServer = {
     settings,
@@ -89,20 +74,7 @@ export async function createExternalResourceServer(
         }),
       );
     },
-    async verifyBearer(request, info) {
-      const extracted = extractBearerToken(request);
-      if (!extracted.ok) return await refuse(extracted.reason, null, info);
-      const verified = await verifier.verify(extracted.token);
-      if (!verified.ok) return await refuse(verified.reason, verified.clientId, info);
-      const t = verified.token;
-      return {
-        ok: true,
-        clientId: t.clientId,
-        scopes: t.scopes,
-        jti: t.jti,
-        expiresAt: t.expiresAt,
-      };
-    },
+    verifyBearer: check,
     insufficientScope: (scope) => insufficientScopeResponse(scope, metadataUrl),
   };
   return { ok: true, auth };

@@ -13,3 +13,4 @@ export {
   verifyAccessToken,
   type VerifyResult,
 } from "./verify.ts";
+export { type BearerCheck, bearerChecker } from "./check.ts";
