@@ -27,7 +27,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { planLaunch } from "../scripts/launch.ts";
-import { LAUNCH } from "../scripts/conformance.ts";
+import { LAUNCH, readServingUrl } from "../scripts/conformance.ts";
 import { prepareJail } from "../scripts/_jail.ts";
 import { connectWithOAuth, type OAuthConnection } from "../tests/transport/http/_oauth.ts";
 
@@ -170,35 +170,18 @@ async function startServer(dir: string, policy: string): Promise<Server> {
     stdout: "null",
     stderr: "piped",
   }).spawn();
-  let text = "";
-  const decoder = new TextDecoder();
-  const reader = child.stderr.getReader();
+  const started = readServingUrl(child, 60_000);
   const server: Server = {
     child,
     pid: child.pid,
     url: "",
     policy,
     exited: false,
-    stderr: () => text,
+    stderr: () => "",
   };
   child.status.then(() => server.exited = true);
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`The server did not start:\n${text}`)), 60_000);
-    (async () => {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        text += decoder.decode(value, { stream: true });
-        const match = /serving MCP at (http:\/\/\S+\/mcp)/.exec(text);
-        if (match !== null) {
-          clearTimeout(timer);
-          resolve(match[1] as string);
-        }
-      }
-      clearTimeout(timer);
-      reject(new Error(`The server exited before serving:\n${text}`));
-    })().catch(reject);
-  });
+  const { url, stderr } = await started;
+  server.stderr = stderr;
   server.url = url;
   return server;
 }

@@ -91,11 +91,30 @@ export async function startCliServer(
     stdout: "null",
     stderr: "piped",
   }).spawn();
+  const { url, stderr } = await readServingUrl(child);
+  return { url, child, stderr };
+}
+
+/**
+ * Reads a starting server's stderr until it prints the MCP URL it serves,
+ * then keeps draining it (so the child never blocks on a full pipe).
+ *
+ * @param child A server spawned with `stderr: "piped"`.
+ * @param timeoutMs How long startup may take.
+ * @returns The URL, and everything the server wrote to stderr so far (live).
+ */
+export async function readServingUrl(
+  child: Deno.ChildProcess,
+  timeoutMs = 30_000,
+): Promise<{ url: string; stderr: () => string }> {
   let text = "";
   const decoder = new TextDecoder();
   const reader = child.stderr.getReader();
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`The server did not start:\n${text}`)), 30_000);
+    const timer = setTimeout(
+      () => reject(new Error(`The server did not start:\n${text}`)),
+      timeoutMs,
+    );
     (async () => {
       for (;;) {
         const { done, value } = await reader.read();
@@ -105,13 +124,13 @@ export async function startCliServer(
         if (match !== null) {
           clearTimeout(timer);
           resolve(match[1] as string);
+          return;
         }
       }
       clearTimeout(timer);
       reject(new Error(`The server exited before serving:\n${text}`));
     })().catch(reject);
   });
-  // Keep draining stderr so the child never blocks on a full pipe.
   (async () => {
     for (;;) {
       const { done, value } = await reader.read();
@@ -119,7 +138,7 @@ export async function startCliServer(
       text += decoder.decode(value, { stream: true });
     }
   })().catch(() => {});
-  return { url, child, stderr: () => text };
+  return { url, stderr: () => text };
 }
 
 /** Runs one scenario of the suite against `url`. */

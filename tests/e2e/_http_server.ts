@@ -8,7 +8,7 @@
 import { prepareJail } from "../_helpers/jail.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { LAUNCH } from "../../scripts/conformance.ts";
+import { LAUNCH, readServingUrl } from "../../scripts/conformance.ts";
 
 const DENO = Deno.execPath();
 
@@ -80,34 +80,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerPr
       stderr: "piped",
     });
   const child = command.spawn();
-  let text = "";
-  const decoder = new TextDecoder();
-  const reader = child.stderr.getReader();
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`The server did not start:\n${text}`)), 30_000);
-    (async () => {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        text += decoder.decode(value, { stream: true });
-        const match = /serving MCP at (http:\/\/\S+\/mcp)/.exec(text);
-        if (match !== null) {
-          clearTimeout(timer);
-          resolve(match[1] as string);
-          break;
-        }
-      }
-      clearTimeout(timer);
-      reject(new Error(`The server exited before serving:\n${text}`));
-    })().catch(reject);
-  });
-  (async () => {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      text += decoder.decode(value, { stream: true });
-    }
-  })().catch(() => {});
+  const { url, stderr } = await readServingUrl(child);
   const auditPath = join(dir, "audit.jsonl");
   const records = async () =>
     (await Deno.readTextFile(auditPath)).split("\n").filter((l) => l !== "").map((l) =>
@@ -119,7 +92,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerPr
     url,
     auditPath,
     child,
-    stderr: () => text,
+    stderr,
     records,
     stop() {
       stopped ??= (async () => {
