@@ -13,7 +13,6 @@ import type { AuthorizationServer, AuthorizationServerOptions } from "./authoriz
 import { bearerChecker, insufficientScopeResponse } from "./bearer/mod.ts";
 import { createExternalVerifier } from "./bearer/verify_external.ts";
 import { PROTECTED_RESOURCE_METADATA_PATHS, protectedResourceMetadata } from "./server/metadata.ts";
-import type { RequestInfo } from "./server/mod.ts";
 import { resolveAuthSettings } from "./settings.ts";
 
 /** A client secret is short; a larger file is a mistake (a key, a log), not a secret. */
