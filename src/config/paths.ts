@@ -71,7 +71,11 @@ async function walk(path: string, label: string, hops: number): Promise<Checked<
       const target = await Deno.readLink(path);
       return await walk(resolve(dirname(path), target), label, hops + 1);
     }
-    return cannotCheck(label, path, new Error("it exists but cannot be resolved"));
+    // Not a symlink, yet realpath said missing: another process (a second
+    // server sharing this audit folder, say) created it between the two
+    // calls. Look again; the hop budget bounds how often a racing writer can
+    // make us retry.
+    return await walk(path, label, hops + 1);
   } catch (error) {
     if (error instanceof Deno.errors.NotCapable) return pass(path);
     if (!(error instanceof Deno.errors.NotFound)) return cannotCheck(label, path, error);
