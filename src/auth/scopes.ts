@@ -27,6 +27,10 @@ export const TOOL_SCOPES: ReadonlyMap<string, Scope> = new Map([
   // A session exists to run commands (and its report runs git): the execute half.
   ["session_start", "shell:execute"],
   ["session_end", "shell:execute"],
+  // A link copies one jail file's bytes out: a read, the same a `cat` would show.
+  ["create_file_link", "shell:read"],
+  ["list_file_links", "shell:read"],
+  ["revoke_file_link", "shell:read"],
 ]);
 
 /** True when `value` names one of our scopes (a `Set` lookup, so `__proto__` is just unknown). */

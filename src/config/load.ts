@@ -31,6 +31,7 @@ import { checkDisabledGuards } from "./guard_names.ts";
 import { compileExtraPattern } from "./patterns.ts";
 import { buildRemoteSettings } from "./remote.ts";
 import { buildSandboxSettings } from "./sandbox.ts";
+import { buildLinkSettings } from "./links.ts";
 import { deepFreeze, FrozenMap, FrozenSet } from "./freeze.ts";
 
 /** Settings the CLI supplies on top of the file and the environment. */
@@ -226,6 +227,10 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
   if (!remote.ok) return remote;
   warnings.push(...remote.value.warnings);
 
+  // --- file download links -------------------------------------------------
+  const links = buildLinkSettings(file);
+  if (!links.ok) return links;
+
   // --- the kernel sandbox --------------------------------------------------
   const sandbox = buildSandboxSettings(file, warnings);
   if (!sandbox.ok) return sandbox;
@@ -304,6 +309,7 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
       idleTtlMs: (file.sessions?.idle_ttl_s ?? 1_800) * 1_000,
       maxPerCaller: file.sessions?.max_per_caller ?? 8,
     },
+    links: links.value,
     sandbox: sandbox.value,
     http: remote.value.http,
     auth: remote.value.auth,

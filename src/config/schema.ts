@@ -46,6 +46,13 @@ export const NUMBER_BOUNDS = {
   introspection_cache_seconds: [0, 300],
   idle_ttl_s: [10, 604_800],
   max_per_caller: [1, 64],
+  // A snapshot is held in the state dir and hashed on every download: 1 GiB is far beyond a
+  // file a model should hand out; below a byte nothing could be shared.
+  max_file_bytes: [1, 1024 * MIB],
+  // Ten seconds to thirty days: a download link is a short-lived capability, never a share.
+  default_ttl_s: [10, 2_592_000],
+  max_ttl_s: [10, 2_592_000],
+  max_links_per_caller: [1, 1024],
 } as const satisfies Record<string, readonly [number, number]>;
 
 type BoundedKey = keyof typeof NUMBER_BOUNDS;
@@ -157,6 +164,13 @@ export const PolicyFileSchema = table({
   sessions: table({
     idle_ttl_s: integer("idle_ttl_s"),
     max_per_caller: integer("max_per_caller"),
+  }).optional(),
+  links: table({
+    enabled: flag(),
+    max_file_bytes: integer("max_file_bytes"),
+    default_ttl_s: integer("default_ttl_s"),
+    max_ttl_s: integer("max_ttl_s"),
+    max_links_per_caller: integer("max_links_per_caller"),
   }).optional(),
   sandbox: table({
     mode: oneOf(["none", "bwrap", "auto"]),

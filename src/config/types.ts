@@ -74,6 +74,20 @@ export interface SessionSettings {
   readonly maxPerCaller: number;
 }
 
+/** `[links]`: file download links over HTTP (see docs/links.md). */
+export interface LinkSettings {
+  /** False turns `create_file_link` and `/download/` off. */
+  readonly enabled: boolean;
+  /** The largest file a link may snapshot. */
+  readonly maxFileBytes: number;
+  /** A link's lifetime when `create_file_link` names none. */
+  readonly defaultTtlMs: number;
+  /** The longest lifetime a caller may ask for. */
+  readonly maxTtlMs: number;
+  /** Live links one caller may hold at once (each holds a snapshot on disk). */
+  readonly maxLinksPerCaller: number;
+}
+
 export interface Limits {
   readonly timeoutMs: number;
   readonly maxOutputBytes: number;
@@ -244,6 +258,8 @@ export interface Policy {
   readonly showJailPath: boolean;
   /** `[sessions]`: how long an unused session lives and how many one caller may hold. */
   readonly sessions: SessionSettings;
+  /** `[links]`: file download links (HTTP only). */
+  readonly links: LinkSettings;
   readonly sandbox: SandboxSettings;
   readonly http: HttpSettings;
   readonly auth: AuthSettings;

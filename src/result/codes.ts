@@ -25,7 +25,12 @@ export type ResultCode =
   | "SCOPE_DENIED"
   | "CANCELLED"
   | "AUDIT_UNAVAILABLE"
-  | "INTERNAL_ERROR";
+  | "INTERNAL_ERROR"
+  | "SYMLINK_REFUSED"
+  | "NOT_A_REGULAR_FILE"
+  | "FILE_TOO_LARGE"
+  | "LINK_NOT_FOUND"
+  | "LINK_LIMIT_REACHED";
 
 /**
  * One-line meaning of each code. The README table is generated from the same
@@ -53,6 +58,15 @@ export const RESULT_CODE_MEANINGS: Readonly<Record<ResultCode, string>> = Object
   AUDIT_UNAVAILABLE:
     "The audit record could not be written, and audit_fail_mode is closed, so nothing ran.",
   INTERNAL_ERROR: "An unexpected server error; details are in the audit log, never in the reply.",
+  SYMLINK_REFUSED:
+    "A file link's path goes through a symbolic link (leading inside or outside the jail alike); links never follow one.",
+  NOT_A_REGULAR_FILE:
+    "A file link's path is not an existing regular file inside the jail (a folder, a device, a pipe, or nothing).",
+  FILE_TOO_LARGE: "The file is larger than links.max_file_bytes, so no link was made.",
+  LINK_NOT_FOUND:
+    "No live link of this caller has that link_id (revoked, expired, used up, or another caller's).",
+  LINK_LIMIT_REACHED:
+    "The caller already holds links.max_links_per_caller live links; revoke one or let one expire.",
 });
 
 /** All codes, in table order. */

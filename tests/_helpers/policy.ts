@@ -70,6 +70,13 @@ export function makePolicy(options: TestPolicyOptions): Policy {
     childEnv: { PATH: DEFAULT_CHILD_PATH, LANG: "C.UTF-8" },
     showJailPath: false,
     sessions: { idleTtlMs: 1_800_000, maxPerCaller: 8 },
+    links: {
+      enabled: true,
+      maxFileBytes: 10_485_760,
+      defaultTtlMs: 3_600_000,
+      maxTtlMs: 86_400_000,
+      maxLinksPerCaller: 32,
+    },
     // Layer-1 unit tests need no sandbox; executor tests override this.
     sandbox: { mode: "none", network: false, acceptPathCheckOnly: true, user: null },
     http: {

@@ -49,6 +49,13 @@ Deno.test("loadPolicy() fills every field with its documented default", async ()
         childEnv: { HOME: "/home/op", PATH: DEFAULT_CHILD_PATH },
         showJailPath: false,
         sessions: { idleTtlMs: 1_800_000, maxPerCaller: 8 },
+        links: {
+          enabled: true,
+          maxFileBytes: 10_485_760,
+          defaultTtlMs: 3_600_000,
+          maxTtlMs: 86_400_000,
+          maxLinksPerCaller: 32,
+        },
         sandbox: { mode: "bwrap", network: false, acceptPathCheckOnly: false, user: null },
         http: {
           listen: null,

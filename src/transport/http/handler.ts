@@ -4,7 +4,8 @@
  * 1. size: a declared `Content-Length` over `max_http_request_bytes` gets 413
  *    from the headers alone;
  * 2. DNS rebinding: a foreign `Host` or `Origin` gets 403;
- * 3. routing: `/mcp` (which authenticates before it reads the body), then the
+ * 3. routing: `/mcp` (which authenticates before it reads the body),
+ *    `/download/{token}` (the token is the capability; src/links/), then the
  *    OAuth and well-known routes of the authorization server (which get a
  *    body metered under the same limit, beneath their own smaller one),
  *    else 404.
@@ -25,6 +26,7 @@ import {
 import type { HostCheck } from "./host_check.ts";
 import type { ConnectionRequestInfo } from "./listener.ts";
 import type { ConnectionInfo } from "./mcp_route.ts";
+import { DOWNLOAD_PREFIX, isDownloadPath } from "../../links/mod.ts";
 
 /** What the pipeline needs. */
 export interface HandlerDeps {
@@ -36,6 +38,8 @@ export interface HandlerDeps {
   readonly auth: AuthorizationServer | null;
   /** The `/mcp` route. */
   readonly mcp: (request: Request, connection: ConnectionInfo) => Promise<Response>;
+  /** `GET /download/{token}` (src/links/), or null when links are off. */
+  readonly download?: ((request: Request, remoteAddr: string) => Promise<Response>) | null;
 }
 
 /** The path MCP is served at; also the canonical resource's path. */
@@ -76,6 +80,7 @@ export function createHttpHandler(
     }
 
     if (path === MCP_PATH) return await deps.mcp(request, connection);
+    if (deps.download && isDownloadPath(path)) return await deps.download(request, remoteAddr);
 
     if (deps.auth !== null) {
       const limited = limitRequest(request, limit);
@@ -120,10 +125,15 @@ function isApprovalPostWithNullOrigin(
     path === "/authorize" && request.headers.get("origin") === "null";
 }
 
-/** The URL path (never the query: a token could ride in it). */
+/**
+ * The URL path (never the query: a token could ride in it). A download
+ * path's last segment is the download token itself, so it is masked: this
+ * is the path the audit records.
+ */
 function safePath(request: Request): string {
   try {
-    return new URL(request.url).pathname;
+    const path = new URL(request.url).pathname;
+    return isDownloadPath(path) ? `${DOWNLOAD_PREFIX}{token}` : path;
   } catch {
     return "";
   }

@@ -155,6 +155,8 @@ const PRE_AUTH_REFUSALS: ReadonlyMap<
     "http_forbidden",
     (f) => ({ source: asText(f.remote_addr), reason: `${String(f.header)}: ${String(f.reason)}` }),
   ],
+  // Anyone can send guessed download tokens: bounded like forged bearer tokens.
+  ["link_download_refused", (f) => ({ source: asText(f.remote_addr), reason: String(f.reason) })],
 ]);
 
 /**

@@ -36,6 +36,8 @@ import {
   SessionTable,
 } from "./sessions.ts";
 import { checkExposure } from "./startup_checks.ts";
+import { startLinks } from "../../links/mod.ts";
+import { registerLinkTools } from "../../server/register_links.ts";
 
 /** Options of {@linkcode serveHttp}. */
 export interface ServeHttpOptions {
@@ -215,6 +217,8 @@ export async function serveHttp(
     allowedOrigins: policy.http.allowedOrigins,
     allowedHosts: policy.http.allowedHosts,
   });
+  // Download links exist over HTTP only: the URL is this server's.
+  const links = await startLinks(policy, audit);
   const mcpDeps = {
     maxRequestBytes: policy.http.maxRequestBytes,
     bodyBudget: new ByteBudget(bodyBudgetBytes(policy.http.maxRequestBytes)),
@@ -223,8 +227,13 @@ export async function serveHttp(
     auth,
     localhostBypass: policy.auth.allowLocalhostBypass,
     sessions,
-    createServer: (caller: Parameters<typeof createMcpServer>[1], calls: CallRegistry) =>
-      createMcpServer(context, caller, calls),
+    createServer: (caller: Parameters<typeof createMcpServer>[1], calls: CallRegistry) => {
+      const server = createMcpServer(context, caller, calls);
+      if (links !== null) {
+        registerLinkTools(server, context, caller, { store: links.store, baseUrl });
+      }
+      return server;
+    },
   };
   ready.resolve(createHttpHandler({
     maxRequestBytes: policy.http.maxRequestBytes,
@@ -232,6 +241,7 @@ export async function serveHttp(
     audit,
     auth,
     mcp: (request, connection) => handleMcp(mcpDeps, request, connection),
+    download: links === null ? null : links.route,
   }));
   sessions.startSweeping();
   ledger.start();
@@ -254,6 +264,7 @@ export async function serveHttp(
       stopping ??= (async () => {
         closing = true;
         listener.stopAccepting();
+        links?.stop();
         // In-flight calls are answered CANCELLED on their streams before
         // the streams end; open SSE streams would otherwise hold the
         // shutdown forever.

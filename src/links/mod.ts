@@ -1,0 +1,15 @@
+/**
+ * File download links: an immutable snapshot of one jail file, served at
+ * `/download/{token}` over HTTP until its lifetime, its download count or a
+ * revocation ends it. See docs/links.md.
+ *
+ * @module
+ */
+import "./audit_events.ts";
+
+export { type LinkAudit, ownerClientId } from "./audit_events.ts";
+export { type LinkRecord, type LinkRequest, LinkStore } from "./store.ts";
+export { contentDisposition } from "./headers.ts";
+export { DOWNLOAD_PREFIX, isDownloadPath } from "./route.ts";
+export { type LinkService, startLinks, SWEEP_INTERVAL_MS } from "./service.ts";
+export { isTokenShaped, tokenDigest } from "./token.ts";
