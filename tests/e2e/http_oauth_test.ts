@@ -21,8 +21,11 @@ Deno.test("the SDK client completes OAuth headlessly, then lists and calls tools
 
       const { tools } = await conn.client.listTools();
       assert.deepEqual(tools.map((t: { name: string }) => t.name).sort(), [
+        "create_file_link",
         "describe_policy",
         "explain_command",
+        "list_file_links",
+        "revoke_file_link",
         "run_command",
         "session_end",
         "session_start",

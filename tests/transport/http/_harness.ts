@@ -5,7 +5,12 @@
  * signing secret (for expired/foreign-audience/tampered token tests).
  */
 import { join } from "node:path";
-import type { AuthSettings, HttpSettings, Policy } from "../../../src/config/types.ts";
+import type {
+  AuthSettings,
+  HttpSettings,
+  LinkSettings,
+  Policy,
+} from "../../../src/config/types.ts";
 import { createServerContext, type ServerContext } from "../../../src/server/mod.ts";
 import {
   type HttpServerHandle,
@@ -21,6 +26,8 @@ export interface HarnessOptions {
   readonly http?: Partial<HttpSettings>;
   readonly auth?: Partial<AuthSettings>;
   readonly limits?: Partial<Policy["limits"]>;
+  /** `[links]` settings over the defaults. */
+  readonly links?: Partial<LinkSettings>;
   readonly adminPin?: string | null;
   readonly listen?: string;
   readonly baseUrl?: string | null;
@@ -64,6 +71,7 @@ export function harnessPolicy(dir: string, options: HarnessOptions = {}): Policy
       http: { ...base.http, ...options.http },
       auth: { ...base.auth, ...options.auth },
       limits: { ...base.limits, ...options.limits },
+      links: { ...base.links, ...options.links },
     },
   });
 }
