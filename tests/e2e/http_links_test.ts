@@ -347,3 +347,45 @@ Deno.test("with [links] enabled = false there are no link tools and /download/ i
     assert.ok(!JSON.stringify(body).includes("A".repeat(43)), "the token is not echoed");
   });
 });
+
+Deno.test("the link tools carry a title and all four annotations; a non-GET download is 405 without a lookup; a foreign Origin is refused and its audit record masks the token", async () => {
+  await withLinks({}, async (h, conn) => {
+    const { tools } = await conn.client.listTools();
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    const expected: Record<string, [boolean, boolean, boolean, boolean]> = {
+      create_file_link: [false, false, false, true],
+      list_file_links: [true, false, true, false],
+      revoke_file_link: [false, true, true, false],
+    };
+    for (const [name, [readOnly, destructive, idempotent, openWorld]] of Object.entries(expected)) {
+      const tool = byName.get(name);
+      assert.ok(tool?.title !== undefined && tool.title.length > 0, `${name} has a title`);
+      assert.deepEqual(tool?.annotations, {
+        readOnlyHint: readOnly,
+        destructiveHint: destructive,
+        idempotentHint: idempotent,
+        openWorldHint: openWorld,
+      });
+    }
+
+    await Deno.writeTextFile(join(h.jail, "m.txt"), "m\n");
+    const made = await link(conn, { path: "m.txt", max_downloads: 1 });
+    const token = (made.url as string).slice(`${h.server.baseUrl}/download/`.length);
+    for (const method of ["POST", "PUT", "DELETE", "HEAD"]) {
+      const response = await fetch(made.url as string, { method });
+      await response.body?.cancel();
+      assert.equal(response.status, 405, method);
+      assert.equal(response.headers.get("allow"), "GET");
+    }
+    const foreign = await fetch(made.url as string, {
+      headers: { origin: "https://evil.example" },
+    });
+    await foreign.body?.cancel();
+    assert.equal(foreign.status, 403);
+    const forbidden = await h.events("http_forbidden");
+    assert.equal(forbidden.at(-1)?.path, "/download/{token}");
+    // None of those counted: the one allowed download is still there.
+    assert.equal((await fetch(made.url as string)).status, 200);
+    assert.ok(!(await Deno.readTextFile(h.auditPath)).includes(token), "no token in the log");
+  });
+});
