@@ -13,5 +13,5 @@ export { confineCwd } from "./confine_cwd.ts";
 export { confineArgs } from "./confine_args.ts";
 export { confinePlan, MAX_BASE_FOLDERS } from "./confine_plan.ts";
 export { CheckBudget, MAX_PATH_LOOKUPS, PATH_CHECK_DEADLINE_MS } from "./budget.ts";
-export { type Resolution, resolveFollowingSymlinks } from "./resolve.ts";
+export { describeError, isMissing, type Resolution, resolveFollowingSymlinks } from "./resolve.ts";
 export { gitRepositoryReader } from "./git_repository_reader.ts";

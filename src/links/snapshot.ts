@@ -9,10 +9,11 @@
  * - A path outside the jail, spelled or through `..`: the text is judged
  *   with the jail's one predicate (`isInside`) and `..` is refused outright,
  *   so the file served is the file the text names, never a lexical guess.
- * - A symlink at any component, leading out of the jail or inside it: the
- *   path is walked with the jail's resolver (`resolveFollowingSymlinks`),
- *   and any difference between where it leads and the text means a link was
- *   on the way: `SYMLINK_REFUSED`, without saying where it leads.
+ * - A symlink at any component, leading out of the jail or inside it: every
+ *   component below the jail root is `lstat`ed in order and none may be a
+ *   link (`SYMLINK_REFUSED`, without saying where it leads); then the jail's
+ *   resolver (`resolveFollowingSymlinks`) must agree that the path leads to
+ *   itself, so containment is judged by the jail's one implementation.
  * - A folder, a device, a pipe: only a regular file (by `lstat` and again by
  *   `fstat` of the opened file) is copied.
  * - A huge file, or one that grows while it is read: the copy stops at
@@ -38,7 +39,7 @@
  */
 import { posix } from "node:path";
 import { createHash } from "node:crypto";
-import { isInside, resolveFollowingSymlinks } from "../jail/mod.ts";
+import { describeError, isInside, isMissing, resolveFollowingSymlinks } from "../jail/mod.ts";
 
 /** The codes a snapshot is refused with. */
 export type SnapshotRefusalCode =
@@ -97,8 +98,60 @@ function judgeText(jailRoot: string, requested: string): string | SnapshotResult
   return absolute;
 }
 
-/** One walk: the path must lead to itself (no symlink) and be a regular file. */
+/**
+ * The no-symlink rule: `lstat` of every component below the jail root, in
+ * order, never following one. It runs first so a link is named as a link
+ * whatever it points at: following one out of the jail would meet Deno's
+ * read grant (`NotCapable`) and be reported as an escape under the real
+ * permission set but as a link in a test, one input with two codes.
+ */
+async function refuseSymlinks(
+  jailRoot: string,
+  requested: string,
+  absolute: string,
+): Promise<Extract<SnapshotResult, { ok: false }> | null> {
+  const below = posix.relative(jailRoot, absolute).split("/");
+  let current = jailRoot;
+  for (const [index, segment] of below.entries()) {
+    current = posix.join(current, segment);
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.lstat(current);
+    } catch (error) {
+      if (isMissing(error)) {
+        return {
+          ok: false,
+          code: "NOT_A_REGULAR_FILE",
+          reason: `The path "${requested}" does not exist in the jail.`,
+        };
+      }
+      return {
+        ok: false,
+        code: "PATH_ESCAPE",
+        reason: `The path "${requested}" cannot be examined (${describeError(error)}).`,
+      };
+    }
+    if (info.isSymlink) {
+      return {
+        ok: false,
+        code: "SYMLINK_REFUSED",
+        reason: `The path "${requested}" goes through a symbolic link ("${
+          below.slice(0, index + 1).join("/")
+        }"); links are never followed: name the file itself.`,
+      };
+    }
+  }
+  return null;
+}
+
+/**
+ * One walk: no component may be a symlink, the jail's resolver must agree
+ * that the path leads to itself inside the jail, and it must be a regular file.
+ */
 async function locate(jailRoot: string, requested: string, absolute: string): Promise<Located> {
+  const link = await refuseSymlinks(jailRoot, requested, absolute);
+  if (link !== null) return link;
+  // The jail's own resolver, as the second, independent judge of containment.
   const resolved = await resolveFollowingSymlinks(jailRoot, jailRoot, absolute);
   if (!resolved.ok) {
     return {
