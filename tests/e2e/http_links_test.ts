@@ -389,3 +389,39 @@ Deno.test("the link tools carry a title and all four annotations; a non-GET down
     assert.ok(!(await Deno.readTextFile(h.auditPath)).includes(token), "no token in the log");
   });
 });
+
+Deno.test("with a closed audit log that cannot be written, no link is made and no byte is served", async () => {
+  await withLinks({}, async (h, conn) => {
+    await Deno.writeTextFile(join(h.jail, "s.txt"), "secret-ish\n");
+    const made = await link(conn, { path: "s.txt" });
+    assert.equal(made.code, "OK");
+    const before = await stateFiles(h);
+    await Deno.remove(h.auditPath);
+    const refused = await conn.client.callTool({
+      name: "create_file_link",
+      arguments: { path: "s.txt" },
+    });
+    const code = (refused.structuredContent as { code?: string } | undefined)?.code;
+    assert.equal(refused.isError, true);
+    assert.equal(code, "AUDIT_UNAVAILABLE");
+    assert.deepEqual(await stateFiles(h), before, "no new link or snapshot");
+    const response = await fetch(made.url as string);
+    assert.equal(response.status, 503);
+    assert.equal((await response.arrayBuffer()).byteLength, 0, "nothing unrecorded leaves");
+  });
+});
+
+Deno.test("a ttl_s above max_ttl_s is refused by the input schema and makes nothing", async () => {
+  await withLinks({ links: { maxTtlMs: 600_000, defaultTtlMs: 600_000 } }, async (h, conn) => {
+    await Deno.writeTextFile(join(h.jail, "t.txt"), "t\n");
+    const before = await stateFiles(h);
+    const result = await conn.client.callTool({
+      name: "create_file_link",
+      arguments: { path: "t.txt", ttl_s: 601 },
+    }).catch((error: unknown) => ({ isError: true, error }));
+    assert.equal(result.isError, true);
+    assert.deepEqual(await stateFiles(h), before);
+    const ok = await link(conn, { path: "t.txt", ttl_s: 600 });
+    assert.equal(ok.code, "OK");
+  });
+});
