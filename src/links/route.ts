@@ -9,9 +9,9 @@
  * failed its hash check.
  *
  * Order, fixed: shape check (no lookup for junk), claim under the store's
- * lock (lifetime, count, open), audit the download (fail closed: 503 before
- * any byte when the operator asked for a closed log), hash the open snapshot
- * against its record, then stream the same descriptor.
+ * lock (lifetime, count, open), hash the open snapshot against its record,
+ * audit the download (fail closed: 503 before any byte when the operator
+ * asked for a closed log), then stream the same descriptor.
  *
  * @module
  */
@@ -91,6 +91,10 @@ export async function handleDownload(
   const { record, file } = claim.claimed;
   let handedOver = false;
   try {
+    if (!(await matchesRecord(file, record.sha256, record.size))) {
+      await deps.store.discard(token);
+      return await refused("tampered", record.link_id);
+    }
     const written = await deps.audit.writeEvent("link_downloaded", {
       client_id: ownerClientId(record.owner),
       link_id: record.link_id,
@@ -103,10 +107,6 @@ export async function handleDownload(
     if (!written.ok && deps.failMode === "closed") {
       // Nothing leaves unrecorded when the operator chose a closed log.
       return new Response(null, { status: 503, headers: { "cache-control": "no-store" } });
-    }
-    if (!(await matchesRecord(file, record.sha256, record.size))) {
-      await deps.store.discard(token);
-      return await refused("tampered", record.link_id);
     }
     await file.seek(0, Deno.SeekMode.Start);
     handedOver = true;

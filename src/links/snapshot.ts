@@ -68,7 +68,13 @@ function refuse(code: SnapshotRefusalCode, reason: string): SnapshotResult {
 
 /** Where the path stands before any bytes are read: a regular file's identity, or a refusal. */
 type Located =
-  | { readonly ok: true; readonly path: string; readonly dev: number; readonly ino: number }
+  | {
+    readonly ok: true;
+    readonly path: string;
+    readonly dev: number;
+    readonly ino: number;
+    readonly size: number;
+  }
   | Extract<SnapshotResult, { ok: false }>;
 
 /** Judges the text alone: no filesystem access. */
@@ -203,7 +209,7 @@ async function locate(jailRoot: string, requested: string, absolute: string): Pr
       }; only a regular file can be linked.`,
     };
   }
-  return { ok: true, path: absolute, dev: info.dev, ino: info.ino };
+  return { ok: true, path: absolute, dev: info.dev, ino: info.ino, size: info.size };
 }
 
 function sameFile(a: { dev: number; ino: number }, info: Deno.FileInfo): boolean {
@@ -234,8 +240,8 @@ export async function snapshotJailFile(
       "FILE_TOO_LARGE",
       `The file "${requested}" is ${size} bytes; links hold at most ${maxBytes} (links.max_file_bytes).`,
     );
-  const first = await Deno.lstat(judged).catch(() => null);
-  if (first !== null && first.size > maxBytes) return tooLarge(first.size);
+  // Refused before the open: a file known to be too large is never read.
+  if (before.size > maxBytes) return tooLarge(before.size);
 
   let source: Deno.FsFile;
   try {
