@@ -29,6 +29,8 @@ export interface HarnessOptions {
   readonly sseKeepAliveMs?: number;
   /** Allowlisted commands (default: ls, cat, echo, true, sleep, touch). */
   readonly allow?: readonly string[];
+  /** Further policy fields (e.g. `auditExposeToModel`). */
+  readonly policy?: Partial<Policy>;
 }
 
 export interface HttpHarness {
@@ -64,6 +66,7 @@ export function harnessPolicy(dir: string, options: HarnessOptions = {}): Policy
       http: { ...base.http, ...options.http },
       auth: { ...base.auth, ...options.auth },
       limits: { ...base.limits, ...options.limits },
+      ...options.policy,
     },
   });
 }
