@@ -86,73 +86,65 @@ export async function readRecentRecords(path: string, query: RecentQuery): Promi
     return { ok: false, reason: `Cannot read the audit log "${path}": ${messageOf(error)}.` };
   }
   try {
-    const found: Readonly<Record<string, unknown>>[] = [];
-    let bytes = 0;
-    let sizeLimited = false;
-    let end = (await file.stat()).size;
-    let scanned = 0;
-    // The start of a line cut by the chunk boundary, joined to the next chunk read.
-    let carry: Uint8Array = new Uint8Array(0);
-    // The bytes after the last newline are a write in progress (or torn): skipped.
-    let atEnd = true;
-    while (end > 0 && found.length < query.limit) {
-      if (scanned >= query.maxScanBytes) break;
-      const from = Math.max(0, end - CHUNK_BYTES);
-      const chunk = await readRange(file, from, end - from);
-      scanned += chunk.length;
-      const joined = new Uint8Array(chunk.length + carry.length);
-      joined.set(chunk);
-      joined.set(carry, chunk.length);
-      let lineEnd = joined.length;
-      if (atEnd) {
-        const last = joined.lastIndexOf(NEWLINE);
-        lineEnd = last === -1 ? 0 : last;
-        atEnd = last === -1;
-      }
-      let i = lineEnd - 1;
-      for (; i >= 0 && found.length < query.limit; i--) {
-        if (joined[i] !== NEWLINE) continue;
-        const line = joined.subarray(i + 1, lineEnd);
-        lineEnd = i;
-        const taken = take(line);
-        if (taken === "stop") return done();
-      }
-      if (found.length >= query.limit) break;
-      carry = joined.slice(0, lineEnd);
-      end = from;
-      if (end === 0 && carry.length > 0 && take(carry) === "stop") return done();
-    }
-    return done();
-
-    function take(line: Uint8Array): "stop" | "go" {
-      const parsed = parseRecordLine(line);
-      if (!parsed.ok) return "go";
-      if (query.beforeSeq !== null && parsed.line.seq >= query.beforeSeq) return "go";
-      if (!query.include(parsed.line.fields)) return "go";
-      if (bytes + line.length > query.maxBytes) {
-        sizeLimited = true;
-        return "stop";
-      }
-      bytes += line.length;
-      // As written: the line's own JSON, already redacted by the writer.
-      found.push(Object.freeze(JSON.parse(decoder.decode(line))));
-      return found.length >= query.limit ? "stop" : "go";
-    }
-
-    function done(): RecentResult {
-      return {
-        ok: true,
-        value: {
-          records: found.reverse(),
-          sizeLimited,
-          scanLimited: found.length < query.limit && !sizeLimited && end > 0 &&
-            scanned >= query.maxScanBytes,
-        },
-      };
-    }
+    return { ok: true, value: await scanBackwards(file, query) };
   } catch (error) {
     return { ok: false, reason: `Cannot read the audit log "${path}": ${messageOf(error)}.` };
   } finally {
     file.close();
   }
+}
+
+/** Walks the open log from its end, one chunk at a time, newest line first. */
+async function scanBackwards(file: Deno.FsFile, query: RecentQuery): Promise<RecentRecords> {
+  const found: Readonly<Record<string, unknown>>[] = [];
+  let bytes = 0;
+  let sizeLimited = false;
+  let end = (await file.stat()).size;
+  let scanned = 0;
+  const take = (line: Uint8Array): "stop" | "go" => {
+    const parsed = parseRecordLine(line);
+    if (!parsed.ok) return "go";
+    if (query.beforeSeq !== null && parsed.line.seq >= query.beforeSeq) return "go";
+    if (!query.include(parsed.line.fields)) return "go";
+    if (bytes + line.length > query.maxBytes) {
+      sizeLimited = true;
+      return "stop";
+    }
+    bytes += line.length;
+    // As written: the line's own JSON, already redacted by the writer.
+    found.push(Object.freeze(JSON.parse(decoder.decode(line))));
+    return found.length >= query.limit ? "stop" : "go";
+  };
+  // The start of a line cut by the chunk boundary, joined to the next chunk read.
+  let carry: Uint8Array = new Uint8Array(0);
+  // The bytes after the last newline are a write in progress (or torn): skipped.
+  let atEnd = true;
+  let stopped = false;
+  while (end > 0 && !stopped && scanned < query.maxScanBytes) {
+    const from = Math.max(0, end - CHUNK_BYTES);
+    const chunk = await readRange(file, from, end - from);
+    scanned += chunk.length;
+    const joined = new Uint8Array(chunk.length + carry.length);
+    joined.set(chunk);
+    joined.set(carry, chunk.length);
+    let lineEnd = joined.length;
+    if (atEnd) {
+      const last = joined.lastIndexOf(NEWLINE);
+      lineEnd = last === -1 ? 0 : last;
+      atEnd = last === -1;
+    }
+    for (let i = lineEnd - 1; i >= 0 && !stopped; i--) {
+      if (joined[i] !== NEWLINE) continue;
+      stopped = take(joined.subarray(i + 1, lineEnd)) === "stop";
+      lineEnd = i;
+    }
+    carry = joined.slice(0, lineEnd);
+    end = from;
+    if (end === 0 && !stopped && carry.length > 0) stopped = take(carry) === "stop";
+  }
+  return {
+    records: found.reverse(),
+    sizeLimited,
+    scanLimited: !stopped && end > 0,
+  };
 }
