@@ -45,8 +45,9 @@ export function buildAuditSettings(
   if (stateDir === null && (every !== undefined || audit?.checkpoint_stderr !== undefined)) {
     // The signing key lives in the state dir: without one there is nothing
     // to sign with, and silently writing no checkpoint would mislead.
+    const key = every !== undefined ? "checkpoint_every" : "checkpoint_stderr";
     return fail(
-      'Policy key "audit.checkpoint_every" needs "state_dir", where the checkpoint signing key is kept.',
+      `Policy key "audit.${key}" needs "state_dir", where the checkpoint signing key is kept.`,
     );
   }
   const settings: {

@@ -32,6 +32,10 @@ Deno.test("[audit] checkpoint_every, checkpoint_stderr and expose_to_model refus
       await s.load(`${MINIMAL}[audit]\ncheckpoint_every = 10\n`),
       'Policy key "audit.checkpoint_every" needs "state_dir", where the checkpoint signing key is kept.',
     );
+    assertRefused(
+      await s.load(`${MINIMAL}[audit]\ncheckpoint_stderr = true\n`),
+      'Policy key "audit.checkpoint_stderr" needs "state_dir", where the checkpoint signing key is kept.',
+    );
   });
 });
 

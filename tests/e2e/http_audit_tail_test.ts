@@ -9,6 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { PIN, withHttp } from "../transport/http/_harness.ts";
+import { auditTailTool } from "../../src/tools/audit_tail.ts";
 import {
   connectWithOAuth,
   type OAuthConnection,
@@ -142,5 +143,23 @@ Deno.test("audit_tail over HTTP: a token without audit:read is refused with 403 
       await plain.close();
       await operator.close();
     }
+  });
+});
+
+Deno.test("audit_tail checks audit:read itself too, should a route ever skip the HTTP layer's check", async () => {
+  await withHttp({ policy: { auditExposeToModel: true } }, async (h) => {
+    const caller = {
+      transport: "http" as const,
+      clientId: "client-without-audit-read",
+      scopes: new Set(["shell:read", "shell:execute"] as const),
+    };
+    const refused = await auditTailTool(h.context, caller, { limit: 5 }, 7);
+    assert.equal(refused.ok, false);
+    assert.equal(refused.code, "SCOPE_DENIED");
+    assert.deepEqual(refused.records, []);
+    const reads = await h.events("audit_read");
+    assert.deepEqual(reads.map((record) => [record.client_id, record.result_code]), [
+      ["client-without-audit-read", "SCOPE_DENIED"],
+    ]);
   });
 });
