@@ -98,17 +98,38 @@ interface Span {
   lastSeq: number;
   /** Line hash of each record whose `seq` a checkpoint names. */
   readonly hashes: Map<number, string>;
+  /**
+   * Runs of `seq` the files skip (a `segment` continuing past records that
+   * are gone, or files of a series left out), as `[first, last]`.
+   */
+  readonly gaps: [number, number][];
+  /**
+   * `segment` records of a writer that found the log cut or replaced and went
+   * on from what was left: the old chain's records `seq .. previousSeq` are
+   * gone (their `seq`s were given again to new records).
+   */
+  readonly cuts: { readonly seq: number; readonly previousSeq: number }[];
 }
 
 /** Streams the files once, keeping only the hashes the checkpoints ask about. */
 async function readSpan(paths: readonly string[], wanted: ReadonlySet<number>): Promise<Span> {
-  const span: Span = { firstSeq: null, lastSeq: 0, hashes: new Map() };
+  const span: Span = { firstSeq: null, lastSeq: 0, hashes: new Map(), gaps: [], cuts: [] };
   const take = (line: Uint8Array) => {
     const parsed = parseRecordLine(line);
     // Damaged lines were accepted by the chain check only with their chain_reset.
     if (!parsed.ok) return;
     const seq = parsed.line.seq;
+    if (span.firstSeq !== null && seq > span.lastSeq + 1) {
+      span.gaps.push([span.lastSeq + 1, seq - 1]);
+    }
     span.firstSeq ??= seq;
+    const { found, previous_seq: previousSeq } = parsed.line.fields;
+    if (
+      parsed.line.kind === "segment" && typeof previousSeq === "number" && previousSeq >= seq &&
+      (found === "file_truncated" || found === "file_replaced" || found === "file_removed")
+    ) {
+      span.cuts.push({ seq, previousSeq });
+    }
     span.lastSeq = seq;
     if (wanted.has(seq)) span.hashes.set(seq, sha256Hex(line));
   };
@@ -136,6 +157,38 @@ async function readSpan(paths: readonly string[], wanted: ReadonlySet<number>): 
     if (carry.length > 0) take(carry);
   }
   return span;
+}
+
+/**
+ * One checkpoint against the files: null when it holds (or lies beyond
+ * their end, judged by the caller from the latest one), "before" when it
+ * names a record before the first file given, else the verdict line.
+ */
+function judgeCheckpoint(checkpoint: Checkpoint, span: Span): string | null | "before" {
+  const seq = checkpoint.seq;
+  const hash = span.hashes.get(seq);
+  const cut = span.cuts.find((c) => c.seq <= seq && seq <= c.previousSeq);
+  if (hash !== checkpoint.sha256 && cut !== undefined) {
+    // The writer's segment record says which records of the old chain it
+    // knew; the checkpoint proves they existed.
+    return `Audit log is MISSING ${cut.previousSeq - cut.seq + 1} record(s): seq ${cut.seq} to ` +
+      `${cut.previousSeq} of the chain as it was. A writer found the log cut and went on from seq ` +
+      `${cut.seq - 1} (its segment record says it knew up to seq ${cut.previousSeq}), and the ` +
+      `${describeCheckpoint(checkpoint)} proves seq ${seq} existed.`;
+  }
+  if (seq > span.lastSeq) return null;
+  if (span.firstSeq === null || seq < span.firstSeq) return "before";
+  const gap = span.gaps.find(([first, last]) => first <= seq && seq <= last);
+  if (hash === undefined && gap !== undefined) {
+    return `Audit log is MISSING ${gap[1] - gap[0] + 1} record(s): seq ${gap[0]} to ${gap[1]}. ` +
+      `The files skip them, and the ${describeCheckpoint(checkpoint)} proves seq ${seq} existed.`;
+  }
+  if (hash !== checkpoint.sha256) {
+    return `Audit log is BROKEN: record seq ${seq} is not the record the ${
+      describeCheckpoint(checkpoint)
+    } signed (its hash is ${hash ?? "absent"}): the log was rewritten.`;
+  }
+  return null;
 }
 
 function describeCheckpoint(checkpoint: Checkpoint): string {
@@ -198,18 +251,10 @@ export async function runCheckpointVerify(
   const latest = checkpoints.reduce((a, b) => (b.seq > a.seq ? b : a));
   let before = 0;
   for (const checkpoint of checkpoints) {
-    if (checkpoint.seq > span.lastSeq) continue;
-    if (span.firstSeq === null || checkpoint.seq < span.firstSeq) {
-      before++;
-      continue;
-    }
-    const hash = span.hashes.get(checkpoint.seq);
-    if (hash !== checkpoint.sha256) {
-      print(
-        `Audit log is BROKEN: record seq ${checkpoint.seq} is not the record the ${
-          describeCheckpoint(checkpoint)
-        } signed (its hash is ${hash ?? "absent"}): the log was rewritten.`,
-      );
+    const judged = judgeCheckpoint(checkpoint, span);
+    if (judged === "before") before++;
+    else if (judged !== null) {
+      print(judged);
       return VERIFY_BROKEN;
     }
   }
