@@ -69,12 +69,20 @@ export async function planLaunch(args: readonly string[], cwd: string): Promise<
   // `htmcp policy test|lint FILE` names its policy as a positional argument
   // and runs under that policy's own set, as the server would.
   const positionalPolicy = policySubverb !== undefined ? line.parsed.positionals[0] : undefined;
-  if (!POLICY_VERBS.has(line.verb) && positionalPolicy === undefined) {
-    // `audit verify|head|show|tail|stats FILE...` may read those files, nothing else.
+  // `audit key` reads (and on first use creates) the signing key in the
+  // policy's state dir: it runs under the policy's own set, as the server would.
+  const auditKey = line.verb === "audit" && args[1] === "key";
+  if (!POLICY_VERBS.has(line.verb) && positionalPolicy === undefined && !auditKey) {
+    // `audit verify|head|show|tail|stats FILE...` may read those files (and a
+    // verify's checkpoint and key files), nothing else.
     const readsLogs = line.verb === "audit" &&
       ["verify", "head", "show", "tail", "stats"].includes(args[1] ?? "");
     if (readsLogs && line.parsed.positionals.length > 0) {
-      const files = line.parsed.positionals.map((file) => resolve(cwd, file)).join(",");
+      const named = [
+        ...line.parsed.positionals,
+        ...["--checkpoints", "--key"].flatMap((flag) => line.parsed.values.get(flag) ?? []),
+      ];
+      const files = named.map((file) => resolve(cwd, file)).join(",");
       return { ok: true, argv: ["run", ...NOTHING, `--allow-read=${files}`, ...tail] };
     }
     return { ok: true, argv: ["run", ...NOTHING, ...tail] };

@@ -19,7 +19,9 @@ Usage:
   htmcp systemd --policy FILE [--http HOST:PORT] [--user] [--user-name NAME] [--env-file FILE]
                                                    print a hardened systemd unit (HTTP)
   htmcp audit verify FILE...                       verify the audit log's hash chain (series oldest first)
+    [--checkpoints FILE --key KEYFILE]             ...and name the records missing after a signed checkpoint
   htmcp audit head FILE                            print the log's chain head (seq and hash) to pin elsewhere
+  htmcp audit key [--policy FILE]                  print the public key that signs audit checkpoints
   htmcp audit show FILE [--json] [filters]         the audit log as a table of calls
   htmcp audit tail [-f] [-n N] FILE [filters]      the last calls; -f follows the log
   htmcp audit stats FILE [--json] [filters]        calls, refusals, durations, clients

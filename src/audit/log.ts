@@ -48,6 +48,7 @@ import { type ChainHead, examineLog } from "./examine.ts";
 import { type LogFile, openLogFile } from "./open_file.ts";
 import { GENESIS_HASH, type SegmentFields, type SegmentFinding } from "./records.ts";
 import { type ChainTail, readChainTail, readFirstRecord } from "./tail.ts";
+import { type CheckpointSettings, CheckpointWriter } from "./checkpoint_writer.ts";
 
 /** Options of `AuditLog.open`. */
 export interface AuditLogOptions {
@@ -73,6 +74,12 @@ export interface AuditLogOptions {
    * writer with no policy of its own (tests, tools).
    */
   readonly policyHash?: string;
+  /**
+   * Signed checkpoints of the chain head (`[audit] checkpoint_every`):
+   * written under the append lock every N records, at rotation and at
+   * `close()`. Absent: none.
+   */
+  readonly checkpoints?: CheckpointSettings;
 }
 
 /** `ok` with the log, or the sentence saying why it could not be opened. */
@@ -171,6 +178,7 @@ export class AuditLog {
   readonly #redactArgv: RedactArgv | undefined;
   readonly #warn: (line: string) => void;
   readonly #rotation: AuditRotation | null;
+  readonly #checkpoints: CheckpointWriter | null;
   /** UTC day (YYYY-MM-DD) of the current file's first record, for `rotate_daily`. */
   #fileDay: string | null = null;
   /** The log's folder, held open as the cross-process append lock. */
@@ -210,6 +218,9 @@ export class AuditLog {
     this.#rotation = rotation !== undefined && (rotation.bytes !== null || rotation.daily)
       ? rotation
       : null;
+    this.#checkpoints = options.checkpoints === undefined
+      ? null
+      : new CheckpointWriter(options.checkpoints, this.#warn);
   }
 
   /**
@@ -311,6 +322,9 @@ export class AuditLog {
   async close(): Promise<void> {
     this.#closed = true;
     await this.#drained;
+    if (this.#checkpoints !== null && this.#halted === null && this.#current !== null) {
+      await this.#locked(() => this.#shutdownCheckpoint());
+    }
     this.#current?.file.close();
     this.#current = null;
     this.#folder?.close();
@@ -536,6 +550,7 @@ export class AuditLog {
       return { ok: true, seqs: [], lastSeq: this.#tail.lastSeq };
     }
 
+    const seqBefore = this.#tail.lastSeq;
     const batch = linkBatch(this.#tail, bodies, {
       writer: this.writer,
       policyHash: this.policyHash,
@@ -567,6 +582,10 @@ export class AuditLog {
     this.#tail = batch.tail;
     this.#knownEnd = Math.max(this.#knownEnd, batch.tail.size);
     this.#knownHead = { seq: batch.tail.lastSeq, hash: batch.tail.lastHash };
+    if (this.#checkpoints?.isDue(seqBefore, batch.tail.lastSeq)) {
+      // Still under the lock: no other writer has appended since, so this is the chain's head.
+      await this.#checkpoints.write(this.#knownHead, basename(this.path), this.writer, "interval");
+    }
     this.#pendingSegment = null;
     this.#dropped = null;
     this.#acknowledged = false;
@@ -612,6 +631,9 @@ export class AuditLog {
       );
       return;
     }
+    // The renamed file's head, signed under its new name: the series can
+    // then be checked for a cut even in files no longer being written.
+    await this.#checkpoints?.write(head, basename(target), this.writer, "rotation");
     const created = await openLogFile(this.path);
     if (!created.ok) {
       // The renamed file is still open: the next append finds the path
@@ -629,6 +651,31 @@ export class AuditLog {
       previous_file: basename(target),
     };
     await syncFolder(this.#folder);
+  }
+
+  /**
+   * At `close()`, under the lock: the head of the file now at the path
+   * (other writers may have appended after this one), so records written
+   * after the last interval checkpoint are covered too.
+   */
+  async #shutdownCheckpoint(): Promise<Opened> {
+    let file: Deno.FsFile;
+    try {
+      file = await Deno.open(this.path, { read: true });
+    } catch (error) {
+      this.#warn(`htmcp: warning: no shutdown audit checkpoint: ${messageOf(error)}.`);
+      return { ok: true };
+    }
+    try {
+      const read = await readChainTail(file, this.path);
+      if (read.ok && read.tail.lastSeq > 0) {
+        const head = { seq: read.tail.lastSeq, hash: read.tail.lastHash };
+        await this.#checkpoints!.write(head, basename(this.path), this.writer, "shutdown");
+      }
+    } finally {
+      file.close();
+    }
+    return { ok: true };
   }
 
   /** The UTC day of the current file's first record (`today` for an empty file). */

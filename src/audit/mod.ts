@@ -57,3 +57,18 @@ export {
 } from "./verify_file.ts";
 export { reopenAuditOnSighup } from "./sighup.ts";
 export { runAuditHead } from "./head_file.ts";
+export {
+  type Checkpoint,
+  type CheckpointFields,
+  type CheckpointReason,
+  parseCheckpointLine,
+} from "./checkpoint.ts";
+export {
+  type CheckpointKey,
+  keyFingerprint,
+  loadOrCreateCheckpointKey,
+  type PublicKeyJwk,
+  readVerifyKey,
+} from "./checkpoint_key.ts";
+export { type CheckpointSettings, CheckpointWriter } from "./checkpoint_writer.ts";
+export { type CheckpointVerifyRequest, runCheckpointVerify } from "./verify_checkpoints.ts";

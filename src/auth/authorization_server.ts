@@ -9,6 +9,7 @@ import type { Policy } from "../config/types.ts";
 import { ExpiringMap } from "./_expiring_map.ts";
 import type { AuditSink } from "./audit_sink.ts";
 import { bearerChecker, insufficientScopeResponse, verifyAccessToken } from "./bearer/mod.ts";
+import { challengeScopes } from "./scopes.ts";
 import type { BearerFailureReason } from "./bearer/mod.ts";
 import type { Scope } from "./scopes.ts";
 import {
@@ -137,7 +138,7 @@ export async function createAuthorizationServer(
       resource: settings.resource,
       registry,
       now,
-    }));
+    }), challengeScopes(options.policy.auditExposeToModel === true));
 
   const auth: AuthorizationServer = {
     settings,

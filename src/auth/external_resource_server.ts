@@ -11,6 +11,7 @@
 import { CORS } from "./_http.ts";
 import type { AuthorizationServer, AuthorizationServerOptions } from "./authorization_server.ts";
 import { bearerChecker, insufficientScopeResponse } from "./bearer/mod.ts";
+import { challengeScopes } from "./scopes.ts";
 import { createExternalVerifier } from "./bearer/verify_external.ts";
 import { PROTECTED_RESOURCE_METADATA_PATHS, protectedResourceMetadata } from "./server/metadata.ts";
 import { resolveAuthSettings } from "./settings.ts";
@@ -50,7 +51,12 @@ export async function createExternalResourceServer(
   const metadataUrl = settings.protectedResourceMetadataUrl;
   const prDoc = JSON.stringify(protectedResourceMetadata(settings, external.issuer));
 
-  const check = bearerChecker(audit, metadataUrl, (token) => verifier.verify(token));
+  const check = bearerChecker(
+    audit,
+    metadataUrl,
+    (token) => verifier.verify(token),
+    challengeScopes(options.policy.auditExposeToModel === true),
+  );
 
   const auth: AuthorizationServer = {
     settings,

@@ -19,7 +19,14 @@ export type { BearerFailureReason } from "./bearer/mod.ts";
 export type { RequestInfo } from "./server/mod.ts";
 export { type AuthSettingsResolved, isLoopbackHost } from "./settings.ts";
 export { checkPinStrength, DEFAULT_FAILURE_LIMITS, type FailureLimits } from "./server/mod.ts";
-export { formatScopes, parseScopeString, type Scope, SCOPES, TOOL_SCOPES } from "./scopes.ts";
+export {
+  DEFAULT_SCOPES,
+  formatScopes,
+  parseScopeString,
+  type Scope,
+  SCOPES,
+  TOOL_SCOPES,
+} from "./scopes.ts";
 export {
   type ApprovedClients,
   type ClientRecord,

@@ -1,8 +1,11 @@
 /**
  * The OAuth scopes of the HTTP transport and the tools each one opens.
  *
- * Two scopes, so an operator can hand a client the harmless half (read the
- * policy, ask for a verdict) without the half that runs programs.
+ * Two scopes for commands, so an operator can hand a client the harmless
+ * half (read the policy, ask for a verdict) without the half that runs
+ * programs; two for the audit log, so a client may read its own records
+ * (`audit:read`) without seeing other clients' (`audit:full`, which only an
+ * operator's client should hold).
  *
  * @module
  */
@@ -11,12 +14,40 @@ import type { Scope } from "../tools/caller.ts";
 export type { Scope };
 
 /** Every scope, in the order metadata and pages list them. */
-export const SCOPES: readonly Scope[] = Object.freeze(["shell:read", "shell:execute"]);
+export const SCOPES: readonly Scope[] = Object.freeze([
+  "shell:read",
+  "shell:execute",
+  "audit:read",
+  "audit:full",
+]);
+
+/**
+ * What a client gets when it names no scope (and what the 401 challenge
+ * lists, which is what SDK clients then ask for): the command scopes. The
+ * audit scopes are asked for by name: another client's records (commands,
+ * working directories, client ids) are for an operator's client, and even a
+ * client's own records are only served when the operator enabled the tool.
+ */
+export const DEFAULT_SCOPES: readonly Scope[] = Object.freeze(["shell:read", "shell:execute"]);
+
+/**
+ * The scopes a 401 challenge names, which SDK clients register and ask
+ * for: the defaults, plus `audit:read` when the operator exposed the audit
+ * tool (a client can then read its own records once the operator approves
+ * that list). Never `audit:full`.
+ *
+ * @param auditExposed `[audit] expose_to_model`
+ */
+export function challengeScopes(auditExposed: boolean): readonly Scope[] {
+  return auditExposed ? [...DEFAULT_SCOPES, "audit:read"] : DEFAULT_SCOPES;
+}
 
 /** What each scope allows, in words for the approval page and the docs. */
 export const SCOPE_DESCRIPTIONS: ReadonlyMap<Scope, string> = new Map([
   ["shell:read", "read the policy and ask whether a command would be allowed (runs nothing)"],
   ["shell:execute", "run allowlisted commands inside the jail"],
+  ["audit:read", "read its own recent audit records (audit_tail, when the operator enabled it)"],
+  ["audit:full", "read every client's recent audit records (with audit:read)"],
 ]);
 
 /** The scope each MCP tool needs; the transport and the tools both check it. */
@@ -31,6 +62,8 @@ export const TOOL_SCOPES: ReadonlyMap<string, Scope> = new Map([
   ["create_file_link", "shell:read"],
   ["list_file_links", "shell:read"],
   ["revoke_file_link", "shell:read"],
+  // Own records only; audit:full widens what it returns, never what it needs.
+  ["audit_tail", "audit:read"],
 ]);
 
 /** True when `value` names one of our scopes (a `Set` lookup, so `__proto__` is just unknown). */

@@ -84,7 +84,17 @@ export const VERB_FLAGS: ReadonlyMap<string, FlagSpec> = new Map<string, FlagSpe
   }],
   ["auth", { values: ["--policy"], switches: ["--json"] }],
   ["audit", {
-    values: ["--since", "--until", "--client", "--code", "--command", "-n"],
+    values: [
+      "--since",
+      "--until",
+      "--client",
+      "--code",
+      "--command",
+      "-n",
+      "--checkpoints",
+      "--key",
+      "--policy",
+    ],
     switches: ["--denied", "--warned", "--json", "--no-color", "-f", "--follow"],
   }],
   ["policy", { values: ["--policy", "--replay", "--commands", "--from"], switches: ["--json"] }],

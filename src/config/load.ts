@@ -32,6 +32,7 @@ import { compileExtraPattern } from "./patterns.ts";
 import { buildRemoteSettings } from "./remote.ts";
 import { buildSandboxSettings } from "./sandbox.ts";
 import { buildLinkSettings } from "./links.ts";
+import { buildAuditSettings } from "./audit_settings.ts";
 import { deepFreeze, FrozenMap, FrozenSet } from "./freeze.ts";
 
 /** Settings the CLI supplies on top of the file and the environment. */
@@ -258,19 +259,17 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
   );
   warnings.push(...interpreterWarnings(runnable, disabledGuards));
 
+  const auditSettings = buildAuditSettings(file, auditLog.value, stateDir.value);
+  if (!auditSettings.ok) return auditSettings;
+
   const limits = file.limits ?? {};
   const policy: Policy = {
     policyFile,
     jailRoot,
     auditLog: auditLog.value,
     auditFailMode: auditFailMode.value,
-    // Only present with an [audit] table, so a policy without one loads as before.
-    ...(file.audit === undefined ? {} : {
-      auditRotation: {
-        bytes: file.audit.rotate_bytes ?? null,
-        daily: file.audit.rotate_daily ?? false,
-      },
-    }),
+    // Only present when set, so a policy without an [audit] table loads as before.
+    ...auditSettings.value,
     stateDir: stateDir.value,
     allowlist: new FrozenMap(lists.value.allowlist),
     denylist: new FrozenSet(lists.value.denylist),

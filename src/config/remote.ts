@@ -16,7 +16,7 @@ import {
   listenHost,
 } from "./http.ts";
 import { absolutePath, isInside } from "./paths.ts";
-import { isScope } from "../auth/scopes.ts";
+import { isScope, SCOPES } from "../auth/scopes.ts";
 
 /** Defaults of the remote-access keys. */
 export const HTTP_DEFAULTS = {
@@ -350,7 +350,7 @@ async function buildExternalSettings(
           return fail(
             `Policy key "auth.profiles.scopes.${value}[${index + 1}]" is ${
               quote(scope)
-            }, which is not a scope of this server ("shell:read" or "shell:execute").`,
+            }, which is not a scope of this server (${SCOPES.map((s) => `"${s}"`).join(", ")}).`,
           );
         }
       }

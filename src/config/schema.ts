@@ -35,6 +35,8 @@ export const NUMBER_BOUNDS = {
   max_concurrent_per_client: [1, 256],
   // Below 1 KiB a file would hold a handful of records; 1 TiB is beyond any single file worth keeping.
   rotate_bytes: [1024, 2 ** 40],
+  // 0 = checkpoints only at rotation and shutdown; a million records between two is already a lot to lose.
+  checkpoint_every: [0, 1_000_000],
   // 0 = sized from the process's file-descriptor limit at startup.
   max_connections: [0, 1_048_576],
   header_timeout_ms: [100, 600_000],
@@ -134,7 +136,13 @@ export const PolicyFileSchema = table({
   audit_log: text().optional(),
   audit_fail_mode: oneOf(["closed", "open"]),
   state_dir: text().optional(),
-  audit: table({ rotate_bytes: integer("rotate_bytes"), rotate_daily: flag() }).optional(),
+  audit: table({
+    rotate_bytes: integer("rotate_bytes"),
+    rotate_daily: flag(),
+    checkpoint_every: integer("checkpoint_every"),
+    checkpoint_stderr: flag(),
+    expose_to_model: flag(),
+  }).optional(),
   allowlist: table({ commands: texts() }).optional(),
   denylist: table({ commands: texts() }).optional(),
   rules: z.array(ruleEntry, { error: "must be an array of [[rules]] tables" }).optional(),

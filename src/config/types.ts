@@ -216,6 +216,16 @@ export interface AuditRotation {
   readonly daily: boolean;
 }
 
+/** `[audit]` signed checkpoints of the chain head (on when a state dir holds the key). */
+export interface AuditCheckpoints {
+  /** A checkpoint each time `seq` passes a multiple of this; 0: only at rotation and shutdown. */
+  readonly every: number;
+  /** Also print each checkpoint on stderr (journald, container logs). */
+  readonly stderr: boolean;
+  /** The checkpoint file, beside the log (`audit.checkpoints.jsonl`). */
+  readonly path: string;
+}
+
 export interface Policy {
   /** Absolute path of the policy file, or null when built from env alone. */
   readonly policyFile: string | null;
@@ -226,6 +236,10 @@ export interface Policy {
   readonly auditFailMode: AuditFailMode;
   /** Built-in rotation (`[audit] rotate_bytes`, `rotate_daily`); absent means off. */
   readonly auditRotation?: AuditRotation;
+  /** Signed checkpoints; absent when off (no state dir, or `checkpoint_every` unset without one). */
+  readonly auditCheckpoints?: AuditCheckpoints;
+  /** `[audit] expose_to_model`: serve the `audit_tail` tool. Absent means false. */
+  readonly auditExposeToModel?: boolean;
   /** Absolute state directory (OAuth secret, clients), or null when unused. */
   readonly stateDir: string | null;
   /** Allowlisted names -> resolution. A `Map`, so `constructor` cannot match an inherited key. */

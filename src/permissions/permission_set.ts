@@ -134,7 +134,15 @@ export function permissionSetFor(
     write.add(auditFolder, "the audit log's folder: [audit] rotation renames the full log there");
   }
   if (policy.stateDir !== null) {
-    write.add(policy.stateDir, "the state dir: OAuth secret, clients, revocations");
+    write.add(
+      policy.stateDir,
+      "the state dir: OAuth secret, clients, revocations, audit signing key",
+    );
+  }
+  if (policy.auditCheckpoints !== undefined) {
+    const path = policy.auditCheckpoints.path;
+    write.add(path, "the audit checkpoint file, appended to (never its folder)");
+    read.add(path, "the audit checkpoint file: opened without following a symlink");
   }
 
   // net -------------------------------------------------------------------

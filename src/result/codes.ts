@@ -53,7 +53,7 @@ export const RESULT_CODE_MEANINGS: Readonly<Record<ResultCode, string>> = Object
     "The process-tree containment or kernel sandbox could not be set up, so the command was not started.",
   BUSY: "Too many commands are running at once (limits.max_concurrent); try again shortly.",
   SCOPE_DENIED:
-    "The caller's OAuth token lacks the scope this tool needs (shell:read or shell:execute).",
+    "The caller's OAuth token lacks the scope this tool needs (shell:read, shell:execute or audit:read).",
   CANCELLED: "The client cancelled the call; the command's process tree was killed.",
   AUDIT_UNAVAILABLE:
     "The audit record could not be written, and audit_fail_mode is closed, so nothing ran.",

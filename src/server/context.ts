@@ -6,7 +6,7 @@
  * @module
  */
 import type { Policy } from "../config/types.ts";
-import { AuditLog } from "../audit/mod.ts";
+import { AuditLog, type CheckpointSettings, loadOrCreateCheckpointKey } from "../audit/mod.ts";
 import { createRedactor, redactArgv, type Redactor } from "../redact/mod.ts";
 import { createExecutor, type Executor } from "../exec/mod.ts";
 import { ConcurrencyLimiter } from "./limiter.ts";
@@ -41,11 +41,20 @@ export type ContextResult =
 export async function createServerContext(policy: Policy): Promise<ContextResult> {
   const redactor = createRedactor(policy.redaction);
   const hash = await policyHash(policy);
+  let checkpoints: CheckpointSettings | undefined;
+  if (policy.auditCheckpoints !== undefined) {
+    // Fail closed: an operator relying on checkpoints must not get a server
+    // that silently writes none.
+    const key = await loadOrCreateCheckpointKey(policy.stateDir!);
+    if (!key.ok) return { ok: false, message: key.message };
+    checkpoints = { ...policy.auditCheckpoints, key: key.key };
+  }
   const opened = await AuditLog.open(policy.auditLog, policy.auditFailMode, {
     policyHash: hash,
     redact: redactor.redact,
     redactArgv: (argv) => redactArgv(redactor, argv),
     ...(policy.auditRotation === undefined ? {} : { rotation: policy.auditRotation }),
+    ...(checkpoints === undefined ? {} : { checkpoints }),
   });
   if (!opened.ok) return { ok: false, message: opened.reason };
   const audit = opened.log;

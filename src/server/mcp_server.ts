@@ -32,6 +32,7 @@ import {
   sessionEndTool,
   sessionStartTool,
 } from "../tools/session_tools.ts";
+import { registerAuditTailTools } from "./register_audit_tail.ts";
 
 const EXPLAIN_INPUT = {
   command: z.string().optional().describe(
@@ -168,5 +169,6 @@ export function createMcpServer(
     };
   });
 
+  registerAuditTailTools(server, context, caller);
   return server;
 }

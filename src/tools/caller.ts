@@ -5,7 +5,7 @@
  */
 
 /** OAuth scopes of the HTTP transport. */
-export type Scope = "shell:read" | "shell:execute";
+export type Scope = "shell:read" | "shell:execute" | "audit:read" | "audit:full";
 
 export interface CallerIdentity {
   readonly transport: "stdio" | "http";

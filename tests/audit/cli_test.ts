@@ -41,7 +41,10 @@ Deno.test("audit head prints the chain head that verify reports, reading only th
     assert.equal(ran.stdout, `seq=3 sha256=${report.head}\n`);
     const usage = await htmcp(["audit", "head"]);
     assert.equal(usage.code, 2);
-    assert.match(usage.stderr, /Usage: htmcp audit verify FILE\.\.\./);
+    assert.match(
+      usage.stderr,
+      /Usage: htmcp audit verify \[--checkpoints FILE --key KEYFILE\] FILE\.\.\./,
+    );
   });
 });
 

@@ -31,7 +31,7 @@ Deno.test("authorization server metadata is served at the RFC 8414 and OpenID pa
         authorization_endpoint: `${BASE}/authorize`,
         token_endpoint: `${BASE}/token`,
         registration_endpoint: `${BASE}/register`,
-        scopes_supported: ["shell:read", "shell:execute"],
+        scopes_supported: ["shell:read", "shell:execute", "audit:read", "audit:full"],
         response_types_supported: ["code"],
         response_modes_supported: ["query"],
         grant_types_supported: ["authorization_code"],
@@ -78,7 +78,12 @@ Deno.test("protected resource metadata names the /mcp resource and this issuer a
       assert.ok(OAuthProtectedResourceMetadataSchema.safeParse(doc).success);
       assert.equal(doc.resource, RESOURCE);
       assert.deepEqual(doc.authorization_servers, [BASE]);
-      assert.deepEqual(doc.scopes_supported, ["shell:read", "shell:execute"]);
+      assert.deepEqual(doc.scopes_supported, [
+        "shell:read",
+        "shell:execute",
+        "audit:read",
+        "audit:full",
+      ]);
       assert.deepEqual(doc.bearer_methods_supported, ["header"]);
     }
     assert.equal(f.auth.settings.issuer, BASE);

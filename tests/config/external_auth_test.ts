@@ -93,7 +93,7 @@ Deno.test("loadPolicy() refuses each bad external key with one sentence", async 
       ],
       [
         EXTERNAL + '[auth.profiles]\nclaim = "groups"\nscopes = { admins = ["shell:admin"] }\n',
-        'Policy key "auth.profiles.scopes.admins[1]" is "shell:admin", which is not a scope of this server ("shell:read" or "shell:execute").',
+        'Policy key "auth.profiles.scopes.admins[1]" is "shell:admin", which is not a scope of this server ("shell:read", "shell:execute", "audit:read", "audit:full").',
       ],
       [
         EXTERNAL + '[auth.profiles]\nclaim = "groups"\nscopes = {}\n',

@@ -7,7 +7,7 @@
  * @module
  */
 import { jsonResponse } from "../_http.ts";
-import { formatScopes, type Scope, SCOPES } from "../scopes.ts";
+import { DEFAULT_SCOPES, formatScopes, type Scope } from "../scopes.ts";
 import type { BearerFailureReason } from "./verify.ts";
 
 /** Words for each reason: enough for a client to know what to do, nothing secret. */
@@ -47,9 +47,16 @@ export function describeFailure(reason: BearerFailureReason): string {
  * - a valid token whose principal matches no profile: 403 `access_denied`
  *   (a new token would not help, so no `invalid_token` that invites a retry);
  * - anything else: 401 `invalid_token`.
+ *
+ * @param scopes what the challenge names (default: `DEFAULT_SCOPES`)
  */
-export function bearerRefusal(reason: BearerFailureReason, metadataUrl: string): Response {
-  const base = `Bearer resource_metadata="${metadataUrl}", scope="${SCOPES.join(" ")}"`;
+export function bearerRefusal(
+  reason: BearerFailureReason,
+  metadataUrl: string,
+  scopes: readonly Scope[] = DEFAULT_SCOPES,
+): Response {
+  // A client asks for what the challenge names (see `challengeScopes`).
+  const base = `Bearer resource_metadata="${metadataUrl}", scope="${scopes.join(" ")}"`;
   const description = describeFailure(reason);
   if (reason === "missing_token") {
     return jsonResponse(401, { error: "invalid_token", error_description: description }, {

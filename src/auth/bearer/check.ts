@@ -8,7 +8,7 @@
  * @module
  */
 import type { AuditSink } from "../audit_sink.ts";
-import type { Scope } from "../scopes.ts";
+import { DEFAULT_SCOPES, type Scope } from "../scopes.ts";
 import { bearerRefusal } from "./challenge.ts";
 import { extractBearerToken } from "./extract.ts";
 import type { BearerFailureReason, VerifyResult } from "./verify.ts";
@@ -36,6 +36,7 @@ export function bearerChecker(
   audit: AuditSink,
   metadataUrl: string,
   verify: (token: string) => Promise<VerifyResult>,
+  challenge: readonly Scope[] = DEFAULT_SCOPES,
 ): (request: Request, info?: { remoteAddr: string }) => Promise<BearerCheck> {
   const refuse = async (
     reason: BearerFailureReason,
@@ -50,7 +51,7 @@ export function bearerChecker(
         remote_addr: info?.remoteAddr ?? null,
       });
     }
-    return { ok: false, reason, response: bearerRefusal(reason, metadataUrl) };
+    return { ok: false, reason, response: bearerRefusal(reason, metadataUrl, challenge) };
   };
   return async (request, info) => {
     const extracted = extractBearerToken(request);

@@ -9,7 +9,7 @@
  * @module
  */
 import { paramsToMap } from "../_http.ts";
-import { parseScopeString, type Scope, SCOPES } from "../scopes.ts";
+import { DEFAULT_SCOPES, parseScopeString, type Scope } from "../scopes.ts";
 import { findClient, type ServerDeps } from "./deps.ts";
 import { isWellFormedChallenge } from "./pkce.ts";
 import type { RegisteredClient } from "./registration.ts";
@@ -136,15 +136,18 @@ export async function checkAuthorizeRequest(deps: ServerDeps, url: URL): Promise
 
 /**
  * The requested scopes, limited to what the client registered for. With no
- * `scope` parameter the client gets what it registered for, or every scope
- * when it registered none; the operator sees the list before approving.
+ * `scope` parameter the client gets what it registered for, or the default
+ * scopes (the command scopes) when it registered none; the operator sees the
+ * list before approving.
  */
 function resolveScopes(
   requested: string | undefined,
   client: RegisteredClient,
 ): { ok: true; scopes: ReadonlySet<Scope> } | { ok: false; description: string } {
   const registered = client.scope === "" ? null : parseScopeString(client.scope);
-  const allowed = registered !== null && registered.ok ? registered.scopes : new Set(SCOPES);
+  const allowed = registered !== null && registered.ok
+    ? registered.scopes
+    : new Set(DEFAULT_SCOPES);
   if (requested === undefined || requested.trim() === "") return { ok: true, scopes: allowed };
   const parsed = parseScopeString(requested);
   if (!parsed.ok) {

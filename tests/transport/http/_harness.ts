@@ -36,6 +36,8 @@ export interface HarnessOptions {
   readonly sseKeepAliveMs?: number;
   /** Allowlisted commands (default: ls, cat, echo, true, sleep, touch). */
   readonly allow?: readonly string[];
+  /** Further policy fields (e.g. `auditExposeToModel`). */
+  readonly policy?: Partial<Policy>;
 }
 
 export interface HttpHarness {
@@ -72,6 +74,7 @@ export function harnessPolicy(dir: string, options: HarnessOptions = {}): Policy
       auth: { ...base.auth, ...options.auth },
       limits: { ...base.limits, ...options.limits },
       links: { ...base.links, ...options.links },
+      ...options.policy,
     },
   });
 }

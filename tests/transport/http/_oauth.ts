@@ -119,8 +119,8 @@ export async function connectWithOAuth(
   mcpUrl: URL,
   pin: string,
   scope?: string,
+  provider: RecordingProvider = new RecordingProvider(scope),
 ): Promise<OAuthConnection> {
-  const provider = new RecordingProvider(scope);
   const first = new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider });
   const probe = new Client({ name: "htmcp-e2e", version: "0" });
   try {
