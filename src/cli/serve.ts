@@ -23,6 +23,12 @@ import { serveStdio } from "../transport/stdio.ts";
 import { serveConfined } from "../permissions/mod.ts";
 import type { Policy } from "../config/types.ts";
 import { VERSION } from "../version.ts";
+import {
+  configureOperatorLog,
+  operatorLog,
+  startTelemetry,
+  stopTelemetry,
+} from "../telemetry/mod.ts";
 
 /** @returns The exit code. */
 export async function run(argv: readonly string[]): Promise<number> {
@@ -65,22 +71,29 @@ async function serveCore(
   listen: string | null,
   overrides: LoadOverrides,
 ): Promise<number> {
-  for (const warning of policy.warnings) console.error(`htmcp: warning: ${warning}`);
+  // From here on every operator line goes through the [log] settings.
+  configureOperatorLog(policy.log);
+  const log = operatorLog();
+  for (const warning of policy.warnings) log.write("warn", "policy_warning", warning);
   // The policy's own [[tests]] gate the start: a policy that no longer gives
   // the verdicts its author wrote down must not serve anyone.
   const failing = await firstFailingPolicyTest(policy);
   if (failing !== null) {
-    console.error(
-      `htmcp: ${failing}; the server does not start until the policy passes its tests.`,
+    log.write(
+      "error",
+      "server_start_failed",
+      `${failing}; the server does not start until the policy passes its tests.`,
     );
     return 1;
   }
   const built = await createServerContext(policy);
   if (!built.ok) {
-    console.error(`htmcp: ${built.message}`);
+    log.write("error", "server_start_failed", built.message);
     return 1;
   }
   const context = built.context;
+  // Off without [telemetry]: then nothing of the SDK is even loaded.
+  await startTelemetry(policy.telemetry, { running: () => context.limiter.running });
   // From the moment the log is open, in every serve mode, SIGHUP reopens it
   // (logrotate's postrotate sends it) and never ends the server.
   const stopReopening = reopenAuditOnSighup(context);
@@ -93,6 +106,8 @@ async function serveCore(
   } finally {
     await stopWatching();
     stopReopening();
+    // After the context closed: every call's span and metrics are recorded.
+    await stopTelemetry();
   }
 }
 
@@ -103,7 +118,8 @@ async function serveOpened(
 ): Promise<number> {
   // The mode in force and who commands run as; in mode none this is the
   // loud warning that the jail is advisory.
-  console.error(`htmcp: sandbox: ${context.executor.describe().summary}`);
+  const sandbox = context.executor.describe();
+  operatorLog().write("info", "sandbox", `sandbox: ${sandbox.summary}`, { mode: sandbox.mode });
   await context.audit.writeEvent("server_start", {
     version: VERSION,
     transport: listen === null ? "stdio" : "http",
@@ -117,6 +133,6 @@ async function serveOpened(
   }
   const reason = await serveStdio(context);
   // serveStdio closed the context; this last line is for the operator only.
-  console.error(`htmcp: stopped (${reason}).`);
+  operatorLog().write("info", "server_stopped", `stopped (${reason}).`, { reason });
   return 0;
 }

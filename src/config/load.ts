@@ -31,6 +31,7 @@ import { checkDisabledGuards } from "./guard_names.ts";
 import { compileExtraPattern } from "./patterns.ts";
 import { buildRemoteSettings } from "./remote.ts";
 import { buildSandboxSettings } from "./sandbox.ts";
+import { buildLogSettings, buildTelemetrySettings } from "./observability.ts";
 import { deepFreeze, FrozenMap, FrozenSet } from "./freeze.ts";
 
 /** Settings the CLI supplies on top of the file and the environment. */
@@ -229,6 +230,9 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
   // --- the kernel sandbox --------------------------------------------------
   const sandbox = buildSandboxSettings(file, warnings);
   if (!sandbox.ok) return sandbox;
+  const telemetry = buildTelemetrySettings(file);
+  if (!telemetry.ok) return telemetry;
+  const log = buildLogSettings(file);
 
   // --- the rest, with defaults ----------------------------------------------
   const guards = checkDisabledGuards(file.guards?.disable ?? []);
@@ -307,6 +311,9 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
     sandbox: sandbox.value,
     http: remote.value.http,
     auth: remote.value.auth,
+    // Present only with their tables, so a policy without them loads as before.
+    ...(log === undefined ? {} : { log }),
+    ...(telemetry.value === undefined ? {} : { telemetry: telemetry.value }),
     warnings,
   };
   return pass(deepFreeze(policy));

@@ -46,6 +46,8 @@ export const NUMBER_BOUNDS = {
   introspection_cache_seconds: [0, 300],
   idle_ttl_s: [10, 604_800],
   max_per_caller: [1, 64],
+  // Below a second an exporter would post all the time; above an hour a dashboard goes stale.
+  metrics_interval_ms: [1000, 3_600_000],
 } as const satisfies Record<string, readonly [number, number]>;
 
 type BoundedKey = keyof typeof NUMBER_BOUNDS;
@@ -157,6 +159,15 @@ export const PolicyFileSchema = table({
   sessions: table({
     idle_ttl_s: integer("idle_ttl_s"),
     max_per_caller: integer("max_per_caller"),
+  }).optional(),
+  log: table({
+    format: oneOf(["text", "json"]),
+    level: oneOf(["debug", "info", "warn", "error"]),
+  }).optional(),
+  telemetry: table({
+    otlp_endpoint: text(),
+    service_name: text().optional(),
+    metrics_interval_ms: integer("metrics_interval_ms"),
   }).optional(),
   sandbox: table({
     mode: oneOf(["none", "bwrap", "auto"]),

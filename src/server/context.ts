@@ -11,6 +11,7 @@ import { createRedactor, redactArgv, type Redactor } from "../redact/mod.ts";
 import { createExecutor, type Executor } from "../exec/mod.ts";
 import { ConcurrencyLimiter } from "./limiter.ts";
 import { policyHash } from "../policy_tools/identity.ts";
+import { currentTraceparent } from "../telemetry/mod.ts";
 
 export interface ServerContext {
   readonly policy: Policy;
@@ -46,6 +47,7 @@ export async function createServerContext(policy: Policy): Promise<ContextResult
     redact: redactor.redact,
     redactArgv: (argv) => redactArgv(redactor, argv),
     ...(policy.auditRotation === undefined ? {} : { rotation: policy.auditRotation }),
+    traceparent: currentTraceparent,
   });
   if (!opened.ok) return { ok: false, message: opened.reason };
   const audit = opened.log;
