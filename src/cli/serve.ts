@@ -51,14 +51,31 @@ export async function run(argv: readonly string[]): Promise<number> {
   const policy = await loadPolicyForCli(parsed.args.values.get("--policy"), overrides);
   if (policy === null) return 1;
   const listen = policy.http.listen;
+  // The permission layer's line is the first operator line: in the [log] format too.
+  configureOperatorLog(policy.log);
   return await serveConfined(
     {
       policy,
       allowUnconfined: parsed.args.switches.has("--allow-unconfined"),
       ...(listen === null ? {} : { listen }),
+      report: reportPermissionLayer,
     },
     () => serveCore(policy, listen, overrides),
   );
+}
+
+/**
+ * The permission layer's lines: the layer in force is news, `NONE` (not
+ * confined) a warning, and anything else (the set could not be built, the
+ * confined Worker failed) an error.
+ */
+function reportPermissionLayer(line: string): void {
+  const text = line.replace(/^htmcp: /, "");
+  const log = operatorLog();
+  if (/^permission layer: NONE /.test(text)) log.write("warn", "permission_layer", text);
+  else if (/^(permission layer|started broader)/.test(text)) {
+    log.lifecycle("permission_layer", text);
+  } else log.write("error", "permission_layer", text);
 }
 
 /**
@@ -119,7 +136,7 @@ async function serveOpened(
   // The mode in force and who commands run as; in mode none this is the
   // loud warning that the jail is advisory.
   const sandbox = context.executor.describe();
-  operatorLog().write("info", "sandbox", `sandbox: ${sandbox.summary}`, { mode: sandbox.mode });
+  operatorLog().lifecycle("sandbox", `sandbox: ${sandbox.summary}`, { mode: sandbox.mode });
   await context.audit.writeEvent("server_start", {
     version: VERSION,
     transport: listen === null ? "stdio" : "http",
@@ -133,6 +150,6 @@ async function serveOpened(
   }
   const reason = await serveStdio(context);
   // serveStdio closed the context; this last line is for the operator only.
-  operatorLog().write("info", "server_stopped", `stopped (${reason}).`, { reason });
+  operatorLog().lifecycle("server_stopped", `stopped (${reason}).`, { reason });
   return 0;
 }

@@ -53,6 +53,13 @@ export interface Logger {
    * @param fields Named values, in the order given.
    */
   write(level: LogLevel, event: string, message: string, fields?: LogFields): void;
+  /**
+   * Writes a lifecycle line (the permission layer, the sandbox, where the
+   * server listens, why it stopped) at level info whatever `[log] level`
+   * says: there are a handful per run, and the listening line is the only
+   * place a server started on port 0 tells its address.
+   */
+  lifecycle(event: string, message: string, fields?: LogFields): void;
 }
 
 /**
@@ -83,6 +90,9 @@ export function createLogger(
     write(level: LogLevel, event: string, message: string, fields: LogFields = {}) {
       if (SEVERITY[level] < threshold) return;
       sink(render(now().toISOString(), level, event, message, fields));
+    },
+    lifecycle(event: string, message: string, fields: LogFields = {}) {
+      sink(render(now().toISOString(), "info", event, message, fields));
     },
   });
 }

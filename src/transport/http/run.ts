@@ -33,11 +33,10 @@ export async function serveHttpUntilStopped(
   }
   const server = started.server;
   const log = operatorLog();
-  log.write("info", "fd_budget", describeFdBudget(server.fdBudget), {
+  log.lifecycle("fd_budget", describeFdBudget(server.fdBudget), {
     max_connections: server.fdBudget.maxConnections,
   });
-  log.write(
-    "info",
+  log.lifecycle(
     "server_listening",
     `serving MCP at ${server.baseUrl}${MCP_PATH} (listening on ${server.url})`,
     { url: `${server.baseUrl}${MCP_PATH}`, listen: server.url },
@@ -56,7 +55,7 @@ export async function serveHttpUntilStopped(
   for (const [name, handler] of handlers) Deno.removeSignalListener(name, handler);
   await server.shutdown();
   await context.close(reason);
-  log.write("info", "server_stopped", `stopped (${reason}).`, { reason });
+  log.lifecycle("server_stopped", `stopped (${reason}).`, { reason });
   return 0;
 }
 
