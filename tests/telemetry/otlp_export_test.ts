@@ -5,7 +5,10 @@
  * receiver this test runs.
  */
 import assert from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startHarness } from "../_helpers/stdio_harness.ts";
+import { cleanUp, startServer } from "../e2e/_http_server.ts";
 import { attributeMap, type OtlpSpan, startOtlpReceiver } from "./_otlp_receiver.ts";
 
 const CLIENT_TRACE = "0af7651916cd43dd8448eb211c80319c";
@@ -49,10 +52,16 @@ Deno.test({
       assert.equal(refused.code, "POLICY_DENIED");
       const secret = await h.call("run_command", { command: `echo ${FAKE_SECRET}` });
       assert.equal(secret.code, "OK");
+      const forged = await h.client.callTool({
+        name: "run_command",
+        arguments: { command: "echo forged-parent" },
+        _meta: { traceparent: `${TRACEPARENT}\n{"kind":"forged"}` },
+      });
+      assert.equal((forged.structuredContent as { code: string }).code, "OK");
 
       await receiver.until(
-        () => receiver.spans().filter((s) => s.name === "tools/call run_command").length >= 3,
-        "three run_command spans",
+        () => receiver.spans().filter((s) => s.name === "tools/call run_command").length >= 4,
+        "four run_command spans",
       );
       await receiver.until(
         () =>
@@ -130,8 +139,67 @@ Deno.test({
       assert.equal(attempt?.traceparent, TRACEPARENT);
       const untraced = records.find((r) => r.kind === "attempt" && r.code === "POLICY_DENIED");
       assert.ok(untraced !== undefined && !("traceparent" in untraced));
+      // A malformed traceparent is ignored: not in the record, not the span's parent.
+      const forgedAttempt = records.find((r) =>
+        r.kind === "attempt" && r.command_raw === "echo forged-parent"
+      );
+      assert.ok(forgedAttempt !== undefined && !("traceparent" in forgedAttempt));
+      const forgedSpan = byArguments("forged-parent");
+      assert.notEqual(forgedSpan.traceId, CLIENT_TRACE);
+      assert.ok(!everything.includes('"kind":"forged"') && !everything.includes("forged\\"));
     } finally {
       await h.close();
+      await receiver.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "over HTTP a call's span carries the MCP session id, and stopping the server flushes " +
+    "spans and metrics before it exits",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const receiver = startOtlpReceiver();
+    // The default metrics interval (60 s) is longer than this test: the
+    // metrics it sees are the ones the shutdown flushed.
+    const server = await startServer({
+      allow: ["echo"],
+      extraToml: `[telemetry]\notlp_endpoint = ${JSON.stringify(receiver.endpoint)}`,
+    });
+    try {
+      const client = new Client({ name: "otel-http", version: "0" });
+      const transport = new StreamableHTTPClientTransport(new URL(server.url));
+      await client.connect(transport);
+      const sessionId = transport.sessionId;
+      assert.ok(sessionId !== undefined);
+      const result = await client.callTool({
+        name: "run_command",
+        arguments: { command: "echo over-http" },
+        _meta: { traceparent: TRACEPARENT },
+      });
+      assert.equal((result.structuredContent as { code: string }).code, "OK");
+      await client.close();
+      const status = await server.stop();
+      assert.equal(status.code, 0);
+
+      const spans = receiver.spans().filter((s) => s.name === "tools/call run_command");
+      assert.equal(spans.length, 1, "the span was exported before the process exited");
+      const attrs = attributeMap(spans[0]!.attributes);
+      assert.equal(attrs["mcp.session.id"], sessionId);
+      assert.equal(attrs["network.transport"], "tcp");
+      assert.equal(attrs["htmcp.transport"], "http");
+      assert.equal(spans[0]!.traceId, CLIENT_TRACE);
+      assert.ok(
+        receiver.points().some((p) =>
+          p.metric === "htmcp.tool.calls" && p.attributes["htmcp.result_code"] === "OK" &&
+          p.value === 1
+        ),
+        "the metrics were flushed at shutdown",
+      );
+      assert.ok(!receiver.bodies().some((b) => b.text.includes("over-http\\n")));
+    } finally {
+      await cleanUp(server);
       await receiver.close();
     }
   },
