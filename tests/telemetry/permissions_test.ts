@@ -96,6 +96,7 @@ Deno.test("htmcp permissions and htmcp check show the collector's net grant only
     assert.match(flags.stdout, /--allow-net=127\.0\.0\.1:4318/);
     const noFlags = await htmcp(["permissions", "--policy", off]);
     assert.doesNotMatch(noFlags.stdout, /--allow-net/);
+    assert.match(noFlags.stdout, /--deny-net/);
 
     const checked = await htmcp(["check", "--policy", on]);
     assert.equal(checked.code, 0, checked.stdout + checked.stderr);
