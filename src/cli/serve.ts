@@ -25,6 +25,7 @@ import type { Policy } from "../config/types.ts";
 import { VERSION } from "../version.ts";
 import {
   configureOperatorLog,
+  lineSink,
   operatorLog,
   startTelemetry,
   stopTelemetry,
@@ -113,11 +114,14 @@ async function serveCore(
   await startTelemetry(policy.telemetry, { running: () => context.limiter.running });
   // From the moment the log is open, in every serve mode, SIGHUP reopens it
   // (logrotate's postrotate sends it) and never ends the server.
-  const stopReopening = reopenAuditOnSighup(context);
+  const stopReopening = reopenAuditOnSighup(context, lineSink("audit_reopen"));
   // The frozen policy keeps judging; an edit of its file is only reported.
-  const stopWatching = policy.policyFile === null
-    ? async () => {}
-    : watchPolicyFile(policy.policyFile, context, { env: processEnv(), overrides });
+  const stopWatching = policy.policyFile === null ? async () => {} : watchPolicyFile(
+    policy.policyFile,
+    context,
+    { env: processEnv(), overrides },
+    lineSink("policy_changed", "warn"),
+  );
   try {
     return await serveOpened(policy, listen, context);
   } finally {

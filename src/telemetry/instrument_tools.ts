@@ -13,6 +13,7 @@
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { CallToolRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { LogLevel } from "../config/types.ts";
 import type { Redactor } from "../redact/mod.ts";
 import type { CallerIdentity } from "../tools/caller.ts";
 import { type CallRecord, outcomeOf, redactedArguments } from "./call_record.ts";
@@ -93,31 +94,35 @@ function observed(
       throw error;
     } finally {
       const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-      safely(() =>
-        report({
+      safely(() => {
+        const outcome = outcomeOf(result);
+        const level = levelOf(outcome.verdict, outcome.code);
+        // Redaction has a cost: only when a line or a span will show the arguments.
+        const shown = telemetry().enabled || operatorLog().enabled(level);
+        report(level, {
           tool,
           transport: caller.transport,
           clientId: caller.clientId,
           sessionId: stringOrNull(field(extra, "sessionId")),
           requestId: String(field(extra, "requestId") ?? ""),
-          ...outcomeOf(result),
+          ...outcome,
           startedAt,
           durationMs,
           trace,
-          arguments: redactedArguments(field(params, "arguments"), redactor),
-        })
-      );
+          arguments: shown ? redactedArguments(field(params, "arguments"), redactor) : null,
+        });
+      });
     }
   };
 }
 
-function report(record: CallRecord): void {
+function levelOf(verdict: CallRecord["verdict"], code: string): LogLevel {
+  if (verdict === "ok") return "info";
+  return SERVER_FAULTS.has(code) ? "error" : "warn";
+}
+
+function report(level: LogLevel, record: CallRecord): void {
   const traceId = telemetry().callEnded(record) ?? record.trace?.traceId ?? undefined;
-  const level = record.verdict === "ok"
-    ? "info"
-    : SERVER_FAULTS.has(record.code)
-    ? "error"
-    : "warn";
   operatorLog().write(level, "tool_call", `tools/call ${record.tool}: ${record.code}`, {
     transport: record.transport,
     client_id: record.clientId,

@@ -146,6 +146,23 @@ function oneLine(message: string): string {
   return message.replace(/[\x00-\x1f\x7f]/g, (c) => JSON.stringify(c).slice(1, -1));
 }
 
+/**
+ * A sink for modules that report whole `htmcp: ...` lines (the audit
+ * writer, the SIGHUP handler, the policy watch): each becomes one operator
+ * log line, `warning:` lines at warn, others at `plainLevel`.
+ *
+ * @param event The event name of the lines.
+ * @param plainLevel The level of lines without `warning:`.
+ */
+export function lineSink(event: string, plainLevel: LogLevel = "info"): (line: string) => void {
+  return (line) => {
+    const text = line.replace(/^htmcp: /, "");
+    const warning = /^warning: /.exec(text);
+    if (warning === null) current.write(plainLevel, event, text);
+    else current.write("warn", event, text.slice(warning[0].length));
+  };
+}
+
 /** What a server logs with before its policy is loaded. */
 export const DEFAULT_LOG_SETTINGS: LogSettings = Object.freeze({ format: "text", level: "info" });
 

@@ -10,6 +10,7 @@ export {
   configureOperatorLog,
   createLogger,
   DEFAULT_LOG_SETTINGS,
+  lineSink,
   type LogFields,
   type Logger,
   operatorLog,
