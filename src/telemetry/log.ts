@@ -34,7 +34,7 @@ const TEXT_PREFIX: Readonly<Record<LogLevel, string>> = Object.freeze({
   debug: "debug: ",
   info: "",
   warn: "warning: ",
-  error: "error: ",
+  error: "",
 });
 
 /** Keys the line itself owns; a field of the same name is dropped. */
