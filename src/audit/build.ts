@@ -14,6 +14,7 @@
  * @module
  */
 
+import { parseTraceparent } from "../telemetry/trace_context.ts";
 import type {
   AttemptFields,
   AuditEventFields,
@@ -141,6 +142,8 @@ export function buildAttempt(
           sha256: requireString("stdin.sha256", input.stdin.sha256),
         },
       }),
+      // The client's text: kept only in the W3C form (hex ids), never otherwise.
+      ...(parseTraceparent(input.traceparent) === null ? {} : { traceparent: input.traceparent }),
     },
   };
 }

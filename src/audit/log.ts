@@ -80,6 +80,11 @@ export interface AuditLogOptions {
    * `close()`. Absent: none.
    */
   readonly checkpoints?: CheckpointSettings;
+  /**
+   * The client's `traceparent` of the tool call in progress, if any; an
+   * attempt record written without one of its own takes it. Default: none.
+   */
+  readonly traceparent?: () => string | null;
 }
 
 /** `ok` with the log, or the sentence saying why it could not be opened. */
@@ -177,6 +182,7 @@ export class AuditLog {
   readonly #redact: Redact;
   readonly #redactArgv: RedactArgv | undefined;
   readonly #warn: (line: string) => void;
+  readonly #traceparent: () => string | null;
   readonly #rotation: AuditRotation | null;
   readonly #checkpoints: CheckpointWriter | null;
   /** UTC day (YYYY-MM-DD) of the current file's first record, for `rotate_daily`. */
@@ -214,6 +220,7 @@ export class AuditLog {
     this.#redact = options.redact;
     this.#redactArgv = options.redactArgv;
     this.#warn = options.warn ?? ((line) => console.error(line));
+    this.#traceparent = options.traceparent ?? (() => null);
     const rotation = options.rotation;
     this.#rotation = rotation !== undefined && (rotation.bytes !== null || rotation.daily)
       ? rotation
@@ -278,7 +285,9 @@ export class AuditLog {
 
   /** Records a call about to run (or refused by policy or jail). Resolves after fdatasync. */
   writeAttempt(fields: AttemptFields): Promise<AuditWriteResult> {
-    return this.#enqueue(buildAttempt(fields, this.#redact, this.#redactArgv));
+    const traceparent = fields.traceparent ?? this.#traceparent();
+    const traced = traceparent === null ? fields : { ...fields, traceparent };
+    return this.#enqueue(buildAttempt(traced, this.#redact, this.#redactArgv));
   }
 
   /** Records how a call ended: codes and byte counts, never output. */

@@ -98,6 +98,12 @@ export interface AttemptFields {
    * and the digest still proves which input ran. Absent when none was given.
    */
   readonly stdin?: AuditStdin;
+  /**
+   * The W3C `traceparent` the client sent in the call's `_meta`, so an
+   * operator can join this record to the client's trace. Only a value of the
+   * W3C form is written; anything else is left out, never echoed.
+   */
+  readonly traceparent?: string;
 }
 
 /** What the audit keeps of a call's stdin text. */

@@ -23,6 +23,13 @@ import { serveStdio } from "../transport/stdio.ts";
 import { serveConfined } from "../permissions/mod.ts";
 import type { Policy } from "../config/types.ts";
 import { VERSION } from "../version.ts";
+import {
+  configureOperatorLog,
+  lineSink,
+  operatorLog,
+  startTelemetry,
+  stopTelemetry,
+} from "../telemetry/mod.ts";
 
 /** @returns The exit code. */
 export async function run(argv: readonly string[]): Promise<number> {
@@ -45,14 +52,31 @@ export async function run(argv: readonly string[]): Promise<number> {
   const policy = await loadPolicyForCli(parsed.args.values.get("--policy"), overrides);
   if (policy === null) return 1;
   const listen = policy.http.listen;
+  // The permission layer's line is the first operator line: in the [log] format too.
+  configureOperatorLog(policy.log);
   return await serveConfined(
     {
       policy,
       allowUnconfined: parsed.args.switches.has("--allow-unconfined"),
       ...(listen === null ? {} : { listen }),
+      report: reportPermissionLayer,
     },
     () => serveCore(policy, listen, overrides),
   );
+}
+
+/**
+ * The permission layer's lines: the layer in force is news, `NONE` (not
+ * confined) a warning, and anything else (the set could not be built, the
+ * confined Worker failed) an error.
+ */
+function reportPermissionLayer(line: string): void {
+  const text = line.replace(/^htmcp: /, "");
+  const log = operatorLog();
+  if (/^permission layer: NONE /.test(text)) log.write("warn", "permission_layer", text);
+  else if (/^(permission layer|started broader)/.test(text)) {
+    log.lifecycle("permission_layer", text);
+  } else log.write("error", "permission_layer", text);
 }
 
 /**
@@ -65,34 +89,46 @@ async function serveCore(
   listen: string | null,
   overrides: LoadOverrides,
 ): Promise<number> {
-  for (const warning of policy.warnings) console.error(`htmcp: warning: ${warning}`);
+  // From here on every operator line goes through the [log] settings.
+  configureOperatorLog(policy.log);
+  const log = operatorLog();
+  for (const warning of policy.warnings) log.write("warn", "policy_warning", warning);
   // The policy's own [[tests]] gate the start: a policy that no longer gives
   // the verdicts its author wrote down must not serve anyone.
   const failing = await firstFailingPolicyTest(policy);
   if (failing !== null) {
-    console.error(
-      `htmcp: ${failing}; the server does not start until the policy passes its tests.`,
+    log.write(
+      "error",
+      "server_start_failed",
+      `${failing}; the server does not start until the policy passes its tests.`,
     );
     return 1;
   }
   const built = await createServerContext(policy);
   if (!built.ok) {
-    console.error(`htmcp: ${built.message}`);
+    log.write("error", "server_start_failed", built.message);
     return 1;
   }
   const context = built.context;
+  // Off without [telemetry]: then nothing of the SDK is even loaded.
+  await startTelemetry(policy.telemetry, { running: () => context.limiter.running });
   // From the moment the log is open, in every serve mode, SIGHUP reopens it
   // (logrotate's postrotate sends it) and never ends the server.
-  const stopReopening = reopenAuditOnSighup(context);
+  const stopReopening = reopenAuditOnSighup(context, lineSink("audit_reopen"));
   // The frozen policy keeps judging; an edit of its file is only reported.
-  const stopWatching = policy.policyFile === null
-    ? async () => {}
-    : watchPolicyFile(policy.policyFile, context, { env: processEnv(), overrides });
+  const stopWatching = policy.policyFile === null ? async () => {} : watchPolicyFile(
+    policy.policyFile,
+    context,
+    { env: processEnv(), overrides },
+    lineSink("policy_changed", "warn"),
+  );
   try {
     return await serveOpened(policy, listen, context);
   } finally {
     await stopWatching();
     stopReopening();
+    // After the context closed: every call's span and metrics are recorded.
+    await stopTelemetry();
   }
 }
 
@@ -103,7 +139,8 @@ async function serveOpened(
 ): Promise<number> {
   // The mode in force and who commands run as; in mode none this is the
   // loud warning that the jail is advisory.
-  console.error(`htmcp: sandbox: ${context.executor.describe().summary}`);
+  const sandbox = context.executor.describe();
+  operatorLog().lifecycle("sandbox", `sandbox: ${sandbox.summary}`, { mode: sandbox.mode });
   await context.audit.writeEvent("server_start", {
     version: VERSION,
     transport: listen === null ? "stdio" : "http",
@@ -117,6 +154,6 @@ async function serveOpened(
   }
   const reason = await serveStdio(context);
   // serveStdio closed the context; this last line is for the operator only.
-  console.error(`htmcp: stopped (${reason}).`);
+  operatorLog().lifecycle("server_stopped", `stopped (${reason}).`, { reason });
   return 0;
 }

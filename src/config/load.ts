@@ -33,6 +33,7 @@ import { buildRemoteSettings } from "./remote.ts";
 import { buildSandboxSettings } from "./sandbox.ts";
 import { buildLinkSettings } from "./links.ts";
 import { buildAuditSettings } from "./audit_settings.ts";
+import { buildLogSettings, buildTelemetrySettings } from "./observability.ts";
 import { deepFreeze, FrozenMap, FrozenSet } from "./freeze.ts";
 
 /** Settings the CLI supplies on top of the file and the environment. */
@@ -235,6 +236,9 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
   // --- the kernel sandbox --------------------------------------------------
   const sandbox = buildSandboxSettings(file, warnings);
   if (!sandbox.ok) return sandbox;
+  const telemetry = buildTelemetrySettings(file);
+  if (!telemetry.ok) return telemetry;
+  const log = buildLogSettings(file);
 
   // --- the rest, with defaults ----------------------------------------------
   const guards = checkDisabledGuards(file.guards?.disable ?? []);
@@ -312,6 +316,9 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
     sandbox: sandbox.value,
     http: remote.value.http,
     auth: remote.value.auth,
+    // Present only with their tables, so a policy without them loads as before.
+    ...(log === undefined ? {} : { log }),
+    ...(telemetry.value === undefined ? {} : { telemetry: telemetry.value }),
     warnings,
   };
   return pass(deepFreeze(policy));

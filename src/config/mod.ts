@@ -19,3 +19,4 @@ export { REFUSED_ENV_NAMES, REFUSED_ENV_PREFIXES } from "./env_names.ts";
 export { EXTRA_PATTERN_FLAGS } from "./patterns.ts";
 export * from "./types.ts";
 export { isLoopbackHost } from "./loopback.ts";
+export { checkOtlpEndpoint, otlpNetGrant, TELEMETRY_DEFAULTS } from "./observability.ts";

@@ -55,6 +55,8 @@ export const NUMBER_BOUNDS = {
   default_ttl_s: [10, 2_592_000],
   max_ttl_s: [10, 2_592_000],
   max_links_per_caller: [1, 1024],
+  // Below a second an exporter would post all the time; above an hour a dashboard goes stale.
+  metrics_interval_ms: [1000, 3_600_000],
 } as const satisfies Record<string, readonly [number, number]>;
 
 type BoundedKey = keyof typeof NUMBER_BOUNDS;
@@ -179,6 +181,15 @@ export const PolicyFileSchema = table({
     default_ttl_s: integer("default_ttl_s"),
     max_ttl_s: integer("max_ttl_s"),
     max_links_per_caller: integer("max_links_per_caller"),
+  }).optional(),
+  log: table({
+    format: oneOf(["text", "json"]),
+    level: oneOf(["debug", "info", "warn", "error"]),
+  }).optional(),
+  telemetry: table({
+    otlp_endpoint: text(),
+    service_name: text().optional(),
+    metrics_interval_ms: integer("metrics_interval_ms"),
   }).optional(),
   sandbox: table({
     mode: oneOf(["none", "bwrap", "auto"]),

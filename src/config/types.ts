@@ -226,6 +226,25 @@ export interface AuditCheckpoints {
   readonly path: string;
 }
 
+/** `[log] level`: the least severe operator log line written. */
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+/** `[log]`: the operator log on stderr (one line per request, per call, per lifecycle event). */
+export interface LogSettings {
+  readonly format: "text" | "json";
+  readonly level: LogLevel;
+}
+
+/** `[telemetry]`: OpenTelemetry export over OTLP/HTTP; absent means off. */
+export interface TelemetrySettings {
+  /** The OTLP/HTTP base URL, no trailing slash; signals go to `/v1/traces` and `/v1/metrics`. */
+  readonly otlpEndpoint: string;
+  /** `service.name` on every span and metric. */
+  readonly serviceName: string;
+  /** How often metrics are exported (they are also flushed at shutdown). */
+  readonly metricsIntervalMs: number;
+}
+
 export interface Policy {
   /** Absolute path of the policy file, or null when built from env alone. */
   readonly policyFile: string | null;
@@ -277,6 +296,10 @@ export interface Policy {
   readonly sandbox: SandboxSettings;
   readonly http: HttpSettings;
   readonly auth: AuthSettings;
+  /** `[log]`; absent means text at level info. */
+  readonly log?: LogSettings;
+  /** `[telemetry]`; absent means no export, and no exporter is loaded. */
+  readonly telemetry?: TelemetrySettings;
   /** Startup warnings (e.g. an interpreter on the allowlist), printed once to stderr. */
   readonly warnings: readonly string[];
 }

@@ -21,6 +21,7 @@
  * @module
  */
 import type { Policy } from "../config/types.ts";
+import { otlpNetGrant } from "../config/mod.ts";
 import { HTMCP_ENV_NAMES } from "./env_names.ts";
 import { cleanPath, isAbsolutePath, overlaps, parentOf } from "./_paths.ts";
 import type {
@@ -174,6 +175,12 @@ export function permissionSetFor(
       const url = entry.includes("/") ? entry : `https://${entry}/`;
       net.add(providerHost(url), "client-id metadata documents (allowlisted)");
     }
+  }
+
+  if (policy.telemetry !== undefined) {
+    // Outbound to the operator's OTLP collector only, in either transport,
+    // and only when [telemetry] names one: without it no net grant exists.
+    net.add(otlpNetGrant(policy.telemetry), "[telemetry] otlp_endpoint: the OTLP/HTTP collector");
   }
 
   // env -------------------------------------------------------------------

@@ -11,6 +11,7 @@ import { createRedactor, redactArgv, type Redactor } from "../redact/mod.ts";
 import { createExecutor, type Executor } from "../exec/mod.ts";
 import { ConcurrencyLimiter } from "./limiter.ts";
 import { policyHash } from "../policy_tools/identity.ts";
+import { currentTraceparent, lineSink } from "../telemetry/mod.ts";
 
 export interface ServerContext {
   readonly policy: Policy;
@@ -55,6 +56,8 @@ export async function createServerContext(policy: Policy): Promise<ContextResult
     redactArgv: (argv) => redactArgv(redactor, argv),
     ...(policy.auditRotation === undefined ? {} : { rotation: policy.auditRotation }),
     ...(checkpoints === undefined ? {} : { checkpoints }),
+    traceparent: currentTraceparent,
+    warn: lineSink("audit_warning"),
   });
   if (!opened.ok) return { ok: false, message: opened.reason };
   const audit = opened.log;

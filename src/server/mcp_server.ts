@@ -22,6 +22,7 @@ import {
   POLICY_DESCRIPTION_SHAPE,
 } from "../tools/describe_policy.ts";
 import { pathCheckOnlyNotice } from "../sandbox/mod.ts";
+import { instrumentToolCalls } from "../telemetry/mod.ts";
 import type { ServerContext } from "./context.ts";
 import { CallRegistry } from "./calls.ts";
 import { MAX_ARGV_WORDS, MAX_STDIN_BYTES } from "../tools/snapshot.ts";
@@ -82,6 +83,7 @@ export function createMcpServer(
         (sandbox.mode === "none" ? ` ${pathCheckOnlyNotice(sandbox.commandUid)}` : ""),
     },
   );
+  instrumentToolCalls(server, context.redactor, caller);
   const description = describePolicy(context.policy, sandbox, context.policyHash);
 
   server.registerTool(

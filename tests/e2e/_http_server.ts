@@ -34,6 +34,8 @@ export interface ServerOptions {
   readonly nofile?: number;
   readonly allow?: readonly string[];
   readonly env?: Readonly<Record<string, string>>;
+  /** Whole tables appended to the policy (e.g. `[log]`). */
+  readonly extraToml?: string;
 }
 
 /** Writes an auth-off loopback policy and starts the CLI server. */
@@ -55,6 +57,7 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerPr
       ...(options.limits ?? []),
       `[http]`,
       ...(options.http ?? []),
+      options.extraToml ?? "",
       "",
     ].join("\n"),
   );

@@ -31,6 +31,7 @@ import {
   type SessionTable,
 } from "./sessions.ts";
 import { containsInitialize, toolCallsIn } from "./tool_calls.ts";
+import { noteRequestClient } from "../../telemetry/mod.ts";
 
 /** What the `/mcp` route needs. */
 export interface McpRouteDeps {
@@ -241,6 +242,7 @@ async function authenticate(
   }
   const verified = await deps.auth.verifyBearer(request, { remoteAddr: connection.remoteAddr });
   if (!verified.ok) return { ok: false, response: verified.response };
+  noteRequestClient(verified.clientId);
   return {
     ok: true,
     caller: Object.freeze({

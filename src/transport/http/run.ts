@@ -8,6 +8,7 @@
 import type { ServerContext } from "../../server/mod.ts";
 import { describeFdBudget, MCP_PATH, serveHttp } from "./server.ts";
 import { watchParent } from "../orphan.ts";
+import { operatorLog } from "../../telemetry/mod.ts";
 
 /**
  * Serves `context` on `listen` until a stop signal arrives.
@@ -26,13 +27,20 @@ export async function serveHttpUntilStopped(
     adminPin: readAdminPin(),
   });
   if (!started.ok) {
-    console.error(`htmcp: ${started.message}`);
+    operatorLog().write("error", "server_start_failed", started.message);
     await context.close("HTTP server could not start");
     return 1;
   }
   const server = started.server;
-  console.error(`htmcp: ${describeFdBudget(server.fdBudget)}`);
-  console.error(`htmcp: serving MCP at ${server.baseUrl}${MCP_PATH} (listening on ${server.url})`);
+  const log = operatorLog();
+  log.lifecycle("fd_budget", describeFdBudget(server.fdBudget), {
+    max_connections: server.fdBudget.maxConnections,
+  });
+  log.lifecycle(
+    "server_listening",
+    `serving MCP at ${server.baseUrl}${MCP_PATH} (listening on ${server.url})`,
+    { url: `${server.baseUrl}${MCP_PATH}`, listen: server.url },
+  );
 
   const { promise: stopped, resolve: stop } = Promise.withResolvers<string>();
   const handlers = (["SIGTERM", "SIGINT"] as const).map((name) => {
@@ -47,7 +55,7 @@ export async function serveHttpUntilStopped(
   for (const [name, handler] of handlers) Deno.removeSignalListener(name, handler);
   await server.shutdown();
   await context.close(reason);
-  console.error(`htmcp: stopped (${reason}).`);
+  log.lifecycle("server_stopped", `stopped (${reason}).`, { reason });
   return 0;
 }
 

@@ -11,6 +11,7 @@ import "./_audit_events.ts";
 import { jsonError } from "./_responses.ts";
 import { boundOrigin, parseListen } from "./address.ts";
 import { createHttpHandler, MCP_PATH } from "./handler.ts";
+import { operatorLog, withRequestLog } from "../../telemetry/mod.ts";
 import { createHostCheck } from "./host_check.ts";
 import { handleMcp } from "./mcp_route.ts";
 import { unreadBound } from "../backlog.ts";
@@ -135,7 +136,8 @@ export async function serveHttp(
     }
   }
 
-  const warnLine = options.warn ?? ((line: string) => console.error(`htmcp: ${line}`));
+  const warnLine = options.warn ??
+    ((line: string) => operatorLog().write("warn", "http_warning", line.replace(/^warning: /, "")));
   const budget = fdBudget(
     readFdLimit(),
     policy.http.maxConnections,
@@ -235,14 +237,17 @@ export async function serveHttp(
       return server;
     },
   };
-  ready.resolve(createHttpHandler({
-    maxRequestBytes: policy.http.maxRequestBytes,
-    hostCheck,
-    audit,
-    auth,
-    mcp: (request, connection) => handleMcp(mcpDeps, request, connection),
-    download: links === null ? null : links.route,
-  }));
+  ready.resolve(withRequestLog(
+    createHttpHandler({
+      maxRequestBytes: policy.http.maxRequestBytes,
+      hostCheck,
+      audit,
+      auth,
+      mcp: (request, connection) => handleMcp(mcpDeps, request, connection),
+      download: links === null ? null : links.route,
+    }),
+    (info) => info.remoteAddr.hostname,
+  ));
   sessions.startSweeping();
   ledger.start();
 

@@ -1,0 +1,40 @@
+/**
+ * Operator logs and OpenTelemetry export: what an operator sees of a running
+ * server besides the audit log. Logs go to stderr only (stdout is the MCP
+ * channel in stdio mode); the export is off unless `[telemetry]` is set.
+ * Neither ever carries command output; arguments only redacted.
+ *
+ * @module
+ */
+export {
+  configureOperatorLog,
+  createLogger,
+  DEFAULT_LOG_SETTINGS,
+  lineSink,
+  type LogFields,
+  type Logger,
+  operatorLog,
+} from "./log.ts";
+export {
+  parseTraceparent,
+  parseTracestate,
+  type TraceContext,
+  traceContextFromMeta,
+} from "./trace_context.ts";
+export { currentTraceparent, noteRequestClient } from "./call_scope.ts";
+export {
+  type CallRecord,
+  type CallVerdict,
+  outcomeOf,
+  redactedArguments,
+  TOOL_ERROR,
+} from "./call_record.ts";
+export {
+  startTelemetry,
+  stopTelemetry,
+  telemetry,
+  type TelemetrySink,
+  type TelemetrySources,
+} from "./sink.ts";
+export { instrumentToolCalls, UNKNOWN_TOOL } from "./instrument_tools.ts";
+export { withRequestLog } from "./request_log.ts";
