@@ -31,6 +31,7 @@ import { checkDisabledGuards } from "./guard_names.ts";
 import { compileExtraPattern } from "./patterns.ts";
 import { buildRemoteSettings } from "./remote.ts";
 import { buildSandboxSettings } from "./sandbox.ts";
+import { buildStateSettings } from "./state.ts";
 import { deepFreeze, FrozenMap, FrozenSet } from "./freeze.ts";
 
 /** Settings the CLI supplies on top of the file and the environment. */
@@ -198,6 +199,8 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
     ? pass(null)
     : await resolveStateDir(stateSetting, jailRoot);
   if (!stateDir.ok) return stateDir;
+  const state = await buildStateSettings(file.state, env, baseDir);
+  if (!state.ok) return state;
 
   // --- commands -----------------------------------------------------------
   const lists = await buildCommandLists(file, children.value.pathDirs, jailRoot);
@@ -267,6 +270,8 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
       },
     }),
     stateDir: stateDir.value,
+    // Only present with a [state] table, so a policy without one hashes as before.
+    ...(file.state === undefined ? {} : { state: state.value }),
     allowlist: new FrozenMap(lists.value.allowlist),
     denylist: new FrozenSet(lists.value.denylist),
     rules: lists.value.rules,

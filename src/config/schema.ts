@@ -127,6 +127,7 @@ export const PolicyFileSchema = table({
   audit_log: text().optional(),
   audit_fail_mode: oneOf(["closed", "open"]),
   state_dir: text().optional(),
+  state: table({ backend: oneOf(["local", "postgres"]), url_file: text().optional() }).optional(),
   audit: table({ rotate_bytes: integer("rotate_bytes"), rotate_daily: flag() }).optional(),
   allowlist: table({ commands: texts() }).optional(),
   denylist: table({ commands: texts() }).optional(),

@@ -202,6 +202,21 @@ export interface AuditRotation {
   readonly daily: boolean;
 }
 
+/**
+ * `[state]`: the durable state backend. The PostgreSQL URL itself is never
+ * held here (it carries a password): only where it comes from and the
+ * host:port the permission layer grants.
+ */
+export type StateSettings =
+  | { readonly backend: "local" }
+  | {
+    readonly backend: "postgres";
+    /** `[state] url_file` (absolute), or null when only `HTMCP_STATE_URL` gives the URL. */
+    readonly urlFile: string | null;
+    readonly host: string;
+    readonly port: number;
+  };
+
 export interface Policy {
   /** Absolute path of the policy file, or null when built from env alone. */
   readonly policyFile: string | null;
@@ -212,6 +227,8 @@ export interface Policy {
   readonly auditFailMode: AuditFailMode;
   /** Built-in rotation (`[audit] rotate_bytes`, `rotate_daily`); absent means off. */
   readonly auditRotation?: AuditRotation;
+  /** `[state]`; absent means the local backend (`state_dir`). */
+  readonly state?: StateSettings;
   /** Absolute state directory (OAuth secret, clients), or null when unused. */
   readonly stateDir: string | null;
   /** Allowlisted names -> resolution. A `Map`, so `constructor` cannot match an inherited key. */
