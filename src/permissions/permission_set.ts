@@ -168,6 +168,17 @@ export function permissionSetFor(
     }
   }
 
+  const state = policy.state;
+  if (state !== undefined && state.backend === "postgres") {
+    // Outbound to the one database the policy's URL names, on any transport
+    // (stdio sessions are kept there too); nothing else is reachable.
+    const host = state.host.includes(":") ? `[${state.host}]` : state.host;
+    net.add(`${host}:${state.port}`, "the PostgreSQL state store ([state] backend)");
+    if (state.urlFile !== null) {
+      read.add(state.urlFile, "the PostgreSQL state store's URL ([state] url_file)");
+    }
+  }
+
   // env -------------------------------------------------------------------
   for (const [name, reason] of HTMCP_ENV_NAMES) env.add(name, reason);
   for (const name of policy.envPass) env.add(name, "[env] pass: copied to every command");

@@ -30,5 +30,6 @@ export {
   describeError,
   type OpenStateResult,
   openStateStore,
+  stateEnv,
   stateStoreFor,
 } from "./open.ts";

@@ -11,6 +11,7 @@
  * @module
  */
 import type { Policy } from "../config/types.ts";
+import { STATE_URL_ENV } from "../config/state.ts";
 import { LocalStateStore } from "./local_store.ts";
 import { openPool } from "./postgres/client.ts";
 import { appliedVersion, schemaMismatch } from "./postgres/migrations.ts";
@@ -97,4 +98,19 @@ export function describeError(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
   // A driver may echo connection parameters; a password never follows "://".
   return text.replace(/[a-z]+:\/\/[^\s]*/gi, "(url)").slice(0, 300);
+}
+
+/**
+ * The one variable the state store reads, read by name: the server's
+ * permission set grants env names one by one, so the whole environment is
+ * never asked for. Unset (or not granted) reads as absent.
+ */
+export function stateEnv(): Readonly<Record<string, string | undefined>> {
+  let url: string | undefined;
+  try {
+    url = Deno.env.get(STATE_URL_ENV);
+  } catch {
+    url = undefined;
+  }
+  return url === undefined ? {} : { [STATE_URL_ENV]: url };
 }

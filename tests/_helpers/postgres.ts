@@ -41,7 +41,7 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-async function freePort(): Promise<number> {
+function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (listener.addr as Deno.NetAddr).port;
   listener.close();
@@ -103,7 +103,7 @@ export async function startPostgres(): Promise<PostgresServer | { readonly skip:
     "UTF8",
     "--no-sync",
   ], asRoot));
-  const port = await freePort();
+  const port = freePort();
   const serverArgv = asServerUser([
     `${POSTGRES_BIN}/postgres`,
     "-D",
