@@ -106,3 +106,36 @@ async function localStatus(policy: Policy, sub: "migrate" | "status"): Promise<n
   console.log(`State backend: local, ${policy.stateDir} ${ready ? "writable" : "NOT writable"}.`);
   return ready ? 0 : 1;
 }
+
+/**
+ * The state store as `htmcp check` reports it: one line, and whether a
+ * server would start with it (reachable, writable, schema current).
+ */
+export async function checkStateStore(
+  policy: Policy,
+): Promise<{ readonly ok: boolean; readonly line: string }> {
+  const settings = policy.state;
+  if (settings === undefined || settings.backend === "local") {
+    const store = stateStoreFor(policy);
+    if (store === null) return { ok: true, line: "local, no state_dir (nothing kept)." };
+    const ready = await store.ping();
+    return {
+      ok: ready,
+      line: `local, ${policy.stateDir} ${ready ? "writable" : "NOT writable"}.`,
+    };
+  }
+  const where = `${settings.host}:${settings.port}`;
+  const pool = await openPool(settings, processEnv());
+  if (!pool.ok) return { ok: false, line: `postgres: FAIL: ${pool.message}` };
+  try {
+    const applied = await appliedVersion(pool.sql);
+    const mismatch = schemaMismatch(applied);
+    return mismatch === null
+      ? { ok: true, line: `postgres at ${where}, reachable, schema version ${applied} (current).` }
+      : { ok: false, line: `postgres at ${where}: FAIL: ${mismatch}` };
+  } catch (error) {
+    return { ok: false, line: `postgres at ${where}: FAIL: ${describeError(error)}.` };
+  } finally {
+    await pool.sql.end({ timeout: 2 }).catch(() => {});
+  }
+}

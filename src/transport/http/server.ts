@@ -36,6 +36,7 @@ import {
   SessionTable,
 } from "./sessions.ts";
 import { checkExposure } from "./startup_checks.ts";
+import { createHealthRoute, createReadiness, jwksProbeFor } from "../../health/mod.ts";
 
 /** Options of {@linkcode serveHttp}. */
 export interface ServeHttpOptions {
@@ -232,6 +233,7 @@ export async function serveHttp(
     audit,
     auth,
     mcp: (request, connection) => handleMcp(mcpDeps, request, connection),
+    health: createHealthRoute(createReadiness(context, { jwks: jwksProbeFor(policy) })),
   }));
   sessions.startSweeping();
   ledger.start();
