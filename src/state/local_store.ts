@@ -74,6 +74,16 @@ export class LocalStateStore implements StateStore {
     return this.#records.list(kind);
   }
 
+  async readAll(kind: string): Promise<Map<string, unknown>> {
+    const out = new Map<string, unknown>();
+    for (const id of await this.#records.list(kind)) {
+      const value = await this.#records.read(kind, id);
+      // Removed between the listing and the read: it is simply gone.
+      if (value !== null) out.set(id, value);
+    }
+    return out;
+  }
+
   async get(kind: string, id: string): Promise<VersionedRecord | null> {
     const value = await this.#records.read(kind, id);
     if (value === null) return null;

@@ -70,6 +70,8 @@ export interface StateStore {
 
   // For several replicas ----------------------------------------------------
 
+  /** Every record of `kind` by id (one query on PostgreSQL; a read per file locally). */
+  readAll(kind: string): Promise<Map<string, unknown>>;
   /** The record with its version, or null. */
   get(kind: string, id: string): Promise<VersionedRecord | null>;
   /**

@@ -82,6 +82,12 @@ export class PostgresStateStore implements StateStore {
     return rows.map((row) => String(row.id));
   }
 
+  async readAll(kind: string): Promise<Map<string, unknown>> {
+    requireName("kind", kind);
+    const rows = await this.#sql`SELECT id, value FROM htmcp_records WHERE kind = ${kind}`;
+    return new Map(rows.map((row) => [String(row.id), JSON.parse(String(row.value))]));
+  }
+
   async get(kind: string, id: string): Promise<VersionedRecord | null> {
     requireName("kind", kind);
     requireName("id", id);
