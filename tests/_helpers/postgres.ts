@@ -19,8 +19,24 @@
  * @module
  */
 
-/** Where the Debian package puts the server binaries. */
-export const POSTGRES_BIN = "/usr/lib/postgresql/15/bin";
+/**
+ * Where the Debian package puts the server binaries: the newest
+ * `/usr/lib/postgresql/<major>/bin` (15 on Debian 12, 17 on Debian 13).
+ */
+export const POSTGRES_BIN = findServerBin();
+
+function findServerBin(): string {
+  let majors: number[] = [];
+  try {
+    majors = [...Deno.readDirSync("/usr/lib/postgresql")]
+      .filter((entry) => entry.isDirectory && /^\d+$/.test(entry.name))
+      .map((entry) => Number(entry.name));
+  } catch {
+    // The package is not installed: startPostgres says so.
+  }
+  const newest = majors.sort((a, b) => b - a)[0];
+  return `/usr/lib/postgresql/${newest ?? "15"}/bin`;
+}
 const SUPERUSER = "htmcp_test";
 
 /** A running server. */

@@ -120,8 +120,8 @@ for (const backend of [local, postgres]) {
           await b.remove(kind, "one");
           equal(await a.read(kind, "one"), null);
           deepEqual(await a.list(kind), ["two"]);
-        deepEqual(await b.readAll(kind), new Map([["two", { n: 3 }]]));
-        deepEqual(await b.readAll(freshKind()), new Map());
+          deepEqual(await b.readAll(kind), new Map([["two", { n: 3 }]]));
+          deepEqual(await b.readAll(freshKind()), new Map());
           // Removing what is not there is not an error.
           await b.remove(kind, "one");
         },
