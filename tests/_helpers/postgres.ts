@@ -91,8 +91,12 @@ function asServerUser(argv: string[], root: boolean): string[] {
 
 /**
  * Starts a server, or returns why it cannot (binaries absent).
+ *
+ * @param options `durable`: fsync on (the benchmark); tests run with it off.
  */
-export async function startPostgres(): Promise<PostgresServer | { readonly skip: string }> {
+export async function startPostgres(
+  options: { readonly durable?: boolean } = {},
+): Promise<PostgresServer | { readonly skip: string }> {
   for (const binary of ["initdb", "postgres", "psql"]) {
     if (!(await exists(`${POSTGRES_BIN}/${binary}`))) {
       return { skip: `${POSTGRES_BIN}/${binary} is missing (apt-get install postgresql)` };
@@ -131,7 +135,8 @@ export async function startPostgres(): Promise<PostgresServer | { readonly skip:
     "-p",
     String(port),
     "-c",
-    "fsync=off",
+    // Tests need no durability; the benchmark measures a durable server.
+    `fsync=${options.durable === true ? "on" : "off"}`,
     "-c",
     "max_connections=100",
   ], asRoot);
