@@ -127,7 +127,6 @@ export const PolicyFileSchema = table({
   audit_log: text().optional(),
   audit_fail_mode: oneOf(["closed", "open"]),
   state_dir: text().optional(),
-  state: table({ backend: oneOf(["local", "postgres"]), url_file: text().optional() }).optional(),
   audit: table({ rotate_bytes: integer("rotate_bytes"), rotate_daily: flag() }).optional(),
   allowlist: table({ commands: texts() }).optional(),
   denylist: table({ commands: texts() }).optional(),
@@ -206,6 +205,7 @@ export const PolicyFileSchema = table({
       ),
     }).optional(),
   }).optional(),
+  state: table({ backend: oneOf(["local", "postgres"]), url_file: text().optional() }).optional(),
 });
 
 /** The validated file, every key still optional. */
