@@ -111,7 +111,7 @@ export async function startPostgres(
   }
   await Deno.chmod(root, 0o700);
   const data = `${root}/data`;
-  await run(asServerUser([
+  const initdb = run(asServerUser([
     `${POSTGRES_BIN}/initdb`,
     "-D",
     data,
@@ -123,6 +123,10 @@ export async function startPostgres(
     "UTF8",
     "--no-sync",
   ], asRoot));
+  await initdb.catch(async (error) => {
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+    throw error;
+  });
   const port = freePort();
   const serverArgv = asServerUser([
     `${POSTGRES_BIN}/postgres`,

@@ -59,7 +59,7 @@ async function localFleet(): Promise<Fleet> {
 async function postgresFleet(): Promise<Fleet | null> {
   const server = await postgresOrSkip("the OAuth registry on PostgreSQL");
   if (server === null) return null;
-  const url = await server.createDatabase("oauth");
+  let url = "";
   const pool = async () => {
     const opened = await openPool(
       { backend: "postgres", urlFile: null, host: "127.0.0.1", port: server.port },
@@ -68,9 +68,16 @@ async function postgresFleet(): Promise<Fleet | null> {
     if (!opened.ok) throw new Error(opened.message);
     return opened.sql;
   };
-  const admin = await pool();
-  await migrate(admin);
-  await admin.end();
+  try {
+    url = await server.createDatabase("oauth");
+    const admin = await pool();
+    await migrate(admin);
+    await admin.end();
+  } catch (error) {
+    // Never leave a server running behind a failed setup.
+    await server.stop();
+    throw error;
+  }
   const stores: StateStore[] = [];
   return {
     async open() {

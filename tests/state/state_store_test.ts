@@ -56,10 +56,17 @@ const postgres: Backend = {
   async setUp() {
     const server: PostgresServer | null = await postgresOrSkip("the StateStore contract");
     if (server === null) return null;
-    const url = await server.createDatabase("contract");
-    const admin = await postgresPool(url);
-    await migrate(admin);
-    await admin.end();
+    let url: string;
+    try {
+      url = await server.createDatabase("contract");
+      const admin = await postgresPool(url);
+      await migrate(admin);
+      await admin.end();
+    } catch (error) {
+      // Never leave a server running behind a failed setup.
+      await server.stop();
+      throw error;
+    }
     const opened: StateStore[] = [];
     return {
       open: async () => {
@@ -262,6 +269,20 @@ for (const backend of [local, postgres]) {
         await Promise.all(Array.from({ length: 12 }, (_, i) => bump(i % 2 === 0 ? a : b)));
         deepEqual(await a.read(kind, "count"), { n: 12 });
       });
+
+      await t.step(
+        "more concurrent withLock calls than the pool has connections all complete",
+        async () => {
+          const kind = freshKind();
+          await a.write(kind, "count", { n: 0 });
+          await Promise.all(Array.from({ length: 40 }, () =>
+            a.withLock(kind, async () => {
+              const { n } = (await a.read(kind, "count")) as { n: number };
+              await a.write(kind, "count", { n: n + 1 });
+            })));
+          deepEqual(await b.read(kind, "count"), { n: 40 });
+        },
+      );
 
       await t.step("a watch hears of a change another replica made, with its id", async () => {
         const kind = freshKind();

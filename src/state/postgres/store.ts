@@ -17,6 +17,7 @@
  */
 import type { Sql } from "./client.ts";
 import { requireName, requireObject } from "../_names.ts";
+import { KeyedMutex } from "../_keyed_mutex.ts";
 import type {
   ChangeListener,
   StateStore,
@@ -34,6 +35,8 @@ export class PostgresStateStore implements StateStore {
   readonly backend = "postgres" as const;
   readonly #sql: Sql;
   readonly #listeners = new Map<string, Set<ChangeListener>>();
+  /** One waiter per kind per process on the database lock (see `KeyedMutex`). */
+  readonly #local = new KeyedMutex();
   #listening: Promise<{ unlisten(): Promise<void> }> | null = null;
   #closed = false;
 
@@ -44,6 +47,10 @@ export class PostgresStateStore implements StateStore {
 
   async withLock<T>(kind: string, fn: () => Promise<T>): Promise<T> {
     requireName("kind", kind);
+    return await this.#local.run(kind, () => this.#withDatabaseLock(kind, fn));
+  }
+
+  async #withDatabaseLock<T>(kind: string, fn: () => Promise<T>): Promise<T> {
     const connection = await this.#sql.reserve();
     try {
       await connection`SELECT pg_advisory_lock(${LOCK_CLASS}, hashtext(${kind}))`;
@@ -107,6 +114,15 @@ export class PostgresStateStore implements StateStore {
     requireName("kind", kind);
     requireName("id", id);
     if (next !== null) requireObject(next);
+    return await this.#local.run(kind, () => this.#compareAndSwap(kind, id, expected, next));
+  }
+
+  async #compareAndSwap(
+    kind: string,
+    id: string,
+    expected: string | null,
+    next: Record<string, unknown> | null,
+  ): Promise<boolean> {
     return await this.#sql.begin(async (tx) => {
       await tx`SELECT pg_advisory_xact_lock(${LOCK_CLASS}, hashtext(${kind}))`;
       if (expected === null) {
@@ -139,6 +155,14 @@ export class PostgresStateStore implements StateStore {
   ): Promise<T> {
     requireName("kind", kind);
     requireName("id", id);
+    return await this.#local.run(kind, () => this.#update(kind, id, decide));
+  }
+
+  async #update<T>(
+    kind: string,
+    id: string,
+    decide: (current: unknown) => UpdateDecision<T>,
+  ): Promise<T> {
     return await this.#sql.begin(async (tx) => {
       await tx`SELECT pg_advisory_xact_lock(${LOCK_CLASS}, hashtext(${kind}))`;
       const [row] = await tx`
