@@ -18,6 +18,7 @@ import { measureHttpBench } from "./http_bench.ts";
 import { prepareJail } from "../scripts/_jail.ts";
 import { soakMain } from "./soak.ts";
 import { printPipelineSection } from "./pipeline_main.ts";
+import { printStateSection } from "./state_ops.ts";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const CALLS = Number(Deno.env.get("HTMCP_BENCH_CALLS") ?? 300);
@@ -190,6 +191,9 @@ async function main(): Promise<void> {
         } calls/s, p50 ${fmt(row.p50Ms)} ms, p95 ${fmt(row.p95Ms)} ms`,
       );
     }
+
+    console.log("\n6. State store: one operation, local state directory vs PostgreSQL (loopback)");
+    await printStateSection(200);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

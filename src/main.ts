@@ -31,6 +31,8 @@ Usage:
   htmcp policy suggest --from LOG [--policy FILE]  refusals grouped, for review (edits nothing)
   htmcp auth clients --policy FILE                 list approved OAuth clients
   htmcp auth revoke CLIENT_ID --policy FILE        revoke a client and its tokens
+  htmcp state migrate --policy FILE                apply the PostgreSQL state schema's migrations
+  htmcp state status --policy FILE                 the state backend, reachable, schema current
   htmcp version                                    print the version
   htmcp --help                                     print this help
 
@@ -52,6 +54,7 @@ const VERBS: ReadonlyMap<string, () => Promise<VerbRunner>> = new Map([
   ["systemd", async () => (await import("./cli/systemd.ts")).run],
   ["auth", async () => (await import("./cli/auth.ts")).run],
   ["policy", async () => (await import("./cli/policy.ts")).run],
+  ["state", async () => (await import("./cli/state.ts")).run],
 ]);
 
 /**

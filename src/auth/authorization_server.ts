@@ -26,6 +26,7 @@ import {
 import { rateLimitedLog } from "./server/operator_log.ts";
 import { type AuthSettingsResolved, resolveAuthSettings } from "./settings.ts";
 import { openAuthState } from "./state/mod.ts";
+import { stateStoreFor } from "../state/mod.ts";
 import { createExternalResourceServer } from "./external_resource_server.ts";
 
 /** Options of {@linkcode createAuthorizationServer}. */
@@ -94,9 +95,14 @@ export async function createAuthorizationServer(
   // An external provider issues the tokens: none of our issuing endpoints or
   // state exist, only the resource side.
   if (options.policy.auth.mode === "external") return await createExternalResourceServer(options);
+  // A fleet keeps its OAuth state (secret, clients, revocations) in the
+  // shared PostgreSQL store, so every replica verifies every token.
+  const shared = options.policy.state?.backend === "postgres"
+    ? stateStoreFor(options.policy)
+    : null;
   // A caller may pass `policy.stateDir` unchecked; without a state directory
   // there is nowhere safe for the secret, so refuse with the key to set.
-  if (typeof options.stateDir !== "string" || options.stateDir === "") {
+  if (shared === null && (typeof options.stateDir !== "string" || options.stateDir === "")) {
     return {
       ok: false,
       message: 'OAuth needs a state directory: set "state_dir" in the policy or HTMCP_STATE_DIR.',
@@ -107,14 +113,16 @@ export async function createAuthorizationServer(
   const settings = resolved.settings;
   const audit = options.audit;
   const opened = await openAuthState(
-    options.stateDir,
+    shared ?? options.stateDir,
     (clientId) => audit.writeEvent("client_revocation_applied", { client_id: clientId }),
   );
   if (!opened.ok) return opened;
   const { key, registry, secretCreated } = opened.state;
   const now = options.now ?? Date.now;
   if (secretCreated) {
-    await audit.writeEvent("oauth_secret_created", { state_dir: options.stateDir });
+    await audit.writeEvent("oauth_secret_created", {
+      state_dir: shared === null ? options.stateDir : "(state store)",
+    });
   }
   const deps: ServerDeps = {
     settings,

@@ -98,6 +98,7 @@ export const VERB_FLAGS: ReadonlyMap<string, FlagSpec> = new Map<string, FlagSpe
     switches: ["--denied", "--warned", "--json", "--no-color", "-f", "--follow"],
   }],
   ["policy", { values: ["--policy", "--replay", "--commands", "--from"], switches: ["--json"] }],
+  ["state", { values: ["--policy"] }],
 ]);
 
 /** Verbs that read a policy. */
@@ -108,6 +109,7 @@ export const POLICY_VERBS: ReadonlySet<string> = new Set([
   "permissions",
   "systemd",
   "auth",
+  "state",
 ]);
 
 /** What the command line asks for, decided before any module is loaded. */
@@ -158,7 +160,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     return { ok: true, action: "help" };
   }
   // `auth` and `audit` take a sub-verb first; their flags follow it.
-  const flagArgs = verb === "auth" || verb === "policy" || verb === "audit"
+  const flagArgs = verb === "auth" || verb === "policy" || verb === "audit" || verb === "state"
     ? verbArgs.slice(1)
     : verbArgs;
   const parsed = parseArgs(flagArgs, spec);

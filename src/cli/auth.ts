@@ -14,6 +14,8 @@ import type { Policy } from "../config/types.ts";
 import { createRedactor } from "../redact/mod.ts";
 import { parseArgs } from "./args.ts";
 import { loadPolicyForCli } from "./policy_arg.ts";
+import { processEnv } from "./env.ts";
+import { closeStateStore, describeError, openStateStore } from "../state/mod.ts";
 
 const USAGE = `Usage:
   htmcp auth clients --policy FILE [--json]   list approved OAuth clients
@@ -42,6 +44,28 @@ export async function run(argv: readonly string[]): Promise<number> {
   }
   const policy = await loadPolicyForCli(parsed.args.values.get("--policy"));
   if (policy === null) return 1;
+  if (policy.state?.backend === "postgres") {
+    // A fleet's clients and revocations are in the shared store: a revocation
+    // here is in force on every replica within a second.
+    const opened = await openStateStore(policy, processEnv());
+    if (!opened.ok || opened.store === null) {
+      console.error(`htmcp: ${opened.ok ? "The state store did not open." : opened.message}`);
+      return 1;
+    }
+    try {
+      const registry = new ClientRegistry(opened.store);
+      return sub === "clients"
+        ? await listClients(registry, parsed.args.switches.has("--json"))
+        : await revoke(registry, policy, positionals[0] as string);
+    } catch (error) {
+      console.error(
+        `htmcp: Cannot read the OAuth state in the state store: ${describeError(error)}.`,
+      );
+      return 1;
+    } finally {
+      await closeStateStore(policy);
+    }
+  }
   if (policy.stateDir === null) {
     console.error(
       "htmcp: The policy sets no state_dir (nor HTMCP_STATE_DIR), so there are no OAuth clients.",

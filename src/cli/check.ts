@@ -12,8 +12,9 @@
  * says only whether the layers are in force.
  *
  * Exit codes: 0 the layer is in force and every probe was refused; 1 it is
- * not (unless `--allow-unconfined`), or the policy/sandbox cannot start;
- * 2 usage.
+ * not (unless `--allow-unconfined`), or the policy, the sandbox or the state
+ * store (unreachable, schema not current) cannot start; 2 usage. So `htmcp
+ * check` is a readiness command: 0 means a server started now would serve.
  *
  * @module
  */
@@ -31,6 +32,7 @@ import {
   transportFor,
 } from "../permissions/mod.ts";
 import { describeFdBudget, fdBudget, readFdLimit } from "../transport/http/mod.ts";
+import { checkStateStore } from "./state.ts";
 
 const list = (grants: readonly Grant[]) =>
   grants.length === 0 ? "none" : grants.map((grant) => grant.value).join(", ");
@@ -135,6 +137,13 @@ export async function run(argv: readonly string[]): Promise<number> {
               probe.passed ? "PASS" : "FAIL"
             } ${probe.name}: ${probe.target} -> ${probe.outcome}`,
           );
+        }
+        // The state store as the server would open it: reachable, schema current.
+        const state = await checkStateStore(policy);
+        out(`State store: ${state.line}`);
+        if (!state.ok) {
+          out("Result: the state store is not usable; the server would not start.");
+          return 1;
         }
         const inForce = layer !== "NONE" && probes.every((probe) => probe.passed);
         if (inForce) {

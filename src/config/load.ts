@@ -34,6 +34,7 @@ import { buildSandboxSettings } from "./sandbox.ts";
 import { buildLinkSettings } from "./links.ts";
 import { buildAuditSettings } from "./audit_settings.ts";
 import { buildLogSettings, buildTelemetrySettings } from "./observability.ts";
+import { buildStateSettings } from "./state.ts";
 import { deepFreeze, FrozenMap, FrozenSet } from "./freeze.ts";
 
 /** Settings the CLI supplies on top of the file and the environment. */
@@ -201,6 +202,8 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
     ? pass(null)
     : await resolveStateDir(stateSetting, jailRoot);
   if (!stateDir.ok) return stateDir;
+  const state = await buildStateSettings(file.state, env, baseDir);
+  if (!state.ok) return state;
 
   // --- commands -----------------------------------------------------------
   const lists = await buildCommandLists(file, children.value.pathDirs, jailRoot);
@@ -275,6 +278,8 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
     // Only present when set, so a policy without an [audit] table loads as before.
     ...auditSettings.value,
     stateDir: stateDir.value,
+    // Only present with a [state] table, so a policy without one hashes as before.
+    ...(file.state === undefined ? {} : { state: state.value }),
     allowlist: new FrozenMap(lists.value.allowlist),
     denylist: new FrozenSet(lists.value.denylist),
     rules: lists.value.rules,

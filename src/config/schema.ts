@@ -238,6 +238,7 @@ export const PolicyFileSchema = table({
       ),
     }).optional(),
   }).optional(),
+  state: table({ backend: oneOf(["local", "postgres"]), url_file: text().optional() }).optional(),
 });
 
 /** The validated file, every key still optional. */

@@ -245,6 +245,21 @@ export interface TelemetrySettings {
   readonly metricsIntervalMs: number;
 }
 
+/**
+ * `[state]`: the durable state backend. The PostgreSQL URL itself is never
+ * held here (it carries a password): only where it comes from and the
+ * host:port the permission layer grants.
+ */
+export type StateSettings =
+  | { readonly backend: "local" }
+  | {
+    readonly backend: "postgres";
+    /** `[state] url_file` (absolute), or null when only `HTMCP_STATE_URL` gives the URL. */
+    readonly urlFile: string | null;
+    readonly host: string;
+    readonly port: number;
+  };
+
 export interface Policy {
   /** Absolute path of the policy file, or null when built from env alone. */
   readonly policyFile: string | null;
@@ -259,6 +274,8 @@ export interface Policy {
   readonly auditCheckpoints?: AuditCheckpoints;
   /** `[audit] expose_to_model`: serve the `audit_tail` tool. Absent means false. */
   readonly auditExposeToModel?: boolean;
+  /** `[state]`; absent means the local backend (`state_dir`). */
+  readonly state?: StateSettings;
   /** Absolute state directory (OAuth secret, clients), or null when unused. */
   readonly stateDir: string | null;
   /** Allowlisted names -> resolution. A `Map`, so `constructor` cannot match an inherited key. */

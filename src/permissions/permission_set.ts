@@ -182,6 +182,16 @@ export function permissionSetFor(
     // and only when [telemetry] names one: without it no net grant exists.
     net.add(otlpNetGrant(policy.telemetry), "[telemetry] otlp_endpoint: the OTLP/HTTP collector");
   }
+  const state = policy.state;
+  if (state !== undefined && state.backend === "postgres") {
+    // Outbound to the one database the policy's URL names, on any transport
+    // (stdio sessions are kept there too); nothing else is reachable.
+    const host = state.host.includes(":") ? `[${state.host}]` : state.host;
+    net.add(`${host}:${state.port}`, "the PostgreSQL state store ([state] backend)");
+    if (state.urlFile !== null) {
+      read.add(state.urlFile, "the PostgreSQL state store's URL ([state] url_file)");
+    }
+  }
 
   // env -------------------------------------------------------------------
   for (const [name, reason] of HTMCP_ENV_NAMES) env.add(name, reason);

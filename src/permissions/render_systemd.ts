@@ -253,9 +253,11 @@ export function renderSystemdUnit(
     "# with --v8-flags=--jitless (slower, no WebAssembly). See docs/permissions.md.",
     "MemoryDenyWriteExecute=no",
   );
-  // The families bind the commands too: only HTTP, or a sandbox that grants
-  // commands the network, needs IP sockets.
-  const needsIp = set.transport === "http" || (sandboxed && policy.sandbox.network);
+  // The families bind the commands too: only HTTP, an outbound grant (the
+  // PostgreSQL state store), or a sandbox that grants commands the network,
+  // needs IP sockets.
+  const needsIp = set.transport === "http" || set.net.length > 0 ||
+    (sandboxed && policy.sandbox.network);
   if (needsIp) {
     add("RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6");
   } else {

@@ -30,7 +30,10 @@ export interface PermissionSet {
   readonly write: readonly Grant[];
   /** Absolute paths of the programs the server may spawn. */
   readonly run: readonly Grant[];
-  /** `host:port` the server may listen on (HTTP only). */
+  /**
+   * `host:port` the server may listen on (HTTP only) or connect to (an
+   * external identity provider; the PostgreSQL state store).
+   */
   readonly net: readonly Grant[];
   /** Environment variable names the server may read. */
   readonly env: readonly Grant[];

@@ -12,6 +12,7 @@ import { createExecutor, type Executor } from "../exec/mod.ts";
 import { ConcurrencyLimiter } from "./limiter.ts";
 import { policyHash } from "../policy_tools/identity.ts";
 import { currentTraceparent, lineSink } from "../telemetry/mod.ts";
+import { closeStateStore, openStateStore, stateEnv } from "../state/mod.ts";
 
 export interface ServerContext {
   readonly policy: Policy;
@@ -61,8 +62,16 @@ export async function createServerContext(policy: Policy): Promise<ContextResult
   });
   if (!opened.ok) return { ok: false, message: opened.reason };
   const audit = opened.log;
+  // Before anything serves: an unreachable store or a schema that is not
+  // this build's stops the start with the sentence saying what to do.
+  const state = await openStateStore(policy, stateEnv());
+  if (!state.ok) {
+    await audit.close();
+    return { ok: false, message: state.message };
+  }
   const built = await createExecutor(policy);
   if (!built.ok) {
+    await closeStateStore(policy);
     await audit.close();
     return { ok: false, message: built.message };
   }
@@ -91,6 +100,7 @@ export async function createServerContext(policy: Policy): Promise<ContextResult
         // outcome records; only then may the log close.
         await Promise.allSettled([...inflight]);
         await audit.writeEvent("server_stop", { reason });
+        await closeStateStore(policy);
         await audit.close();
       })();
       return closing;

@@ -1,9 +1,9 @@
 /**
  * Sessions: a working directory that persists across calls, bound to the
- * caller that started it. Records live in the state directory (one file per
- * session, through `RecordStore`), so every server sharing that directory
- * sees the same sessions, and every change is made under the store's
- * cross-process lock.
+ * caller that started it. Records live in the state store (one record per
+ * session: a file in the state directory, or a row in PostgreSQL), so every
+ * server sharing that store sees the same sessions, and every change is made
+ * under the store's cross-process lock.
  *
  * Threats and answers:
  * - Guessing or reusing another caller's session: ids are 128 random bits,
@@ -18,7 +18,7 @@
  * @module
  */
 import type { SessionSettings } from "../config/types.ts";
-import { isRecordName, RecordStore } from "../state/mod.ts";
+import { isRecordName, LocalStateStore, type StateStore, stateStoreFor } from "../state/mod.ts";
 
 const KIND = "sessions";
 
@@ -58,17 +58,21 @@ function newSessionId(): string {
 
 /** The sessions of one state directory. */
 export class Sessions {
-  readonly #store: RecordStore;
+  readonly #store: StateStore;
   readonly #settings: SessionSettings;
   readonly #now: () => number;
 
   /**
-   * @param stateDir The state directory (checked 0700 at startup).
+   * @param store The state store, or a state directory for the local one.
    * @param settings The policy's `[sessions]`.
    * @param now The clock (tests move it).
    */
-  constructor(stateDir: string, settings: SessionSettings, now: () => number = Date.now) {
-    this.#store = new RecordStore(stateDir);
+  constructor(
+    store: StateStore | string,
+    settings: SessionSettings,
+    now: () => number = Date.now,
+  ) {
+    this.#store = typeof store === "string" ? new LocalStateStore(store) : store;
     this.#settings = settings;
     this.#now = now;
   }
@@ -152,16 +156,18 @@ export class Sessions {
 const cache = new WeakMap<object, Sessions>();
 
 /**
- * The sessions of `policy`'s state directory (one instance per policy), or
- * null when the policy has no `state_dir`: sessions are durable or absent.
+ * The sessions of `policy`'s state store (one instance per policy), or null
+ * when it has none (the local backend without `state_dir`): sessions are
+ * durable or absent.
  */
 export function sessionsFor(
-  policy: { readonly stateDir: string | null; readonly sessions: SessionSettings },
+  policy: Parameters<typeof stateStoreFor>[0] & { readonly sessions: SessionSettings },
 ): Sessions | null {
-  if (policy.stateDir === null) return null;
+  const store = stateStoreFor(policy);
+  if (store === null) return null;
   let sessions = cache.get(policy);
   if (sessions === undefined) {
-    sessions = new Sessions(policy.stateDir, policy.sessions);
+    sessions = new Sessions(store, policy.sessions);
     cache.set(policy, sessions);
   }
   return sessions;

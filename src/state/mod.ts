@@ -1,6 +1,35 @@
 /**
- * Durable records in the state directory, shared across server processes.
+ * Durable state shared across server processes: the `StateStore` interface
+ * and its two backends (the state directory; PostgreSQL for a fleet).
+ * `RecordStore` stays as it was for code that has not moved yet.
  *
  * @module
  */
 export { isRecordName, RecordStore } from "./record_store.ts";
+export type {
+  ChangeListener,
+  StateBackend,
+  StateStore,
+  UpdateDecision,
+  VersionedRecord,
+  Watch,
+} from "./store.ts";
+export { LOCAL_POLL_MS, LocalStateStore } from "./local_store.ts";
+export { PostgresStateStore } from "./postgres/store.ts";
+export { openPool, type Sql } from "./postgres/client.ts";
+export {
+  type AppliedMigration,
+  appliedVersion,
+  migrate,
+  MIGRATIONS,
+  SCHEMA_VERSION,
+  schemaMismatch,
+} from "./postgres/migrations.ts";
+export {
+  closeStateStore,
+  describeError,
+  type OpenStateResult,
+  openStateStore,
+  stateEnv,
+  stateStoreFor,
+} from "./open.ts";

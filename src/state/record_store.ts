@@ -20,20 +20,12 @@
 
 import { ensureStateDir } from "../auth/state/state_dir.ts";
 
-const NAME = /^[A-Za-z0-9_-]{1,64}$/;
+import { isRecordName, requireName } from "./_names.ts";
+
+export { isRecordName };
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
-
-/** True when `name` can be a kind or a record id (one plain file name). */
-export function isRecordName(name: string): boolean {
-  return NAME.test(name);
-}
-
-function requireName(what: string, name: string): string {
-  // A caller bug, not input to judge: ids that reach here were checked or generated.
-  if (!isRecordName(name)) throw new RangeError(`Invalid record ${what} "${name}".`);
-  return name;
-}
 
 /** JSON records under `<root>/<kind>/<id>.json`. */
 export class RecordStore {

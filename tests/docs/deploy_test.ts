@@ -104,7 +104,9 @@ print(json.dumps(out))
   assert.equal(container.securityContext.readOnlyRootFilesystem, true);
   assert.equal(container.securityContext.allowPrivilegeEscalation, false);
   assert.deepEqual(container.securityContext.capabilities.drop, ["ALL"]);
-  assert.ok(container.readinessProbe.exec.command.includes("check"));
+  assert.ok(container.startupProbe.exec.command.includes("check"));
+  assert.deepEqual(container.readinessProbe.httpGet, { path: "/readyz", port: "http" });
+  assert.deepEqual(container.livenessProbe.httpGet, { path: "/healthz", port: "http" });
   const mounts = container.volumeMounts.map((m: { mountPath: string }) => m.mountPath);
   for (const path of ["/jail", "/var/lib/htmcp", "/var/log/htmcp", "/etc/htmcp"]) {
     assert.ok(mounts.includes(path), path);

@@ -14,3 +14,5 @@ export {
   type VerifyResult,
 } from "./verify.ts";
 export { type BearerCheck, bearerChecker } from "./check.ts";
+export { discoverJwksUri } from "./verify_external.ts";
+export { DEFAULT_FETCH_BOUNDS, fetchJsonObject } from "./provider_fetch.ts";

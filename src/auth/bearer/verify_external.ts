@@ -314,7 +314,7 @@ async function keySetResponse(
  * its RFC 8414 metadata. The document must name the same issuer (RFC 8414
  * §3.3), or an attacker's metadata could point us at their keys.
  */
-async function discoverJwksUri(issuer: string, bounds: FetchBounds): Promise<string> {
+export async function discoverJwksUri(issuer: string, bounds: FetchBounds): Promise<string> {
   const base = issuer.endsWith("/") ? issuer.slice(0, -1) : issuer;
   const url = new URL(issuer);
   const path = url.pathname === "/" ? "" : url.pathname;

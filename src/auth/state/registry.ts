@@ -2,20 +2,15 @@
  * Approved clients and revocations together: the view both the server and
  * the operator CLI read, always fresh from `state_dir` (one `stat` per file
  * per check), so a revocation by another process takes effect on the next
- * request.
+ * request; or from the shared state store, where a revocation made by any
+ * replica or the CLI is in force everywhere within one second.
  *
  * @module
  */
-import { join } from "node:path";
-import { appendRecord, WatchedJsonl } from "./jsonl.ts";
-import { approvalLine, buildClientMap, type ClientRecord, CLIENTS_FILE } from "./clients.ts";
-import {
-  buildRevocationView,
-  clientRevocationLine,
-  REVOCATIONS_FILE,
-  type RevocationView,
-  tokenRevocationLine,
-} from "./revocations.ts";
+import type { StateStore } from "../../state/mod.ts";
+import type { ClientRecord } from "./clients.ts";
+import { clientRevocationLine, type RevocationView, tokenRevocationLine } from "./revocations.ts";
+import { fileSource, type RegistrySource, storeSource } from "./sources.ts";
 
 /** Approved clients as the CLI lists them. */
 export interface ApprovedClients {
@@ -29,12 +24,9 @@ export type RevokeClientResult =
   | { readonly ok: true; readonly client: ClientRecord }
   | { readonly ok: false; readonly message: string };
 
-/** Reads and appends the shared OAuth state of one state directory. */
+/** Reads and appends the shared OAuth state: a state directory's files, or a shared store. */
 export class ClientRegistry {
-  readonly #clientsPath: string;
-  readonly #revocationsPath: string;
-  readonly #clients: WatchedJsonl<ReturnType<typeof buildClientMap>>;
-  readonly #revocations: WatchedJsonl<RevocationView>;
+  readonly #source: RegistrySource;
   /**
    * Token revocations made by this process, effective even if the append to
    * the shared file failed (disk full): a replayed code must kill its token.
@@ -45,28 +37,23 @@ export class ClientRegistry {
   #seen: RevocationView | null = null;
 
   /**
-   * @param stateDir The state directory (need not exist for reading).
+   * @param source The state directory (need not exist for reading), or a
+   *   shared state store (the PostgreSQL backend).
    * @param onClientRevoked Called once for each client revocation that appears
-   *   in the file after the first read (another process, the CLI, added it):
-   *   the server audits it, because the running server holds the audit log's lock.
+   *   after the first read (another process, the CLI, added it): the server
+   *   audits it, because the running server holds the audit log's lock.
    */
   constructor(
-    stateDir: string,
+    source: string | StateStore,
     onClientRevoked: ((clientId: string) => Promise<unknown>) | null = null,
   ) {
     this.#onClientRevoked = onClientRevoked;
-    this.#clientsPath = join(stateDir, CLIENTS_FILE);
-    this.#revocationsPath = join(stateDir, REVOCATIONS_FILE);
-    this.#clients = new WatchedJsonl(this.#clientsPath, (s) => buildClientMap(s.records));
-    this.#revocations = new WatchedJsonl(
-      this.#revocationsPath,
-      (s) => buildRevocationView(s.records, s.badLines),
-    );
+    this.#source = typeof source === "string" ? fileSource(source) : storeSource(source);
   }
 
   /** The revocation list (throws when it exists but cannot be read: fail closed). */
   async revocations(): Promise<RevocationView> {
-    const view = await this.#revocations.current();
+    const view = await this.#source.revocations();
     const seen = this.#seen;
     if (view !== seen) {
       this.#seen = view;
@@ -86,7 +73,7 @@ export class ClientRegistry {
 
   /** Approved clients minus revoked ones. */
   async approvedClients(): Promise<ApprovedClients> {
-    const { clients, skipped } = await this.#clients.current();
+    const { clients, skipped } = await this.#source.clients();
     const revoked = (await this.revocations()).clients;
     const live = new Map<string, ClientRecord>();
     for (const [id, client] of clients) if (!revoked.has(id)) live.set(id, client);
@@ -105,7 +92,7 @@ export class ClientRegistry {
 
   /** Persists a client at its first approval. */
   async recordApproval(client: ClientRecord): Promise<void> {
-    await appendRecord(this.#clientsPath, approvalLine(client));
+    await this.#source.addApproval(client);
   }
 
   /**
@@ -117,7 +104,7 @@ export class ClientRegistry {
     if (client === null) {
       return { ok: false, message: `There is no approved OAuth client "${clientId}".` };
     }
-    await appendRecord(this.#revocationsPath, clientRevocationLine(clientId, nowSeconds));
+    await this.#source.addRevocation(clientRevocationLine(clientId, nowSeconds));
     return { ok: true, client };
   }
 
@@ -128,7 +115,7 @@ export class ClientRegistry {
   ): Promise<void> {
     for (const { jti, exp } of tokens) this.#localTokenRevocations.set(jti, exp);
     for (const { jti, exp } of tokens) {
-      await appendRecord(this.#revocationsPath, tokenRevocationLine(jti, exp, nowSeconds));
+      await this.#source.addRevocation(tokenRevocationLine(jti, exp, nowSeconds));
     }
   }
 }

@@ -24,12 +24,19 @@ export interface RevocationView {
 }
 
 /** The line revoking a client. */
-export function clientRevocationLine(clientId: string, revokedAt: number): unknown {
+export function clientRevocationLine(
+  clientId: string,
+  revokedAt: number,
+): { readonly kind: "client" } & Record<string, unknown> {
   return { kind: "client", client_id: clientId, revoked_at: revokedAt };
 }
 
 /** The line revoking one access token. */
-export function tokenRevocationLine(jti: string, exp: number, revokedAt: number): unknown {
+export function tokenRevocationLine(
+  jti: string,
+  exp: number,
+  revokedAt: number,
+): { readonly kind: "token" } & Record<string, unknown> {
   return { kind: "token", jti, exp, revoked_at: revokedAt };
 }
 

@@ -3,7 +3,8 @@
  *
  * 1. size: a declared `Content-Length` over `max_http_request_bytes` gets 413
  *    from the headers alone;
- * 2. DNS rebinding: a foreign `Host` or `Origin` gets 403;
+ * 2. `/healthz` and `/readyz` (booleans only, answered to any Host);
+ *    then DNS rebinding: a foreign `Host` or `Origin` gets 403;
  * 3. routing: `/mcp` (which authenticates before it reads the body),
  *    `/download/{token}` (the token is the capability; src/links/), then the
  *    OAuth and well-known routes of the authorization server (which get a
@@ -40,6 +41,8 @@ export interface HandlerDeps {
   readonly mcp: (request: Request, connection: ConnectionInfo) => Promise<Response>;
   /** `GET /download/{token}` (src/links/), or null when links are off. */
   readonly download?: ((request: Request, remoteAddr: string) => Promise<Response>) | null;
+  /** `/healthz` and `/readyz` (src/health/): null for any other path. */
+  readonly health?: (request: Request, path: string) => Promise<Response | null>;
 }
 
 /** The path MCP is served at; also the canonical resource's path. */
@@ -66,6 +69,10 @@ export function createHttpHandler(
       });
       return tooLargeResponse(limit);
     }
+
+    // Before the Host check: probes address a pod by its IP (booleans only, see src/health/).
+    const health = deps.health === undefined ? null : await deps.health(request, path);
+    if (health !== null) return health;
 
     const hosts = deps.hostCheck.check(request);
     if (!hosts.ok && !isApprovalPostWithNullOrigin(request, path, hosts, deps.auth !== null)) {

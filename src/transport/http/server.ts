@@ -39,6 +39,7 @@ import {
 import { checkExposure } from "./startup_checks.ts";
 import { startLinks } from "../../links/mod.ts";
 import { registerLinkTools } from "../../server/register_links.ts";
+import { createHealthRoute, createReadiness, jwksProbeFor } from "../../health/mod.ts";
 
 /** Options of {@linkcode serveHttp}. */
 export interface ServeHttpOptions {
@@ -244,6 +245,7 @@ export async function serveHttp(
       audit,
       auth,
       mcp: (request, connection) => handleMcp(mcpDeps, request, connection),
+      health: createHealthRoute(createReadiness(context, { jwks: jwksProbeFor(policy) })),
       download: links === null ? null : links.route,
     }),
     (info) => info.remoteAddr.hostname,

@@ -75,7 +75,9 @@ export function checkExposure(
     };
   }
   // External mode keeps no OAuth state: the provider holds clients and keys.
-  if (policy.stateDir === null && policy.auth.mode !== "external") {
+  // The PostgreSQL state backend holds them for a fleet.
+  const sharedState = policy.state?.backend === "postgres";
+  if (policy.stateDir === null && policy.auth.mode !== "external" && !sharedState) {
     return {
       ok: false,
       message:

@@ -1,0 +1,101 @@
+/**
+ * Readiness: whether this replica should be sent traffic. Each check is one
+ * boolean; the report never carries a path, a URL, an error text or a
+ * secret, because `/readyz` answers anyone who can reach the port (a load
+ * balancer, a kubelet) without authentication.
+ *
+ * - `policy`: the policy this process serves was loaded and validated (a
+ *   server without one never starts, so a running one reports true; an edit
+ *   on disk is never applied live, so it does not change this);
+ * - `audit`: the audit log can be opened for appending now (nothing is
+ *   written: a probe per second must not grow the log);
+ * - `sandbox`: the executor's startup probes all passed and the mode in
+ *   force is the one configured;
+ * - `store`: the state store answers (a PostgreSQL `SELECT 1`; the local
+ *   state directory is writable); absent when the policy keeps no state;
+ * - `jwks`: in external mode, the identity provider's key set can be fetched.
+ *
+ * The report is computed at most once per `cacheMs` and concurrent probes
+ * share one computation, so no rate of probes can turn into a rate of
+ * database queries or provider fetches.
+ *
+ * @module
+ */
+import type { ServerContext } from "../server/mod.ts";
+import { stateStoreFor } from "../state/mod.ts";
+
+/** The per-check booleans, and whether all of them hold. */
+export interface ReadinessReport {
+  readonly ready: boolean;
+  readonly checks: Readonly<Record<string, boolean>>;
+}
+
+/** How long one computed report is reused. */
+export const READINESS_CACHE_MS = 1_000;
+
+export interface ReadinessOptions {
+  /** In external mode, whether the provider's key set is reachable; null otherwise. */
+  readonly jwks: (() => Promise<boolean>) | null;
+  readonly cacheMs?: number;
+  readonly now?: () => number;
+}
+
+/** Builds the readiness probe of one server. */
+export function createReadiness(
+  context: Pick<ServerContext, "policy" | "executor">,
+  options: ReadinessOptions,
+): () => Promise<ReadinessReport> {
+  const cacheMs = options.cacheMs ?? READINESS_CACHE_MS;
+  const now = options.now ?? Date.now;
+  let last: { at: number; report: ReadinessReport } | null = null;
+  let running: Promise<ReadinessReport> | null = null;
+  return () => {
+    if (last !== null && now() - last.at < cacheMs) return Promise.resolve(last.report);
+    running ??= computeReadiness(context, options).then((report) => {
+      last = { at: now(), report };
+      running = null;
+      return report;
+    });
+    return running;
+  };
+}
+
+async function computeReadiness(
+  context: Pick<ServerContext, "policy" | "executor">,
+  options: ReadinessOptions,
+): Promise<ReadinessReport> {
+  const { policy } = context;
+  const store = stateStoreFor(policy);
+  const [audit, storeOk, jwks] = await Promise.all([
+    auditWritable(policy.auditLog),
+    store === null ? Promise.resolve(null) : store.ping(),
+    options.jwks === null ? Promise.resolve(null) : options.jwks().catch(() => false),
+  ]);
+  const checks: Record<string, boolean> = {
+    policy: true,
+    audit,
+    sandbox: sandboxHolds(context.executor.describe()),
+  };
+  if (storeOk !== null) checks.store = storeOk;
+  if (jwks !== null) checks.jwks = jwks;
+  return Object.freeze({
+    ready: Object.values(checks).every((ok) => ok),
+    checks: Object.freeze(checks),
+  });
+}
+
+function sandboxHolds(description: ReturnType<ServerContext["executor"]["describe"]>): boolean {
+  const wanted = description.requestedMode === "auto" ? "bwrap" : description.requestedMode;
+  return description.mode === wanted && description.probes.every((probe) => probe.ok);
+}
+
+async function auditWritable(path: string): Promise<boolean> {
+  try {
+    // Append mode, zero bytes written: the same open the writer makes.
+    const file = await Deno.open(path, { append: true });
+    file.close();
+    return true;
+  } catch {
+    return false;
+  }
+}
