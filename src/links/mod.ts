@@ -10,6 +10,6 @@ import "./audit_events.ts";
 export { type LinkAudit, ownerClientId } from "./audit_events.ts";
 export { type LinkRecord, type LinkRequest, LinkStore } from "./store.ts";
 export { contentDisposition } from "./headers.ts";
-export { DOWNLOAD_PREFIX, isDownloadPath } from "./route.ts";
+export { DOWNLOAD_PREFIX, isDownloadPath, maskedPath } from "./route.ts";
 export { type LinkService, startLinks, SWEEP_INTERVAL_MS } from "./service.ts";
 export { isTokenShaped, tokenDigest } from "./token.ts";

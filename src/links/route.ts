@@ -37,6 +37,14 @@ export function isDownloadPath(path: string): boolean {
   return path.startsWith(DOWNLOAD_PREFIX);
 }
 
+/**
+ * `path` as every record and log line may show it: a download path's last
+ * segment is the token itself, the whole capability, so it is masked.
+ */
+export function maskedPath(path: string): string {
+  return isDownloadPath(path) ? `${DOWNLOAD_PREFIX}{token}` : path;
+}
+
 /** Reads the whole descriptor once and compares its SHA-256 and length with the record. */
 async function matchesRecord(file: Deno.FsFile, sha256: string, size: number): Promise<boolean> {
   const hash = createHash("sha256");

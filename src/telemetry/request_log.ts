@@ -9,6 +9,7 @@
  */
 import { type RequestScope, withRequestScope } from "./call_scope.ts";
 import { operatorLog } from "./log.ts";
+import { maskedPath } from "../links/mod.ts";
 
 /** A request handler as the HTTP listener calls it. */
 type RequestHandler<I> = (request: Request, info: I) => Promise<Response>;
@@ -71,7 +72,8 @@ function logRequest(
 
 function pathOf(request: Request): string {
   try {
-    const path = new URL(request.url).pathname;
+    // A download token is a capability: the log never shows it.
+    const path = maskedPath(new URL(request.url).pathname);
     return path.length > 256 ? `${path.slice(0, 256)}...` : path;
   } catch {
     return "";

@@ -11,6 +11,7 @@ import { LAUNCH, policyToml, serverEnv, startHarness } from "../_helpers/stdio_h
 import { prepareJail } from "../_helpers/jail.ts";
 
 const OUTPUT_CANARY = "LOG-OUTPUT-CANARY-51c2";
+const DOWNLOAD_TOKEN = "dl-token-canary-" + "Zr8qX1vB6nM3kP0wT5yU7iO9";
 const FAKE_SECRET = "ghp_" + "Lq7x2MmN4pR7tV1wY3bC5dF6gH9jK0sA2eU9";
 
 type Line = Record<string, unknown>;
@@ -49,6 +50,10 @@ Deno.test({
         arguments: { command: `rm ${FAKE_SECRET}` },
       });
       assert.equal((refused.structuredContent as { code: string }).code, "POLICY_DENIED");
+      // A download URL's last segment is a capability: the request line masks it.
+      const guessed = await fetch(new URL(`/download/${DOWNLOAD_TOKEN}`, server.url));
+      await guessed.body?.cancel();
+      assert.equal(guessed.status, 404);
       await client.close();
       await server.stop();
 
@@ -90,6 +95,11 @@ Deno.test({
       assert.equal(denied.exit, null);
       assert.match(String(denied.args), /\[REDACTED/, "arguments are logged redacted");
 
+      const download = lines.find((l) =>
+        l.event === "http_request" && String(l.path).startsWith("/download/")
+      );
+      assert.equal(download?.path, "/download/{token}", JSON.stringify(download));
+      assert.ok(!server.stderr().includes(DOWNLOAD_TOKEN), "no download token in the log");
       assert.ok(!server.stderr().includes(OUTPUT_CANARY), "no command output in the log");
       assert.ok(!server.stderr().includes(FAKE_SECRET), "no unredacted secret in the log");
     } finally {

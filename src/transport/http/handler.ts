@@ -27,7 +27,7 @@ import {
 import type { HostCheck } from "./host_check.ts";
 import type { ConnectionRequestInfo } from "./listener.ts";
 import type { ConnectionInfo } from "./mcp_route.ts";
-import { DOWNLOAD_PREFIX, isDownloadPath } from "../../links/mod.ts";
+import { isDownloadPath, maskedPath } from "../../links/mod.ts";
 
 /** What the pipeline needs. */
 export interface HandlerDeps {
@@ -140,7 +140,7 @@ function isApprovalPostWithNullOrigin(
 function safePath(request: Request): string {
   try {
     const path = new URL(request.url).pathname;
-    return isDownloadPath(path) ? `${DOWNLOAD_PREFIX}{token}` : path;
+    return maskedPath(path);
   } catch {
     return "";
   }
