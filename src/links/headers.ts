@@ -25,7 +25,8 @@ import type { LinkRecord } from "./store.ts";
  */
 function asciiFallback(name: string): string {
   const safe = name.replace(/[^\x20-\x7e]|["\\%;]/g, "_").trim();
-  return safe === "" ? "download" : safe;
+  // A name with nothing readable left (all non-ASCII) gets a plain word; filename* keeps the real one.
+  return /[A-Za-z0-9]/.test(safe) ? safe : "download";
 }
 
 /**

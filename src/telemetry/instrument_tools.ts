@@ -58,25 +58,34 @@ export function instrumentToolCalls(
     return (register as (name: string, ...rest: unknown[]) => unknown)(name, ...rest);
   }) as typeof server.registerTool;
 
+  // A tool registered another way (server.tool, registerToolTask) is still
+  // named: the SDK's own table of registered tools is consulted too.
+  const sdkTable = (server as unknown as { _registeredTools?: unknown })._registeredTools;
+  const isRegistered = (name: string) =>
+    registered.has(name) ||
+    (typeof sdkTable === "object" && sdkTable !== null && Object.hasOwn(sdkTable, name));
+
   const inner = server.server;
   const install = inner.setRequestHandler.bind(inner) as (schema: unknown, h: Handler) => void;
   inner.setRequestHandler = ((schema: unknown, handler: Handler) =>
     install(
       schema,
-      schema === CallToolRequestSchema ? observed(handler, registered, redactor, caller) : handler,
+      schema === CallToolRequestSchema
+        ? observed(handler, isRegistered, redactor, caller)
+        : handler,
     )) as unknown as typeof inner.setRequestHandler;
 }
 
 function observed(
   handler: Handler,
-  registered: ReadonlySet<string>,
+  isRegistered: (name: string) => boolean,
   redactor: Redactor,
   caller: CallerIdentity,
 ): Handler {
   return async (request, extra) => {
     const params = field(request, "params");
     const rawName = field(params, "name");
-    const tool = typeof rawName === "string" && registered.has(rawName) ? rawName : UNKNOWN_TOOL;
+    const tool = typeof rawName === "string" && isRegistered(rawName) ? rawName : UNKNOWN_TOOL;
     const trace = traceContextFromMeta(field(params, "_meta"));
     const startedAt = Date.now();
     const started = performance.now();

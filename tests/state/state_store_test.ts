@@ -270,6 +270,13 @@ for (const backend of [local, postgres]) {
         deepEqual(await a.read(kind, "count"), { n: 12 });
       });
 
+      await t.step("withLock works as the very first operation of a new replica", async () => {
+        // A regression: the first lock on a pool without a connection yet never began.
+        const fresh = await open();
+        const kind = freshKind();
+        equal(await fresh.withLock(kind, async () => (await fresh.list(kind)).length), 0);
+      });
+
       await t.step(
         "more concurrent withLock calls than the pool has connections all complete",
         async () => {

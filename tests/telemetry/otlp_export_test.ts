@@ -63,13 +63,19 @@ Deno.test({
         () => receiver.spans().filter((s) => s.name === "tools/call run_command").length >= 4,
         "four run_command spans",
       );
+      // Metrics are cumulative and exported every second: wait for an export
+      // taken after the last call (three ran, one was refused).
+      const okCalls = (p: { metric: string; attributes: Record<string, unknown>; value: number }) =>
+        p.metric === "htmcp.tool.calls" && p.attributes["gen_ai.tool.name"] === "run_command" &&
+        p.attributes["htmcp.result_code"] === "OK" && p.value >= 3;
       await receiver.until(
         () =>
+          receiver.points().some(okCalls) &&
           receiver.points().some((p) =>
             p.metric === "htmcp.tool.refusals" &&
             p.attributes["htmcp.result_code"] === "POLICY_DENIED"
           ),
-        "the refusal counter",
+        "the call and refusal counters after the last call",
       );
 
       const spans = receiver.spans().filter((s) => s.name === "tools/call run_command");
@@ -107,12 +113,10 @@ Deno.test({
       assert.ok(redacted !== undefined, "the secret call's arguments are exported redacted");
 
       const calls = receiver.points().filter((p) => p.metric === "htmcp.tool.calls");
+      assert.ok(calls.some(okCalls), JSON.stringify(calls));
       assert.ok(
-        calls.some((p) =>
-          p.attributes["gen_ai.tool.name"] === "run_command" &&
-          p.attributes["htmcp.result_code"] === "OK" && p.value >= 2
-        ),
-        JSON.stringify(calls),
+        !calls.some((p) => p.attributes["htmcp.result_code"] === "OK" && p.value > 3),
+        "each call is counted once",
       );
       assert.ok(
         receiver.points().some((p) =>

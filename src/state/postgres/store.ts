@@ -9,9 +9,9 @@
  * notifications may have been missed.
  *
  * Mutual exclusion per kind is an advisory lock keyed ("htmc", hashtext(kind)):
- * held for a transaction by `update` and `compareAndSwap`, for the callback
- * by `withLock` (on a reserved connection; if that connection dies the
- * database releases the lock, so a crashed replica never holds it).
+ * held for a transaction by `update` and `compareAndSwap`, and by `withLock`
+ * for a transaction kept open around its callback (if that connection dies
+ * the database releases the lock, so a crashed replica never holds it).
  *
  * @module
  */
@@ -51,17 +51,14 @@ export class PostgresStateStore implements StateStore {
   }
 
   async #withDatabaseLock<T>(kind: string, fn: () => Promise<T>): Promise<T> {
-    const connection = await this.#sql.reserve();
-    try {
-      await connection`SELECT pg_advisory_lock(${LOCK_CLASS}, hashtext(${kind}))`;
-      try {
-        return await fn();
-      } finally {
-        await connection`SELECT pg_advisory_unlock(${LOCK_CLASS}, hashtext(${kind}))`;
-      }
-    } finally {
-      connection.release();
-    }
+    // A transaction holds the lock (released at its end, or by the database
+    // when the connection dies); `fn` works through the other connections.
+    // Not `reserve()`: in this client version it never resolves on a pool
+    // that has no idle connection yet.
+    return await this.#sql.begin(async (tx) => {
+      await tx`SELECT pg_advisory_xact_lock(${LOCK_CLASS}, hashtext(${kind}))`;
+      return await fn();
+    }) as T;
   }
 
   async read(kind: string, id: string): Promise<unknown> {
