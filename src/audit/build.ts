@@ -135,6 +135,9 @@ export function buildAttempt(
           ),
         })),
       }),
+      ...(input.queued_ms === undefined ? {} : {
+        queued_ms: requireCount("queued_ms", input.queued_ms),
+      }),
       ...(input.stdin === undefined ? {} : {
         stdin: {
           bytes: requireCount("stdin.bytes", input.stdin.bytes),

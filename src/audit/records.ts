@@ -98,6 +98,11 @@ export interface AttemptFields {
    * and the digest still proves which input ran. Absent when none was given.
    */
   readonly stdin?: AuditStdin;
+  /**
+   * How long the call waited in the fair queue for a concurrency slot, in
+   * ms; absent when it did not wait. A call refused after waiting has it too.
+   */
+  readonly queued_ms?: number;
 }
 
 /** What the audit keeps of a call's stdin text. */

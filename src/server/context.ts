@@ -55,7 +55,10 @@ export async function createServerContext(policy: Policy): Promise<ContextResult
     return { ok: false, message: built.message };
   }
   const executor = built.executor;
-  const limiter = new ConcurrencyLimiter(policy.limits.maxConcurrent);
+  const limiter = new ConcurrencyLimiter(policy.limits.maxConcurrent, {
+    max: policy.limits.queueMax,
+    waitMs: policy.limits.queueWaitMs,
+  });
   const inflight = new Set<Promise<unknown>>();
   let closing: Promise<void> | null = null;
   const context: ServerContext = {
@@ -74,6 +77,9 @@ export async function createServerContext(policy: Policy): Promise<ContextResult
     close(reason) {
       // Idempotent: stdin EOF and a signal may both ask to close.
       closing ??= (async () => {
+        // Waiting calls are refused (and audited by their tool calls) rather
+        // than started into a server that is going away.
+        limiter.close();
         await executor.shutdown();
         // Killed commands return through their tool calls, which write the
         // outcome records; only then may the log close.
