@@ -306,7 +306,8 @@ export class ConcurrencyLimiter {
     newest.settle({
       ok: false,
       code: "BUSY",
-      reason: `The queue is full (limits.queue_max = ${this.#queue.max}) and this client held the ` +
+      reason:
+        `The queue is full (limits.queue_max = ${this.#queue.max}) and this client held the ` +
         "most places in it, so its newest waiting call gave its place to another client's; " +
         "try again when your other calls have started.",
       queuedMs: Math.round(performance.now() - newest.enqueuedAt),
