@@ -15,6 +15,7 @@ import { measureSpawnCosts } from "./spawn_cost.ts";
 import { printLauncherSection } from "./launcher_main.ts";
 import { measureSelfConfinement } from "./self_confine.ts";
 import { measureHttpBench } from "./http_bench.ts";
+import { measureQueueBench } from "./queue_bench.ts";
 import { prepareJail } from "../scripts/_jail.ts";
 import { soakMain } from "./soak.ts";
 import { printPipelineSection } from "./pipeline_main.ts";
@@ -186,6 +187,17 @@ async function main(): Promise<void> {
     for (const row of rows) {
       console.log(
         `   ${row.transport.padEnd(5)} ${String(row.clients).padStart(2)} client(s): ${
+          row.callsPerSecond.toFixed(0)
+        } calls/s, p50 ${fmt(row.p50Ms)} ms, p95 ${fmt(row.p95Ms)} ms`,
+      );
+    }
+
+    console.log(
+      "\n5b. The same over HTTP with the default limits: the fair queue at work (none refused)",
+    );
+    for (const row of await measureQueueBench(40)) {
+      console.log(
+        `   http  ${String(row.clients).padStart(2)} client(s): ${
           row.callsPerSecond.toFixed(0)
         } calls/s, p50 ${fmt(row.p50Ms)} ms, p95 ${fmt(row.p95Ms)} ms`,
       );
