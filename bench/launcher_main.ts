@@ -22,7 +22,9 @@ export async function launcherPolicy(dir: string, mode: "none" | "bwrap"): Promi
     path,
     `jail_root = "jail"\naudit_log = "audit-launcher-${mode}.jsonl"\n` +
       `[allowlist]\ncommands = ["true", "seq"]\n[limits]\nmax_concurrent = 8\n` +
-      `[sandbox]\nmode = "${mode}"\n`,
+      `[sandbox]\nmode = "${mode}"\n` +
+      // Mode none measures the launcher without the kernel sandbox; it must say so.
+      (mode === "none" ? "accept_path_check_only = true\n" : ""),
   );
   return path;
 }

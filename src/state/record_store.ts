@@ -18,7 +18,7 @@
  * @module
  */
 
-import { ensureStateDir } from "../auth/state/state_dir.ts";
+import { ensureStateDir } from "./state_dir.ts";
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const encoder = new TextEncoder();
