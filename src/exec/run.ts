@@ -21,7 +21,7 @@
  * @module
  */
 import { buildLaunchArgv, buildPlanLaunch, chainEnvironment } from "./launcher.ts";
-import { type CommandPlan, planNonce, planStageCount, type StageStatus } from "./plan.ts";
+import { planNonce, planStageCount } from "./plan.ts";
 import { launch, refusedBeforeStart, type RunHandle, type RunSettings } from "./launch_once.ts";
 import type { ExecOutcome, ExecRequest, PlanOutcome, PlanRequest } from "./types.ts";
 

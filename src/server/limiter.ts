@@ -151,7 +151,6 @@ export class ConcurrencyLimiter {
     }
     return new Promise((resolve) => {
       const enqueuedAt = performance.now();
-      let timer: ReturnType<typeof setTimeout> | undefined;
       const onAbort = () => {
         const position = this.#positionOf(waiter);
         waiter.settle({
@@ -175,7 +174,9 @@ export class ConcurrencyLimiter {
           resolve(result.ok ? { ...result, queuedMs: waited() } : result);
         },
       };
-      timer = setTimeout(() => {
+      // Declared after `waiter`, whose settle() clears it: nothing can settle
+      // the waiter before it is in the queue, below.
+      const timer = setTimeout(() => {
         waiter.settle({
           ok: false,
           code: "BUSY",
