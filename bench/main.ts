@@ -16,6 +16,8 @@ import { printLauncherSection } from "./launcher_main.ts";
 import { measureSelfConfinement } from "./self_confine.ts";
 import { measureHttpBench } from "./http_bench.ts";
 import { measureQueueBench } from "./queue_bench.ts";
+import { measureColdStart } from "./cold_start.ts";
+import { measureRssGrowth } from "./rss_growth.ts";
 import { prepareJail } from "../scripts/_jail.ts";
 import { soakMain } from "./soak.ts";
 import { printPipelineSection } from "./pipeline_main.ts";
@@ -202,6 +204,23 @@ async function main(): Promise<void> {
         } calls/s, p50 ${fmt(row.p50Ms)} ms, p95 ${fmt(row.p95Ms)} ms`,
       );
     }
+
+    console.log(
+      "\n6. Cold start to the first initialize response, by start form (RSS: all processes)",
+    );
+    for (const row of await measureColdStart(5)) {
+      console.log(
+        `   ${row.form.padEnd(34)} p50 ${row.p50Ms.toFixed(0)} ms, ${row.processes} process(es), ` +
+          `idle RSS ${row.idleRssMiB.toFixed(1)} MiB (targets: under 100 ms, under 60 MB)`,
+      );
+    }
+    console.log("\n7. Server RSS over 1,000 and 10,000 calls (target: flat within 10 %)");
+    const growth = await measureRssGrowth(10_000, 4);
+    console.log(
+      `   ${
+        growth.checkpoints.map((p) => `${p.calls} calls: ${p.rssMiB.toFixed(1)} MiB`).join(", ")
+      }`,
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
