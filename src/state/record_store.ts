@@ -40,7 +40,11 @@ export class RecordStore {
   readonly #root: string;
   #rootChecked = false;
 
-  /** @param root The state directory (absolute); created 0700 or checked on first use. */
+  /**
+   * Opens the store over a state directory.
+   *
+   * @param root The state directory (absolute); created 0700 or checked on first use.
+   */
   constructor(root: string) {
     this.#root = root;
   }
