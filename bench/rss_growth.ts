@@ -2,7 +2,8 @@
  * Server RSS over many calls: `run_command("true")` through the real SDK
  * client over stdio (the server started directly under its generated
  * permission flags, so the pid measured is the server), RSS sampled after
- * 1,000 calls and again after 10,000. Target: flat within 10 %.
+ * 1,000, 2,500 and 5,000 calls and at the end (10,000). Target: flat within 10 %
+ * from 1,000 to 10,000.
  *
  * Run: deno run -A bench/rss_growth.ts [total-calls] [in-flight]
  *
@@ -17,7 +18,7 @@ export interface RssGrowth {
 }
 
 /**
- * Runs `total` calls, `inFlight` at a time, sampling RSS at 1,000 and at `total`.
+ * Runs `total` calls, `inFlight` at a time, sampling RSS at 1,000, 2,500, 5,000 and `total`.
  *
  * @param total Calls in all (at least 1,000).
  * @param inFlight Concurrent callers on the one connection (at most max_concurrent: 4).
@@ -41,7 +42,9 @@ export async function measureRssGrowth(total = 10_000, inFlight = 4): Promise<Rs
       checkpoints.push({ calls: done, rssMiB: await rssMiB(pid) });
     };
     try {
-      await runTo(1_000);
+      // The checkpoints between show whether growth levels off (a heap
+      // settling) or keeps rising with the count (a leak).
+      for (const target of [1_000, 2_500, 5_000]) if (target < total) await runTo(target);
       await runTo(total);
     } finally {
       await client.close();

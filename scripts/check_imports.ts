@@ -271,8 +271,13 @@ if (import.meta.main) {
   for (const edge of report.impureVocabulary) {
     console.log(`vocabulary imports beyond the vocabulary: ${edge.from} -> ${edge.to}`);
   }
+  const knownCounts = new Map<string, number>();
   for (const edge of report.known) {
-    console.log(`known, still to remove: ${edge.from} -> ${edge.to}: ${knownReason(edge)}`);
+    const reason = knownReason(edge) ?? "";
+    knownCounts.set(reason, (knownCounts.get(reason) ?? 0) + 1);
+  }
+  for (const [reason, count] of knownCounts) {
+    console.log(`known, still to remove (${count} import(s)): ${reason}`);
   }
   const findings = report.fileCycles.length + report.folderCycles.length +
     report.upward.length + report.impureVocabulary.length;
