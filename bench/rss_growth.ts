@@ -22,9 +22,14 @@ export interface RssGrowth {
  *
  * @param total Calls in all (at least 1,000).
  * @param inFlight Concurrent callers on the one connection (at most max_concurrent: 4).
+ * @param onCheckpoint Called with each sample as it is taken.
  * @returns The samples.
  */
-export async function measureRssGrowth(total = 10_000, inFlight = 4): Promise<RssGrowth> {
+export async function measureRssGrowth(
+  total = 10_000,
+  inFlight = 4,
+  onCheckpoint: (calls: number, rssMiB: number) => void = () => {},
+): Promise<RssGrowth> {
   const dir = await Deno.makeTempDir({ prefix: "htmcp-bench-rss-" });
   await Deno.chmod(dir, 0o755);
   try {
@@ -39,7 +44,9 @@ export async function measureRssGrowth(total = 10_000, inFlight = 4): Promise<Rs
       done += per * inFlight;
       // A moment for the collector to run before the sample.
       await new Promise((resolve) => setTimeout(resolve, 500));
-      checkpoints.push({ calls: done, rssMiB: await rssMiB(pid) });
+      const rss = await rssMiB(pid);
+      checkpoints.push({ calls: done, rssMiB: rss });
+      onCheckpoint(done, rss);
     };
     try {
       // The checkpoints between show whether growth levels off (a heap
