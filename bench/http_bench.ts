@@ -9,7 +9,9 @@
  * on 127.0.0.1 with OAuth; the clients run here. `[sandbox] mode = "none"` by
  * default, so the figures show the transport's cost rather than bubblewrap's
  * (~10 ms per call more here with it). `limits.max_concurrent` is raised to 64
- * so the global cap never answers BUSY during the measurement.
+ * so the global cap is never reached, unless `defaultLimits` keeps the shipped
+ * caps (4 global, 2 per client): then calls beyond them wait in the fair queue
+ * and the figures show queueing (`bench/queue_bench.ts`).
  *
  * Run: deno run -A bench/http_bench.ts [calls-per-client]
  *
@@ -46,6 +48,8 @@ export interface HttpBenchOptions {
   readonly stdio?: boolean;
   /** `[sandbox] mode` of the server (default "none"). */
   readonly sandbox?: "none" | "auto" | "bwrap";
+  /** Keep the default `[limits]` (max_concurrent 4, queueing on) instead of 64 slots (default false). */
+  readonly defaultLimits?: boolean;
 }
 
 /** p50/p95 of `samples` in milliseconds. */
@@ -89,7 +93,7 @@ async function measure(
   };
 }
 
-async function writePolicy(dir: string, sandbox: string): Promise<string> {
+async function writePolicy(dir: string, sandbox: string, defaultLimits: boolean): Promise<string> {
   await Deno.mkdir(join(dir, "jail"));
   // Commands run as the jail's owner, never root; bwrap must reach it.
   await prepareJail(join(dir, "jail"));
@@ -103,8 +107,7 @@ state_dir = "state"
 [allowlist]
 commands = ["true"]
 
-[limits]
-max_concurrent = 64
+${defaultLimits ? "" : "[limits]\nmax_concurrent = 64"}
 
 [sandbox]
 mode = "${sandbox}"
@@ -128,7 +131,11 @@ export async function measureHttpBench(options: HttpBenchOptions = {}): Promise<
   const dir = await Deno.makeTempDir({ prefix: "htmcp-http-bench-" });
   const rows: BenchRow[] = [];
   try {
-    const policyFile = await writePolicy(dir, options.sandbox ?? "none");
+    const policyFile = await writePolicy(
+      dir,
+      options.sandbox ?? "none",
+      options.defaultLimits ?? false,
+    );
     const server = await startCliServer(policyFile, { HTMCP_OAUTH_ADMIN_PIN: PIN });
     const connections: OAuthConnection[] = [];
     try {

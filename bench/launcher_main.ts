@@ -8,6 +8,7 @@
 import { fileURLToPath } from "node:url";
 import { planLaunch } from "../scripts/launch.ts";
 import { measureLauncher } from "./launcher_bench.ts";
+import { prepareJail } from "../scripts/_jail.ts";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const CALLS = Number(Deno.env.get("HTMCP_BENCH_CALLS") ?? 200);
@@ -16,13 +17,16 @@ const fmt = (n: number) => n.toFixed(2);
 /** A policy allowing `true` and `seq` in `mode`, up to eight calls at once. */
 export async function launcherPolicy(dir: string, mode: "none" | "bwrap"): Promise<string> {
   await Deno.mkdir(`${dir}/jail`, { recursive: true });
-  await Deno.chmod(`${dir}/jail`, 0o777); // the sandbox user (65534) must enter it
+  // Commands run as the jail's owner, never root: hand the jail to it.
+  await prepareJail(`${dir}/jail`);
   const path = `${dir}/launcher-${mode}.toml`;
   await Deno.writeTextFile(
     path,
     `jail_root = "jail"\naudit_log = "audit-launcher-${mode}.jsonl"\n` +
       `[allowlist]\ncommands = ["true", "seq"]\n[limits]\nmax_concurrent = 8\n` +
-      `[sandbox]\nmode = "${mode}"\n`,
+      `[sandbox]\nmode = "${mode}"\n` +
+      // Mode none measures the launcher without the kernel sandbox; it must say so.
+      (mode === "none" ? "accept_path_check_only = true\n" : ""),
   );
   return path;
 }

@@ -15,6 +15,9 @@ import { measureSpawnCosts } from "./spawn_cost.ts";
 import { printLauncherSection } from "./launcher_main.ts";
 import { measureSelfConfinement } from "./self_confine.ts";
 import { measureHttpBench } from "./http_bench.ts";
+import { measureQueueBench } from "./queue_bench.ts";
+import { measureColdStart } from "./cold_start.ts";
+import { measureRssGrowth } from "./rss_growth.ts";
 import { prepareJail } from "../scripts/_jail.ts";
 import { soakMain } from "./soak.ts";
 import { printPipelineSection } from "./pipeline_main.ts";
@@ -192,7 +195,35 @@ async function main(): Promise<void> {
       );
     }
 
-    console.log("\n6. State store: one operation, local state directory vs PostgreSQL (loopback)");
+    console.log(
+      "\n5b. The same over HTTP with the default limits: the fair queue at work (none refused)",
+    );
+    for (const row of await measureQueueBench(40)) {
+      console.log(
+        `   http  ${String(row.clients).padStart(2)} client(s): ${
+          row.callsPerSecond.toFixed(0)
+        } calls/s, p50 ${fmt(row.p50Ms)} ms, p95 ${fmt(row.p95Ms)} ms`,
+      );
+    }
+
+    console.log(
+      "\n6. Cold start to the first initialize response, by start form (RSS: all processes)",
+    );
+    for (const row of await measureColdStart(5)) {
+      console.log(
+        `   ${row.form.padEnd(34)} p50 ${row.p50Ms.toFixed(0)} ms, ${row.processes} process(es), ` +
+          `idle RSS ${row.idleRssMiB.toFixed(1)} MiB (targets: under 100 ms, under 60 MB)`,
+      );
+    }
+    console.log("\n7. Server RSS over 1,000 and 10,000 calls (target: flat within 10 %)");
+    const growth = await measureRssGrowth(10_000, 4);
+    console.log(
+      `   ${
+        growth.checkpoints.map((p) => `${p.calls} calls: ${p.rssMiB.toFixed(1)} MiB`).join(", ")
+      }`,
+    );
+
+    console.log("\n8. State store: one operation, local state directory vs PostgreSQL (loopback)");
     await printStateSection(200);
   } finally {
     await Deno.remove(dir, { recursive: true });

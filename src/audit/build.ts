@@ -14,7 +14,7 @@
  * @module
  */
 
-import { parseTraceparent } from "../telemetry/trace_context.ts";
+import { parseTraceparent } from "./trace_context.ts";
 import type {
   AttemptFields,
   AuditEventFields,
@@ -135,6 +135,9 @@ export function buildAttempt(
             redact(requireString(`plan[${index}].redirects[${at}]`, text))
           ),
         })),
+      }),
+      ...(input.queued_ms === undefined ? {} : {
+        queued_ms: requireCount("queued_ms", input.queued_ms),
       }),
       ...(input.stdin === undefined ? {} : {
         stdin: {

@@ -104,6 +104,11 @@ export interface AttemptFields {
    * W3C form is written; anything else is left out, never echoed.
    */
   readonly traceparent?: string;
+  /**
+   * How long the call waited in the fair queue for a concurrency slot, in
+   * ms; absent when it did not wait. A call refused after waiting has it too.
+   */
+  readonly queued_ms?: number;
 }
 
 /** What the audit keeps of a call's stdin text. */

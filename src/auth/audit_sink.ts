@@ -35,7 +35,17 @@ declare module "../audit/mod.ts" {
       readonly retry_after_s: number;
     };
     /** An authorization code was presented a second time; its tokens are revoked. */
-    code_reused: { readonly client_id: string; readonly revoked_jtis: readonly string[] };
+    code_reused: {
+      readonly client_id: string;
+      readonly revoked_jtis: readonly string[];
+      /**
+       * False when the revocation could not be appended to `state_dir` (it
+       * still holds in this process, not in other servers sharing the dir).
+       */
+      readonly revocation_stored: boolean;
+      /** Why the append failed; only when `revocation_stored` is false. */
+      readonly revocation_error?: string;
+    };
     /** The HS256 secret was generated (first start). */
     oauth_secret_created: { readonly state_dir: string };
   }

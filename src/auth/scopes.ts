@@ -9,9 +9,8 @@
  *
  * @module
  */
-import type { Scope } from "../tools/caller.ts";
-
-export type { Scope };
+/** OAuth scopes of the HTTP transport. */
+export type Scope = "shell:read" | "shell:execute" | "audit:read" | "audit:full";
 
 /** Every scope, in the order metadata and pages list them. */
 export const SCOPES: readonly Scope[] = Object.freeze([

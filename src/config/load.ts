@@ -63,6 +63,8 @@ export const LIMIT_DEFAULTS = {
   timeoutMs: 30_000,
   maxOutputBytes: 1024 * 1024,
   maxConcurrent: 4,
+  queueMax: 64,
+  queueWaitMs: 10_000,
 } as const;
 
 /**
@@ -297,6 +299,8 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
       timeoutMs: limits.timeout_ms ?? LIMIT_DEFAULTS.timeoutMs,
       maxOutputBytes: limits.max_output_bytes ?? LIMIT_DEFAULTS.maxOutputBytes,
       maxConcurrent: limits.max_concurrent ?? LIMIT_DEFAULTS.maxConcurrent,
+      queueMax: limits.queue_max ?? LIMIT_DEFAULTS.queueMax,
+      queueWaitMs: limits.queue_wait_ms ?? LIMIT_DEFAULTS.queueWaitMs,
       cpuSeconds: limits.cpu_seconds ?? null,
       addressSpaceBytes: limits.address_space_bytes ?? null,
       maxProcesses: limits.max_processes ?? null,

@@ -22,6 +22,10 @@ export const NUMBER_BOUNDS = {
   // stdout and stderr are each held in memory up to this many bytes per running command.
   max_output_bytes: [1, 256 * MIB],
   max_concurrent: [1, 256],
+  // 0 = no queue (a call beyond the cap is refused at once); a longer queue is memory only.
+  queue_max: [0, 4096],
+  // 0 = no waiting; past ten minutes every MCP client has given up on the call anyway.
+  queue_wait_ms: [0, 600_000],
   cpu_seconds: [1, 604_800],
   // Below 1 MiB not even the dynamic loader can map a binary.
   address_space_bytes: [MIB, 2 ** 48],
@@ -154,6 +158,8 @@ export const PolicyFileSchema = table({
     timeout_ms: integer("timeout_ms"),
     max_output_bytes: integer("max_output_bytes"),
     max_concurrent: integer("max_concurrent"),
+    queue_max: integer("queue_max"),
+    queue_wait_ms: integer("queue_wait_ms"),
     cpu_seconds: integer("cpu_seconds"),
     address_space_bytes: integer("address_space_bytes"),
     max_processes: integer("max_processes"),

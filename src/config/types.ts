@@ -92,6 +92,10 @@ export interface Limits {
   readonly timeoutMs: number;
   readonly maxOutputBytes: number;
   readonly maxConcurrent: number;
+  /** Calls that may wait for a slot at once (`queue_max`); 0 = refuse at once. */
+  readonly queueMax: number;
+  /** The longest a call waits for a slot (`queue_wait_ms`); 0 = refuse at once. */
+  readonly queueWaitMs: number;
   /** Kernel rlimits for each command; null = not set by us (inherit). */
   readonly cpuSeconds: number | null;
   readonly addressSpaceBytes: number | null;

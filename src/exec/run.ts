@@ -21,9 +21,11 @@
  * @module
  */
 import { buildLaunchArgv, buildPlanLaunch, chainEnvironment } from "./launcher.ts";
-import { type CommandPlan, planNonce, planStageCount, type StageStatus } from "./plan.ts";
+import { planNonce, planStageCount } from "./plan.ts";
 import { launch, refusedBeforeStart, type RunHandle, type RunSettings } from "./launch_once.ts";
-import type { ExecOutcome, ExecRequest } from "./types.ts";
+import type { ExecOutcome, ExecRequest, PlanOutcome, PlanRequest } from "./types.ts";
+
+export type { PlanOutcome, PlanRequest } from "./types.ts";
 
 export { emptyOutcome, type RunHandle, type RunSettings, type StopReason } from "./launch_once.ts";
 
@@ -68,29 +70,6 @@ export async function runContained(
     record: null,
   });
   return outcome;
-}
-
-/**
- * A checked plan to run: every stage already judged by the policy, its argv
- * complete (each stage's run specification, git's `-c` overrides included:
- * the audit records exactly that argv). The stages share one environment:
- * `env` is added to the policy's child environment for all of them.
- */
-export interface PlanRequest extends Omit<ExecRequest, "command" | "args" | "stdin"> {
-  /** Names the plan in sentences (for example the first stage's command name). */
-  readonly name: string;
-  /** The plan; `plan.cwd` must equal `cwd`. */
-  readonly plan: CommandPlan;
-}
-
-/** How a plan ended: the outcome of the whole, and every stage's status. */
-export interface PlanOutcome extends ExecOutcome {
-  /**
-   * One entry per stage in plan order (a `cd` counts as one): its exit status
-   * (128+N for signal N), or null when a sequence skipped it. Empty when the
-   * plan did not finish by itself (timeout, cancellation, setup failure).
-   */
-  readonly stages: readonly StageStatus[];
 }
 
 /**

@@ -10,7 +10,7 @@
  */
 import type { ResolvedCommand } from "../config/types.ts";
 import type { Redactor } from "../redact/mod.ts";
-import type { PlanOutcome, PlanRequest } from "./run.ts";
+import type { CommandPlan, StageStatus } from "./plan.ts";
 
 /** The subset of result codes the executor itself can produce. */
 export type ExecOutcomeCode =
@@ -137,3 +137,26 @@ export interface Executor {
 export type CreateExecutorResult =
   | { readonly ok: true; readonly executor: Executor }
   | { readonly ok: false; readonly message: string };
+
+/**
+ * A checked plan to run: every stage already judged by the policy, its argv
+ * complete (each stage's run specification, git's `-c` overrides included:
+ * the audit records exactly that argv). The stages share one environment:
+ * `env` is added to the policy's child environment for all of them.
+ */
+export interface PlanRequest extends Omit<ExecRequest, "command" | "args" | "stdin"> {
+  /** Names the plan in sentences (for example the first stage's command name). */
+  readonly name: string;
+  /** The plan; `plan.cwd` must equal `cwd`. */
+  readonly plan: CommandPlan;
+}
+
+/** How a plan ended: the outcome of the whole, and every stage's status. */
+export interface PlanOutcome extends ExecOutcome {
+  /**
+   * One entry per stage in plan order (a `cd` counts as one): its exit status
+   * (128+N for signal N), or null when a sequence skipped it. Empty when the
+   * plan did not finish by itself (timeout, cancellation, setup failure).
+   */
+  readonly stages: readonly StageStatus[];
+}

@@ -27,6 +27,8 @@ export class CheckBudget {
   readonly #lstats = new Map<string, Deno.FileInfo | { readonly error: unknown }>();
 
   /**
+   * Starts a budget: a deadline from now and a number of lookups.
+   *
    * @param deadlineMs Milliseconds from now.
    * @param lookups The most filesystem lookups allowed.
    */

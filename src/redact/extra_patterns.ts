@@ -9,8 +9,7 @@
  *
  * @module
  */
-import type { RedactionSettings } from "./redactor.ts";
-import type { Detector, Emit, ScanInput } from "./types.ts";
+import type { Detector, Emit, RedactionSettings, ScanInput } from "./types.ts";
 
 const SECRET_GROUP = "(?<secret>";
 

@@ -27,28 +27,16 @@ import { createPemDetector } from "./pem_detector.ts";
 import { createPemLinesDetector } from "./pem_lines_detector.ts";
 import { createTokenDetector, TOKEN_KINDS } from "./token_detectors.ts";
 import { createUrlCredentialsDetector } from "./url_credentials_detector.ts";
+export type { RedactionSettings } from "./types.ts";
 import type {
   DetectedSpan,
   Detector,
   Emit,
   RedactionResult,
+  RedactionSettings,
   Redactor,
   ScanInput,
 } from "./types.ts";
-
-/**
- * The `[redaction]` settings of a loaded policy (`Policy["redaction"]` is one):
- * whether to redact at all, the entropy fallback, and the operator patterns,
- * compiled and vetted at startup.
- */
-export interface RedactionSettings {
-  /** `[redaction] enabled`: false turns every redactor function into the identity. */
-  readonly enabled: boolean;
-  /** `[redaction] entropy_fallback`: also hide long high-entropy tokens. */
-  readonly entropyFallback: boolean;
-  /** `[redaction] extra_patterns`: each match becomes `[REDACTED:<name>]`. */
-  readonly extraPatterns: readonly { readonly name: string; readonly regex: RegExp }[];
-}
 
 /**
  * Bound on the edge re-scans. A round only finds something when one

@@ -92,3 +92,17 @@ export interface ScanInput {
    */
   readonly markerEndAt: (at: number) => number;
 }
+
+/**
+ * The `[redaction]` settings of a loaded policy (`Policy["redaction"]` is one):
+ * whether to redact at all, the entropy fallback, and the operator patterns,
+ * compiled and vetted at startup.
+ */
+export interface RedactionSettings {
+  /** `[redaction] enabled`: false turns every redactor function into the identity. */
+  readonly enabled: boolean;
+  /** `[redaction] entropy_fallback`: also hide long high-entropy tokens. */
+  readonly entropyFallback: boolean;
+  /** `[redaction] extra_patterns`: each match becomes `[REDACTED:<name>]`. */
+  readonly extraPatterns: readonly { readonly name: string; readonly regex: RegExp }[];
+}

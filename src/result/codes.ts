@@ -51,7 +51,8 @@ export const RESULT_CODE_MEANINGS: Readonly<Record<ResultCode, string>> = Object
     "Deno's permission layer refused an operation our own checks allowed: a bug caught by the second layer.",
   CONTAINMENT_UNAVAILABLE:
     "The process-tree containment or kernel sandbox could not be set up, so the command was not started.",
-  BUSY: "Too many commands are running at once (limits.max_concurrent); try again shortly.",
+  BUSY:
+    "Too many commands ran at once (limits.max_concurrent) for as long as a call may wait (limits.queue_wait_ms); try again shortly.",
   SCOPE_DENIED:
     "The caller's OAuth token lacks the scope this tool needs (shell:read, shell:execute or audit:read).",
   CANCELLED: "The client cancelled the call; the command's process tree was killed.",

@@ -11,7 +11,7 @@ import { createRedactor, redactArgv, type Redactor } from "../redact/mod.ts";
 import { createExecutor, type Executor } from "../exec/mod.ts";
 import { ConcurrencyLimiter } from "./limiter.ts";
 import { policyHash } from "../policy_tools/identity.ts";
-import { currentTraceparent, lineSink } from "../telemetry/mod.ts";
+import { currentTraceparent, lineSink, telemetry } from "../telemetry/mod.ts";
 import { closeStateStore, openStateStore, stateEnv } from "../state/mod.ts";
 
 export interface ServerContext {
@@ -76,7 +76,12 @@ export async function createServerContext(policy: Policy): Promise<ContextResult
     return { ok: false, message: built.message };
   }
   const executor = built.executor;
-  const limiter = new ConcurrencyLimiter(policy.limits.maxConcurrent);
+  const limiter = new ConcurrencyLimiter(policy.limits.maxConcurrent, {
+    max: policy.limits.queueMax,
+    waitMs: policy.limits.queueWaitMs,
+    // The queue serves run_command only; the histogram keeps the tool label.
+    onWaited: (ms) => telemetry().queueWait(ms / 1000, "run_command"),
+  });
   const inflight = new Set<Promise<unknown>>();
   let closing: Promise<void> | null = null;
   const context: ServerContext = {
@@ -95,6 +100,9 @@ export async function createServerContext(policy: Policy): Promise<ContextResult
     close(reason) {
       // Idempotent: stdin EOF and a signal may both ask to close.
       closing ??= (async () => {
+        // Waiting calls are refused (and audited by their tool calls) rather
+        // than started into a server that is going away.
+        limiter.close();
         await executor.shutdown();
         // Killed commands return through their tool calls, which write the
         // outcome records; only then may the log close.

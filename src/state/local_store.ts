@@ -24,7 +24,7 @@ import type {
   VersionedRecord,
   Watch,
 } from "./store.ts";
-import { ensureStateDir } from "../auth/state/state_dir.ts";
+import { ensureStateDir } from "./state_dir.ts";
 
 const encoder = new TextEncoder();
 

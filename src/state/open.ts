@@ -11,7 +11,7 @@
  * @module
  */
 import type { Policy } from "../config/types.ts";
-import { STATE_URL_ENV } from "../config/state.ts";
+import { STATE_URL_ENV } from "./postgres/url.ts";
 import { LocalStateStore } from "./local_store.ts";
 import { openPool } from "./postgres/client.ts";
 import { appliedVersion, schemaMismatch } from "./postgres/migrations.ts";

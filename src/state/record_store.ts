@@ -18,7 +18,7 @@
  * @module
  */
 
-import { ensureStateDir } from "../auth/state/state_dir.ts";
+import { ensureStateDir } from "./state_dir.ts";
 
 import { isRecordName, requireName } from "./_names.ts";
 
@@ -32,7 +32,11 @@ export class RecordStore {
   readonly #root: string;
   #rootChecked = false;
 
-  /** @param root The state directory (absolute); created 0700 or checked on first use. */
+  /**
+   * Opens the store over a state directory.
+   *
+   * @param root The state directory (absolute); created 0700 or checked on first use.
+   */
   constructor(root: string) {
     this.#root = root;
   }

@@ -14,10 +14,15 @@ import { concatChunks } from "./_concat.ts";
 
 /** A pool of bytes that readers take from and give back. */
 export class ByteBudget {
+  /** Bytes in the pool; 0 means unlimited. */
   readonly total: number;
   #free: number;
 
-  /** @param total Bytes in the pool; 0 means unlimited. */
+  /**
+   * Creates the pool.
+   *
+   * @param total Bytes in the pool; 0 means unlimited.
+   */
   constructor(total: number) {
     if (!Number.isInteger(total) || total < 0) {
       throw new RangeError(`total must be a non-negative integer, got ${total}`);
@@ -46,6 +51,7 @@ export class ByteBudget {
   }
 }
 
+/** A body read within the pool (give the bytes back with `release`), or why it was not. */
 export type BudgetedReadResult =
   | { readonly ok: true; readonly bytes: Uint8Array; readonly release: () => void }
   | { readonly ok: false; readonly reason: "too_large" | "busy"; readonly observed: number };

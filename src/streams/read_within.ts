@@ -8,6 +8,7 @@
  */
 import { concatChunks } from "./_concat.ts";
 
+/** A body read whole within its byte limit, or why it was not. */
 export type ReadWithinResult =
   | { readonly ok: true; readonly bytes: Uint8Array }
   | { readonly ok: false; readonly observed: number };

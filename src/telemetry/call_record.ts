@@ -10,7 +10,7 @@
  * @module
  */
 import { redactArgv, type Redactor } from "../redact/mod.ts";
-import type { TraceContext } from "./trace_context.ts";
+import type { TraceContext } from "../audit/trace_context.ts";
 
 /** How a call ended, for dashboards: it ran, it was refused before running, or it failed. */
 export type CallVerdict = "ok" | "refused" | "failed";

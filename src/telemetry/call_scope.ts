@@ -10,7 +10,7 @@
  * @module
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { TraceContext } from "./trace_context.ts";
+import type { TraceContext } from "../audit/trace_context.ts";
 
 /** The scope of one tool call. */
 export interface CallScope {

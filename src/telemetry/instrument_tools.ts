@@ -20,7 +20,7 @@ import { type CallRecord, outcomeOf, redactedArguments } from "./call_record.ts"
 import { withCallScope } from "./call_scope.ts";
 import { operatorLog } from "./log.ts";
 import { telemetry } from "./sink.ts";
-import { traceContextFromMeta } from "./trace_context.ts";
+import { traceContextFromMeta } from "../audit/trace_context.ts";
 
 /** Exported in place of a tool name no tool is registered under (bounds the label set). */
 export const UNKNOWN_TOOL = "_unknown";

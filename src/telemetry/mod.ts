@@ -20,7 +20,7 @@ export {
   parseTracestate,
   type TraceContext,
   traceContextFromMeta,
-} from "./trace_context.ts";
+} from "../audit/trace_context.ts";
 export { currentTraceparent, noteRequestClient } from "./call_scope.ts";
 export {
   type CallRecord,

@@ -55,7 +55,7 @@ import type { TelemetrySettings } from "../config/types.ts";
 import { VERSION } from "../version.ts";
 import type { CallRecord } from "./call_record.ts";
 import { operatorLog } from "./log.ts";
-import type { TelemetrySink, TelemetrySources } from "./sink.ts";
+import type { TelemetrySink, TelemetrySources } from "./sink_types.ts";
 
 const EXPORT_TIMEOUT_MS = 5_000;
 const SHUTDOWN_TIMEOUT_MS = 5_000;

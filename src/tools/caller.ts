@@ -4,8 +4,9 @@
  * @module
  */
 
-/** OAuth scopes of the HTTP transport. */
-export type Scope = "shell:read" | "shell:execute" | "audit:read" | "audit:full";
+import type { Scope } from "../auth/scopes.ts";
+
+export type { Scope };
 
 export interface CallerIdentity {
   readonly transport: "stdio" | "http";

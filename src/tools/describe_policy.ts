@@ -31,6 +31,8 @@ export const POLICY_DESCRIPTION_SHAPE = {
     timeout_ms: z.number(),
     max_output_bytes: z.number(),
     max_concurrent: z.number(),
+    /** How long a call beyond max_concurrent waits for a slot before BUSY. */
+    queue_wait_ms: z.number(),
   }),
   sandbox: z.string(),
   /** The identity of the policy in force: `sha256:` and 64 hex digits (see `htmcp policy test`). */
@@ -83,6 +85,7 @@ export function describePolicy(
       timeout_ms: policy.limits.timeoutMs,
       max_output_bytes: policy.limits.maxOutputBytes,
       max_concurrent: policy.limits.maxConcurrent,
+      queue_wait_ms: policy.limits.queueWaitMs,
     },
     sandbox: describeSandbox(policy, sandbox),
     policy_hash: hash,

@@ -97,7 +97,8 @@ async function explainChecked(
   }
   // explain_command does the same lookups as run_command, so it takes a
   // slot too: with only shell:read, path checks must not be a way around
-  // the concurrency cap.
+  // the concurrency cap. It runs nothing, so it never waits in the queue:
+  // a dry run answers at once, and it cannot overtake a command that waits.
   const slot = context.limiter.tryAcquire(
     caller.clientId,
     context.policy.http.maxConcurrentPerClient,
@@ -108,10 +109,10 @@ async function explainChecked(
       command_raw: command,
       argv: null,
       verdict: "deny",
-      code: "BUSY",
+      code: slot.code,
       reason: slot.reason,
     });
-    return makeResult("BUSY", { policyReason: slot.reason, startedAt });
+    return makeResult(slot.code, { policyReason: slot.reason, startedAt });
   }
   let checked;
   try {

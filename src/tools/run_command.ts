@@ -2,7 +2,8 @@
  * `run_command`: the one tool that executes. The order of steps is the
  * security argument and is tested as such:
  *
- *   snapshot -> scope -> concurrency slot -> parse + policy + path model ->
+ *   snapshot -> scope -> concurrency slot (may wait in the fair queue; no
+ *   record while it waits) -> parse + policy + path model ->
  *   cwd jail -> argument jail -> audit attempt (fsync; fail closed) -> exec ->
  *   (redact, then cap: inside exec) -> audit outcome -> envelope
  *
@@ -105,11 +106,17 @@ async function runChecked(
 
   // The slot is taken before the path checks: they do filesystem lookups on
   // the model's input, so they count against the same concurrency cap as
-  // the commands themselves (their own budget bounds each one).
-  const slot = context.limiter.tryAcquire(
+  // the commands themselves (their own budget bounds each one). A call
+  // beyond a cap waits in the fair queue; nothing is judged or recorded
+  // while it waits, and a call that never starts records its refusal (BUSY
+  // after the wait bound, CANCELLED when the client gave up), with how long
+  // it waited.
+  const slot = await context.limiter.acquire(
     caller.clientId,
     policy.http.maxConcurrentPerClient,
+    signal,
   );
+  const queued = slot.queuedMs > 0 ? { queued_ms: slot.queuedMs } : {};
   if (!slot.ok) {
     await audit.writeAttempt({
       ...base,
@@ -117,10 +124,12 @@ async function runChecked(
       argv: null,
       cwd: requestedCwd ?? null,
       verdict: "deny",
-      code: "BUSY",
+      code: slot.code,
       reason: slot.reason,
+      ...queued,
+      ...stdinRecord,
     });
-    return makeResult("BUSY", { policyReason: slot.reason, startedAt });
+    return makeResult(slot.code, { policyReason: slot.reason, startedAt });
   }
   try {
     const owner = sessionOwner(caller.clientId);
@@ -141,6 +150,7 @@ async function runChecked(
           code: "POLICY_DENIED",
           reason,
           ...stdinRecord,
+          ...queued,
         });
         return makeResult("POLICY_DENIED", { policyReason: reason, startedAt });
       }
@@ -162,6 +172,7 @@ async function runChecked(
         verdict: "allow",
         code: null,
         reason,
+        ...queued,
       });
       if (!attempt.ok && audit.failMode === "closed") {
         return makeResult("AUDIT_UNAVAILABLE", {
@@ -198,6 +209,7 @@ async function runChecked(
         verdict: "deny",
         code: checked.code,
         reason: checked.reason,
+        ...queued,
       });
       return makeResult(checked.code, { policyReason: checked.reason, startedAt });
     }
@@ -213,6 +225,7 @@ async function runChecked(
       reason: checked.reason,
       ...(checked.plan === null ? {} : { plan: auditPlan(checked.plan) }),
       ...stdinRecord,
+      ...queued,
     });
     if (!attempt.ok && audit.failMode === "closed") {
       // Fail closed: a command the log cannot record must not run.

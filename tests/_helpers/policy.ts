@@ -32,6 +32,8 @@ export const TEST_LIMITS: Limits = {
   timeoutMs: 5_000,
   maxOutputBytes: 1024 * 1024,
   maxConcurrent: 4,
+  queueMax: 64,
+  queueWaitMs: 10_000,
   cpuSeconds: null,
   addressSpaceBytes: null,
   maxProcesses: null,

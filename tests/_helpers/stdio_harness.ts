@@ -158,12 +158,5 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   };
 }
 
-/** True when `path` exists. */
-export async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** True when `path` exists; only `NotFound` counts as absent (see `exists.ts`). */
+export { exists } from "./exists.ts";

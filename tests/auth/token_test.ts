@@ -3,6 +3,8 @@
  * exact redirect_uri, client and resource binding, expiry, no caching.
  */
 import assert from "node:assert/strict";
+import { join } from "node:path";
+import { REVOCATIONS_FILE } from "../../src/auth/state/mod.ts";
 import type { AuthorizationServer } from "../../src/auth/mod.ts";
 import {
   BASE,
@@ -60,6 +62,30 @@ Deno.test("token: a replayed code gets invalid_grant and revokes the token it is
     assert.equal(reused.length, 1);
     assert.deepEqual(reused[0]?.client_id, got.clientId);
     assert.equal((reused[0]?.revoked_jtis as string[]).length, 1);
+    assert.equal(reused[0]?.revocation_stored, true);
+  });
+});
+
+Deno.test("token: a replay whose revocation cannot be stored is audited as such, and the token is still refused here", async () => {
+  await withAuth({}, async (f) => {
+    const got = await obtainCode(f.auth);
+    const first = await redeem(f.auth, got);
+    assert.equal(first.status, 200);
+    // The revocation list becomes a folder: every append to it fails.
+    const list = join(f.dir, "state", REVOCATIONS_FILE);
+    await Deno.remove(list).catch((error) => {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    });
+    await Deno.mkdir(list);
+    const replay = await redeem(f.auth, got);
+    assert.equal(replay.status, 400);
+    assert.equal(replay.body.error, "invalid_grant");
+    const reused = (await f.events()).filter((e) => e.event === "code_reused");
+    assert.equal(reused.length, 1);
+    assert.equal(reused[0]?.revocation_stored, false);
+    assert.equal(typeof reused[0]?.revocation_error, "string");
+    const after = await f.auth.verifyBearer(mcpRequest(`Bearer ${first.body.access_token}`));
+    assert.equal(after.ok, false);
   });
 });
 

@@ -82,7 +82,7 @@ Deno.test("loadPolicy() refuses an unknown key inside [limits]", async () => {
   await withScratch(async (s) => {
     assertRefused(
       await s.load(MINIMAL + "[limits]\ntimeout = 5\n"),
-      'Policy key "limits.timeout" is not recognised; the keys allowed in [limits] are: timeout_ms, max_output_bytes, max_concurrent, cpu_seconds, address_space_bytes, max_processes, file_size_bytes, open_files.',
+      'Policy key "limits.timeout" is not recognised; the keys allowed in [limits] are: timeout_ms, max_output_bytes, max_concurrent, queue_max, queue_wait_ms, cpu_seconds, address_space_bytes, max_processes, file_size_bytes, open_files.',
     );
   });
 });
@@ -292,6 +292,22 @@ for (
     [
       "max_concurrent = 0",
       'Policy key "limits.max_concurrent" must be an integer from 1 to 256, got 0.',
+    ],
+    [
+      "queue_max = -1",
+      'Policy key "limits.queue_max" must be an integer from 0 to 4096, got -1.',
+    ],
+    [
+      "queue_max = 5000",
+      'Policy key "limits.queue_max" must be an integer from 0 to 4096, got 5000.',
+    ],
+    [
+      "queue_wait_ms = 1.5",
+      'Policy key "limits.queue_wait_ms" must be an integer from 0 to 600000, got 1.5.',
+    ],
+    [
+      "queue_wait_ms = 600_001",
+      'Policy key "limits.queue_wait_ms" must be an integer from 0 to 600000, got 600001.',
     ],
     [
       "cpu_seconds = 0",

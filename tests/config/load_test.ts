@@ -38,6 +38,8 @@ Deno.test("loadPolicy() fills every field with its documented default", async ()
           timeoutMs: 30_000,
           maxOutputBytes: 1_048_576,
           maxConcurrent: 4,
+          queueMax: 64,
+          queueWaitMs: 10_000,
           cpuSeconds: null,
           addressSpaceBytes: null,
           maxProcesses: null,
@@ -91,6 +93,7 @@ Deno.test("loadPolicy() reads every scalar key when it is set", async () => {
       await s.load(
         MINIMAL + '[allowlist]\ncommands = ["find"]\n' +
           "[limits]\ntimeout_ms = 5000\nmax_output_bytes = 2048\nmax_concurrent = 2\n" +
+          "queue_max = 5\nqueue_wait_ms = 250\n" +
           "cpu_seconds = 10\naddress_space_bytes = 1073741824\nmax_processes = 64\n" +
           "file_size_bytes = 1000\nopen_files = 64\n" +
           "[redaction]\nenabled = false\nentropy_fallback = true\n" +
@@ -102,6 +105,8 @@ Deno.test("loadPolicy() reads every scalar key when it is set", async () => {
       timeoutMs: 5000,
       maxOutputBytes: 2048,
       maxConcurrent: 2,
+      queueMax: 5,
+      queueWaitMs: 250,
       cpuSeconds: 10,
       addressSpaceBytes: 1_073_741_824,
       maxProcesses: 64,

@@ -176,7 +176,8 @@ Deno.test("a client that stops reading stdout: calls still end and are audited, 
     }
     await server.send(call(200, "sleep 0.2"));
     // Every call ends and is audited although nothing is read (beyond
-    // max_concurrent a call is refused BUSY, which is its attempt record).
+    // max_concurrent a call waits in the queue, then runs or is refused
+    // BUSY, either way with its attempt record).
     let records: Record<string, unknown>[] = [];
     const settled = (all: Record<string, unknown>[]) => {
       const attempts = all.filter((r) => r.kind === "attempt");

@@ -163,17 +163,24 @@ Deno.test("cat /etc/passwd is PATH_ESCAPE and audited", async () => {
   }
 });
 
-Deno.test("max_concurrent = 1 refuses an overlapping call with BUSY", async () => {
-  const h = await startHarness({ extraToml: "[limits]\nmax_concurrent = 1\n" });
+Deno.test("max_concurrent = 1: an overlapping call waits queue_wait_ms, then is refused BUSY, audited with its wait", async () => {
+  const h = await startHarness({
+    extraToml: "[limits]\nmax_concurrent = 1\nqueue_wait_ms = 200\n",
+  });
   try {
     const slow = h.call("run_command", { command: "sleep 1.5" });
     // Give the first call time to take the only slot.
     await new Promise((resolve) => setTimeout(resolve, 500));
     const second = await h.call("run_command", { command: "touch canary" });
     assert.equal(second.code, "BUSY");
+    assert.match(second.policy_reason, /limits\.queue_wait_ms = 200/);
+    assert.match(second.policy_reason, /number 1 of 1 in the queue/);
     assert.equal(await exists(`${h.jail}/canary`), false);
     assert.equal((await slow).code, "OK");
-    assert.equal(attemptsFor(await h.records(), "BUSY").length, 1);
+    const busy = attemptsFor(await h.records(), "BUSY");
+    assert.equal(busy.length, 1);
+    assert.equal(busy[0]?.verdict, "deny");
+    assert.ok(Number(busy[0]?.queued_ms) >= 190, JSON.stringify(busy[0]));
   } finally {
     await h.close();
   }

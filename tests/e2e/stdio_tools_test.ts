@@ -147,7 +147,9 @@ Deno.test("explain_command gives the same refusal code run_command would", async
 });
 
 Deno.test("describe_policy lists commands and limits but never the audit path or the jail path", async () => {
-  const h = await startHarness({ extraToml: "[limits]\ntimeout_ms = 1234\n" });
+  const h = await startHarness({
+    extraToml: "[limits]\ntimeout_ms = 1234\nqueue_wait_ms = 4321\n",
+  });
   try {
     const raw = await h.client.callTool({ name: "describe_policy", arguments: {} });
     const text = JSON.stringify(raw);
@@ -155,11 +157,12 @@ Deno.test("describe_policy lists commands and limits but never the audit path or
       allowed_commands: string[];
       denied_commands: string[];
       jail_root: string;
-      limits: { timeout_ms: number; max_output_bytes: number };
+      limits: { timeout_ms: number; max_output_bytes: number; queue_wait_ms: number };
     };
     assert.ok(description.allowed_commands.includes("ls"));
     assert.ok(description.denied_commands.includes("rm"));
     assert.equal(description.limits.timeout_ms, 1234);
+    assert.equal(description.limits.queue_wait_ms, 4321);
     assert.equal(description.jail_root, "<jail>");
     assert.equal(text.includes(h.auditLog), false, "audit path leaked");
     assert.equal(text.includes(h.jail), false, "jail path leaked");

@@ -5,6 +5,7 @@
  * with real resolved binaries, and helpers that find a run's processes on the
  * host through /proc (read by `_proc_probe.ts` in an all-access child).
  */
+import { exists } from "../_helpers/exists.ts";
 import { fileURLToPath } from "node:url";
 import type { Limits, Policy, SandboxMode } from "../../src/config/types.ts";
 import {
@@ -103,7 +104,7 @@ export async function runWithToolRemovedAfterStartup(
       redact: identity,
     });
     await built.executor.shutdown();
-    const canaryCreated = await Deno.stat(`${jail}/canary`).then(() => true, () => false);
+    const canaryCreated = await exists(`${jail}/canary`);
     return { outcome, canaryCreated };
   } finally {
     await Deno.remove(jail, { recursive: true });

@@ -5,6 +5,7 @@
  * command the way the executor does (`commandHardening` args and env, argv
  * from `evaluateCommand`) and asserts the canary never appears.
  */
+import { exists } from "../_helpers/exists.ts";
 import { deepEqual, equal, ok } from "node:assert/strict";
 import { commandHardening, evaluateCommand, gitSafetyArgs } from "../../src/policy/mod.ts";
 import { DEFAULT_CHILD_PATH, type Policy } from "../../src/config/types.ts";
@@ -58,16 +59,6 @@ async function makeRepo(): Promise<Repo> {
   ok((await run(dir, ["commit", "-qm", "one"])).success);
   await Deno.writeTextFile(`${dir}/f.txt`, "two\n");
   return { dir, policy: makePolicy({ jailRoot: dir }), canary, evil };
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
 }
 
 /** Runs `raw` as the executor would: policy argv, hardening args first, hardening env on top. */

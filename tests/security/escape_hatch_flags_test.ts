@@ -6,6 +6,7 @@
  * the guard disabled, running the very same argv creates the canary. Tests
  * the policy engine directly (plus the real tools, for the proof).
  */
+import { exists } from "../_helpers/exists.ts";
 import { equal, match, ok } from "node:assert/strict";
 import { evaluateCommand } from "../../src/policy/mod.ts";
 import { DEFAULT_CHILD_PATH, type Policy } from "../../src/config/types.ts";
@@ -441,16 +442,6 @@ async function runIfAllowed(decision: Decision, cwd: string): Promise<void> {
     stdout: "null",
     stderr: "null",
   }).output();
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
 }
 
 const PROOFS: readonly (readonly [readonly string[], string])[] = [

@@ -6,6 +6,7 @@
  * every escape is PATH_ESCAPE, and a write that would land outside is
  * proven not to happen (and to be real once the check is skipped).
  */
+import { exists } from "../_helpers/exists.ts";
 import { equal, ok } from "node:assert/strict";
 import { evaluateCommand, pathArgumentCandidates } from "../../src/policy/mod.ts";
 import { confineArgs } from "../../src/jail/mod.ts";
@@ -98,16 +99,6 @@ for (const raw of ALLOWED) {
       await jail.cleanup();
     }
   });
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
 }
 
 const WRITES: readonly (readonly [string, string])[] = [

@@ -6,6 +6,7 @@
  * ordinary uid could use stops the server with the fix instead of running
  * commands as root or unsandboxed.
  */
+import { exists } from "../_helpers/exists.ts";
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -126,7 +127,7 @@ Deno.test("mode none without accept_path_check_only refuses to start with one se
       run.stderr,
       'htmcp: Policy key "sandbox.mode" is "none", which runs commands without the kernel sandbox so the jail is only advisory; set [sandbox] accept_path_check_only = true to accept that, or use mode = "bwrap".\n',
     );
-    assert.equal(await Deno.stat(`${s.dir}/audit.jsonl`).then(() => true, () => false), false);
+    assert.equal(await exists(`${s.dir}/audit.jsonl`), false);
   } finally {
     await Deno.remove(s.dir, { recursive: true });
   }

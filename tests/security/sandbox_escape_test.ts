@@ -6,6 +6,7 @@
  * absent. The same attack under mode "none" succeeds, which proves each test
  * can fail.
  */
+import { exists } from "../_helpers/exists.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runWithToolRemovedAfterStartup, type Setup, setup } from "../exec/_fixtures.ts";
@@ -18,15 +19,6 @@ async function sandboxed(fn: (s: Setup) => Promise<void>, network = false): Prom
     await fn(s);
   } finally {
     await s.close();
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
   }
 }
 

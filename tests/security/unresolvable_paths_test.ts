@@ -6,6 +6,7 @@
  * through the link. Layer 1 refuses such a path with PATH_ESCAPE, and a
  * symlink loop too.
  */
+import { exists } from "../_helpers/exists.ts";
 import { equal, match, ok } from "node:assert/strict";
 import { assertRefused, layer1, makeTree, runRaw } from "./_layer1.ts";
 
@@ -24,10 +25,6 @@ async function buildChain(jail: string, outside: string): Promise<void> {
     stderr: "piped",
   }).output();
   ok(built.success, new TextDecoder().decode(built.stderr));
-}
-
-async function exists(path: string): Promise<boolean> {
-  return await Deno.lstat(path).then(() => true, () => false);
 }
 
 Deno.test("raw mkdir -p goes through a link below a path longer than PATH_MAX", async () => {

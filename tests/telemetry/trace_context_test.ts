@@ -7,7 +7,7 @@ import {
   parseTraceparent,
   parseTracestate,
   traceContextFromMeta,
-} from "../../src/telemetry/trace_context.ts";
+} from "../../src/audit/trace_context.ts";
 import { buildAttempt } from "../../src/audit/build.ts";
 
 const VALID = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";

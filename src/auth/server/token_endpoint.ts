@@ -91,10 +91,25 @@ export async function handleToken(
   if (grant.redeemed !== null) {
     const revoked = grant.redeemed.tokens;
     grant.redeemed.tokens = [];
-    await deps.registry.revokeTokens(revoked, Math.floor(deps.now() / 1000)).catch(() => {});
+    // The revocation holds in this process whatever happens; the append that
+    // tells the other servers sharing state_dir may fail, and then the
+    // operator must learn of it from the log, not find out from a live token.
+    let stored: { revocation_stored: true } | {
+      revocation_stored: false;
+      revocation_error: string;
+    } = { revocation_stored: true };
+    try {
+      await deps.registry.revokeTokens(revoked, Math.floor(deps.now() / 1000));
+    } catch (error) {
+      stored = {
+        revocation_stored: false,
+        revocation_error: error instanceof Error ? error.message : String(error),
+      };
+    }
     await deps.audit.writeEvent("code_reused", {
       client_id: grant.clientId,
       revoked_jtis: revoked.map((t) => t.jti),
+      ...stored,
     });
     return fail(
       400,

@@ -5,13 +5,13 @@
  *
  * @module
  */
-import { ensureStateDir } from "./state_dir.ts";
+import { ensureStateDir } from "../../state/state_dir.ts";
 import { loadOrCreateSecret } from "./secret.ts";
 import { ClientRegistry } from "./registry.ts";
 import { loadOrCreateSharedSecret } from "./shared_secret.ts";
 import type { StateStore } from "../../state/mod.ts";
 
-export { ensureStateDir, type StateDirResult } from "./state_dir.ts";
+export { ensureStateDir, type StateDirResult } from "../../state/state_dir.ts";
 export { loadOrCreateSecret, MIN_SECRET_BYTES, SECRET_FILE, type SecretResult } from "./secret.ts";
 export { type ApprovedClients, ClientRegistry, type RevokeClientResult } from "./registry.ts";
 export { type ClientRecord, CLIENTS_FILE } from "./clients.ts";

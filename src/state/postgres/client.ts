@@ -17,7 +17,7 @@
 import process from "node:process";
 import postgres from "postgres";
 import type { StateSettings } from "../../config/types.ts";
-import { parseStateUrl, readStateUrl } from "../../config/state.ts";
+import { parseStateUrl, readStateUrl } from "./url.ts";
 
 /** The pool's query function. */
 export type Sql = postgres.Sql;

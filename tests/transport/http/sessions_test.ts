@@ -2,8 +2,8 @@
  * Sessions and concurrency: bounded session tables (per client, per source
  * address for unauthenticated callers, and overall; a cap answers with a
  * JSON-RPC error naming it, never with "Session not found"),
- * idle expiry, the per-client command cap over HTTP (BUSY for the client over
- * its cap while another client still runs), and shutdown that ends sessions
+ * idle expiry, the per-client command cap over HTTP (the client over its cap
+ * waits in the queue while another client runs at once), and shutdown that ends sessions
  * and lets the context write the outcome of a running command.
  */
 import assert from "node:assert/strict";
@@ -190,7 +190,7 @@ Deno.test("SessionTable closes sessions idle longer than the limit, and only tho
   assert.equal(table.size, 0);
 });
 
-Deno.test("the per-client command cap answers BUSY over HTTP while another client still runs", async () => {
+Deno.test("the per-client command cap queues a client's second call over HTTP while another client runs at once", async () => {
   await withHttp(
     { http: { maxConcurrentPerClient: 1 }, limits: { maxConcurrent: 4 } },
     async (h) => {
@@ -207,10 +207,26 @@ Deno.test("the per-client command cap answers BUSY over HTTP while another clien
           if (attempts.some((r) => r.verdict === "allow")) break;
           await new Promise((resolve) => setTimeout(resolve, 10));
         }
-        const [aliceAgain, bobToo] = await Promise.all([run(alice, "true"), run(bob, "true")]);
-        assert.equal(aliceAgain, "BUSY");
-        assert.equal(bobToo, "OK");
-        assert.equal(await long, "OK");
+        const ended: string[] = [];
+        const track = (name: string, call: Promise<string>) =>
+          call.then((code) => {
+            ended.push(name);
+            return code;
+          });
+        const [aliceAgain, bobToo, first] = await Promise.all([
+          track("aliceAgain", run(alice, "true")),
+          track("bob", run(bob, "true")),
+          track("long", long),
+        ]);
+        assert.deepEqual([aliceAgain, bobToo, first], ["OK", "OK", "OK"]);
+        // Alice's second call could not start before her first ended (her cap is
+        // 1); Bob's call did not wait behind her.
+        assert.ok(ended.indexOf("aliceAgain") > ended.indexOf("long"), ended.join());
+        assert.ok(ended.indexOf("bob") < ended.indexOf("long"), ended.join());
+        const queued = (await h.records()).filter((r) =>
+          r.kind === "attempt" && r.verdict === "allow" && typeof r.queued_ms === "number"
+        );
+        assert.equal(queued.length, 1, "exactly Alice's second call waited");
       } finally {
         await alice.close();
         await bob.close();

@@ -1,0 +1,127 @@
+/**
+ * Cold start to the first `initialize` response through the real SDK client,
+ * and the resident memory of what stays running, for three ways of starting
+ * the stdio server with the same policy:
+ *
+ * - `deno task htmcp serve` (the README's development form: deno's task
+ *   runner, the launcher, the server: three Deno processes);
+ * - the launcher alone (`deno run scripts/launch.ts serve`, what the
+ *   installed `htmcp` command runs behind its shell script: two processes,
+ *   the launcher staying resident to forward signals);
+ * - the server directly under its generated flags (one process).
+ *
+ * RSS is the sum over the started process and its descendants, read from
+ * /proc after a short idle pause. Run: deno run -A bench/cold_start.ts [runs]
+ *
+ * @module
+ */
+import { fileURLToPath } from "node:url";
+import { serverUnderFlags, writePolicy } from "./main.ts";
+import { connect, percentiles, rssMiB, type ServerLaunch } from "./stdio_roundtrip.ts";
+
+const REPO = fileURLToPath(new URL("..", import.meta.url));
+
+/** Figures of one start form. */
+export interface ColdStart {
+  readonly form: string;
+  readonly p50Ms: number;
+  readonly minMs: number;
+  /** RSS of every process of the form once idle, in MiB. */
+  readonly idleRssMiB: number;
+  readonly processes: number;
+}
+
+async function descendants(pid: number): Promise<number[]> {
+  const found = [pid];
+  for (let i = 0; i < found.length; i++) {
+    const children = await Deno.readTextFile(
+      `/proc/${found[i]}/task/${found[i]}/children`,
+    ).catch(() => "");
+    for (const child of children.trim().split(/\s+/).filter(Boolean)) found.push(Number(child));
+  }
+  return found;
+}
+
+async function measureForm(form: string, launch: ServerLaunch, runs: number): Promise<ColdStart> {
+  const times: number[] = [];
+  let idleRssMiB = NaN;
+  let processes = 0;
+  for (let run = 0; run < runs; run++) {
+    const { client, coldStartMs, pid } = await connect(launch);
+    times.push(coldStartMs);
+    if (run === runs - 1 && pid !== undefined) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const pids = await descendants(pid);
+      processes = pids.length;
+      let total = 0;
+      for (const one of pids) total += await rssMiB(one).catch(() => 0);
+      idleRssMiB = total;
+    }
+    await client.close();
+  }
+  return {
+    form,
+    p50Ms: percentiles(times).p50,
+    minMs: Math.min(...times),
+    idleRssMiB,
+    processes,
+  };
+}
+
+/**
+ * Measures the three forms, interleaved run by run is not possible with one
+ * client each, so each form gets `runs` starts after one warm-up start.
+ *
+ * @param runs Starts per form.
+ * @returns One row per form.
+ */
+export async function measureColdStart(runs = 5): Promise<ColdStart[]> {
+  const dir = await Deno.makeTempDir({ prefix: "htmcp-bench-cold-" });
+  await Deno.chmod(dir, 0o755);
+  try {
+    const policy = await writePolicy(dir, "none");
+    const direct = await serverUnderFlags(policy);
+    const env = direct.env;
+    const forms: [string, ServerLaunch][] = [
+      ["deno task htmcp serve", {
+        command: Deno.execPath(),
+        args: ["task", "--quiet", "--cwd", REPO, "htmcp", "serve", "--policy", policy],
+        env,
+      }],
+      ["launcher (installed form)", {
+        command: Deno.execPath(),
+        args: [
+          "run",
+          "--quiet",
+          "--allow-all",
+          `${REPO}scripts/launch.ts`,
+          "serve",
+          "--policy",
+          policy,
+        ],
+        env,
+      }],
+      ["server directly under its flags", direct],
+    ];
+    const rows: ColdStart[] = [];
+    for (const [form, launch] of forms) {
+      await measureForm(form, launch, 1); // warm-up: caches, page cache
+      rows.push(await measureForm(form, launch, runs));
+    }
+    return rows;
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+if (import.meta.main) {
+  const runs = Number(Deno.args[0] ?? 5);
+  console.log("form                               p50 ms   min ms   processes   idle RSS (all)");
+  for (const row of await measureColdStart(runs)) {
+    console.log(
+      `${row.form.padEnd(34)} ${row.p50Ms.toFixed(0).padStart(6)} ${
+        row.minMs.toFixed(0).padStart(8)
+      } ${String(row.processes).padStart(11)}   ${row.idleRssMiB.toFixed(1)} MiB`,
+    );
+  }
+}
