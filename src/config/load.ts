@@ -31,6 +31,7 @@ import { checkDisabledGuards } from "./guard_names.ts";
 import { compileExtraPattern } from "./patterns.ts";
 import { buildRemoteSettings } from "./remote.ts";
 import { buildSandboxSettings } from "./sandbox.ts";
+import { buildFullControl, withFullControlLimits } from "./full_control.ts";
 import { deepFreeze, FrozenMap, FrozenSet } from "./freeze.ts";
 
 /** Settings the CLI supplies on top of the file and the environment. */
@@ -229,6 +230,13 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
   // --- the kernel sandbox --------------------------------------------------
   const sandbox = buildSandboxSettings(file, warnings);
   if (!sandbox.ok) return sandbox;
+  const fullControl = await buildFullControl(
+    file,
+    sandbox.value,
+    children.value.pathDirs,
+    warnings,
+  );
+  if (!fullControl.ok) return fullControl;
 
   // --- the rest, with defaults ----------------------------------------------
   const guards = checkDisabledGuards(file.guards?.disable ?? []);
@@ -254,6 +262,16 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
   warnings.push(...interpreterWarnings(runnable, disabledGuards));
 
   const limits = file.limits ?? {};
+  const limitSettings = {
+    timeoutMs: limits.timeout_ms ?? LIMIT_DEFAULTS.timeoutMs,
+    maxOutputBytes: limits.max_output_bytes ?? LIMIT_DEFAULTS.maxOutputBytes,
+    maxConcurrent: limits.max_concurrent ?? LIMIT_DEFAULTS.maxConcurrent,
+    cpuSeconds: limits.cpu_seconds ?? null,
+    addressSpaceBytes: limits.address_space_bytes ?? null,
+    maxProcesses: limits.max_processes ?? null,
+    fileSizeBytes: limits.file_size_bytes ?? null,
+    openFiles: limits.open_files ?? null,
+  };
   const policy: Policy = {
     policyFile,
     jailRoot,
@@ -280,16 +298,8 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
     })),
     disabledGuards,
     confineArgs,
-    limits: {
-      timeoutMs: limits.timeout_ms ?? LIMIT_DEFAULTS.timeoutMs,
-      maxOutputBytes: limits.max_output_bytes ?? LIMIT_DEFAULTS.maxOutputBytes,
-      maxConcurrent: limits.max_concurrent ?? LIMIT_DEFAULTS.maxConcurrent,
-      cpuSeconds: limits.cpu_seconds ?? null,
-      addressSpaceBytes: limits.address_space_bytes ?? null,
-      maxProcesses: limits.max_processes ?? null,
-      fileSizeBytes: limits.file_size_bytes ?? null,
-      openFiles: limits.open_files ?? null,
-    },
+    // A shell makes a fork bomb one line long: full-control mode never runs without rlimits.
+    limits: fullControl.value === null ? limitSettings : withFullControlLimits(limitSettings),
     redaction: {
       enabled: redactionEnabled,
       entropyFallback: redaction.entropy_fallback ?? false,
@@ -305,6 +315,7 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
       maxPerCaller: file.sessions?.max_per_caller ?? 8,
     },
     sandbox: sandbox.value,
+    ...(fullControl.value === null ? {} : { fullControl: fullControl.value }),
     http: remote.value.http,
     auth: remote.value.auth,
     warnings,

@@ -9,6 +9,8 @@
  * @module
  */
 
+import type { EgressRule } from "../egress/rules.ts";
+
 /** How an allowlisted command name was resolved at startup. */
 export interface ResolvedCommand {
   /** The name exactly as written in `[allowlist] commands`. */
@@ -56,17 +58,36 @@ export type AuditFailMode = "closed" | "open";
 export type SandboxMode = "none" | "bwrap" | "auto";
 
 /**
+ * `[sandbox] network`: `"none"` (an empty network namespace), `"allowlist"`
+ * (an empty namespace whose only route is htmcp's egress proxy, which opens
+ * only `network_allow` destinations), `"host"` (the host's network).
+ */
+export type SandboxNetwork = "none" | "allowlist" | "host";
+
+/**
  * `[sandbox]` as loaded. `user` is a uid (number) or a user name (string),
  * resolved by the executor at startup; null = the jail's owner (root server)
  * or the server's own uid (non-root server).
  */
 export interface SandboxSettings {
   readonly mode: SandboxMode;
-  readonly network: boolean;
+  readonly network: SandboxNetwork;
+  /** `network_allow`, parsed; empty unless `network = "allowlist"`. */
+  readonly networkAllow: readonly EgressRule[];
   /** The explicit opt-in that `mode = "none"` needs: the jail is then advisory. */
   readonly acceptPathCheckOnly: boolean;
   readonly user: number | string | null;
 }
+/**
+ * `[mode] full_control = true`: `run_command` text runs as `bash -c TEXT`
+ * inside the kernel sandbox (never without it: the loader and the executor
+ * both refuse). Absent = off, the default.
+ */
+export interface FullControlSettings {
+  /** The shell that runs the text, resolved on the child PATH at startup. */
+  readonly shell: ResolvedCommand;
+}
+
 export type AuthMode = "oauth" | "none" | "external";
 
 export interface SessionSettings {
@@ -245,6 +266,8 @@ export interface Policy {
   /** `[sessions]`: how long an unused session lives and how many one caller may hold. */
   readonly sessions: SessionSettings;
   readonly sandbox: SandboxSettings;
+  /** Full-control mode; absent when off. */
+  readonly fullControl?: FullControlSettings;
   readonly http: HttpSettings;
   readonly auth: AuthSettings;
   /** Startup warnings (e.g. an interpreter on the allowlist), printed once to stderr. */

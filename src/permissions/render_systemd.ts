@@ -255,7 +255,7 @@ export function renderSystemdUnit(
   );
   // The families bind the commands too: only HTTP, or a sandbox that grants
   // commands the network, needs IP sockets.
-  const needsIp = set.transport === "http" || (sandboxed && policy.sandbox.network);
+  const needsIp = set.transport === "http" || (sandboxed && policy.sandbox.network !== "none");
   if (needsIp) {
     add("RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6");
   } else {

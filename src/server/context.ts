@@ -11,6 +11,7 @@ import { createRedactor, redactArgv, type Redactor } from "../redact/mod.ts";
 import { createExecutor, type Executor } from "../exec/mod.ts";
 import { ConcurrencyLimiter } from "./limiter.ts";
 import { policyHash } from "../policy_tools/identity.ts";
+import { startSandboxEgress } from "./egress.ts";
 
 export interface ServerContext {
   readonly policy: Policy;
@@ -49,12 +50,32 @@ export async function createServerContext(policy: Policy): Promise<ContextResult
   });
   if (!opened.ok) return { ok: false, message: opened.reason };
   const audit = opened.log;
-  const built = await createExecutor(policy);
+  // The egress proxy first: every sandbox, the startup probe's included,
+  // binds its socket.
+  const egress = await startSandboxEgress(policy, audit);
+  if (!egress.ok) {
+    await audit.close();
+    return { ok: false, message: egress.message };
+  }
+  const built = await createExecutor(
+    policy,
+    egress.proxy === null ? {} : { egressSocket: egress.proxy.socketPath },
+  );
   if (!built.ok) {
+    await egress.proxy?.close();
     await audit.close();
     return { ok: false, message: built.message };
   }
   const executor = built.executor;
+  if (egress.proxy !== null) {
+    const handed = await egress.handTo(executor.describe());
+    if (!handed.ok) {
+      await executor.shutdown();
+      await egress.proxy.close();
+      await audit.close();
+      return { ok: false, message: handed.message };
+    }
+  }
   const limiter = new ConcurrencyLimiter(policy.limits.maxConcurrent);
   const inflight = new Set<Promise<unknown>>();
   let closing: Promise<void> | null = null;
@@ -75,6 +96,7 @@ export async function createServerContext(policy: Policy): Promise<ContextResult
       // Idempotent: stdin EOF and a signal may both ask to close.
       closing ??= (async () => {
         await executor.shutdown();
+        await egress.proxy?.close();
         // Killed commands return through their tool calls, which write the
         // outcome records; only then may the log close.
         await Promise.allSettled([...inflight]);

@@ -23,6 +23,7 @@ import {
 } from "../plan/mod.ts";
 import type { ResultCode } from "../result/codes.ts";
 import type { CommandInput } from "./snapshot.ts";
+import { checkShellText } from "./check_shell_text.ts";
 
 export type CheckResult =
   | {
@@ -65,6 +66,9 @@ export async function checkCommand(
   command: string | readonly string[],
   requestedCwd: string | undefined,
 ): Promise<CheckResult> {
+  if (typeof command === "string" && policy.fullControl !== undefined) {
+    return await checkShellText(policy, policy.fullControl, command, requestedCwd);
+  }
   if (typeof command !== "string") {
     return await checkSingle(policy, evaluateArgv(command, policy), requestedCwd);
   }

@@ -49,7 +49,13 @@ Deno.test("loadPolicy() fills every field with its documented default", async ()
         childEnv: { HOME: "/home/op", PATH: DEFAULT_CHILD_PATH },
         showJailPath: false,
         sessions: { idleTtlMs: 1_800_000, maxPerCaller: 8 },
-        sandbox: { mode: "bwrap", network: false, acceptPathCheckOnly: false, user: null },
+        sandbox: {
+          mode: "bwrap",
+          network: "none",
+          networkAllow: [],
+          acceptPathCheckOnly: false,
+          user: null,
+        },
         http: {
           listen: null,
           baseUrl: null,
@@ -108,7 +114,8 @@ Deno.test("loadPolicy() reads every scalar key when it is set", async () => {
     assert.equal(policy.showJailPath, true);
     assert.deepEqual(policy.sandbox, {
       mode: "bwrap",
-      network: true,
+      network: "host",
+      networkAllow: [],
       acceptPathCheckOnly: false,
       user: null,
     });

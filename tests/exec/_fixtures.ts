@@ -35,7 +35,7 @@ export interface RunExtra {
 
 export interface SetupOptions {
   readonly mode?: SandboxMode;
-  readonly network?: boolean;
+  readonly network?: "none" | "allowlist" | "host";
   readonly limits?: Partial<Limits>;
   readonly allow?: readonly string[];
 }
@@ -88,7 +88,13 @@ export async function runWithToolRemovedAfterStartup(
       jailRoot: jail,
       allow: ["sh"],
       overrides: {
-        sandbox: { mode, network: false, acceptPathCheckOnly: mode === "none", user: null },
+        sandbox: {
+          mode,
+          network: "none",
+          networkAllow: [],
+          acceptPathCheckOnly: mode === "none",
+          user: null,
+        },
       },
     });
     const built = await createExecutor(policy, { tools: { [tool]: copy } });
@@ -120,7 +126,8 @@ export async function setup(options: SetupOptions = {}): Promise<Setup> {
     overrides: {
       sandbox: {
         mode: options.mode ?? "none",
-        network: options.network ?? false,
+        network: options.network ?? "none",
+        networkAllow: [],
         // Mode none is these tests' own choice (the none chain under test),
         // made explicitly, as an operator would have to.
         acceptPathCheckOnly: (options.mode ?? "none") === "none",
