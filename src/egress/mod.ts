@@ -15,4 +15,9 @@ export {
 export { MAX_HEAD_BYTES, parseProxyRequest, type ProxyRequest } from "./request_head.ts";
 export { isLocalAddress } from "./local_address.ts";
 export { type EgressProxy, type EgressProxyOptions, startEgressProxy } from "./proxy.ts";
-export { egressSocketDir, prepareSocketPath } from "./socket_dir.ts";
+export {
+  EGRESS_SLOTS,
+  egressSocketDir,
+  egressSocketPaths,
+  listenOnFreeSlot,
+} from "./socket_dir.ts";

@@ -54,7 +54,8 @@ declare module "../audit/mod.ts" {
 
 /** What the proxy needs. */
 export interface EgressProxyOptions {
-  /** Where to listen (a new file: the folder is prepared by `socket_dir.ts`). */
+  /** The listening Unix socket (`listenOnFreeSlot`) and its path. */
+  readonly listener: Deno.Listener;
   readonly socketPath: string;
   readonly rules: readonly EgressRule[];
   readonly audit: Pick<AuditLog, "writeEvent">;
@@ -82,14 +83,14 @@ const encoder = new TextEncoder();
 export function startEgressProxy(
   options: EgressProxyOptions,
 ): { ok: true; proxy: EgressProxy } | { ok: false; message: string } {
-  let listener: Deno.Listener;
+  const listener = options.listener;
   try {
-    listener = Deno.listen({ transport: "unix", path: options.socketPath });
     // Only the socket's owner may connect; the server hands it to the uid
     // commands run as once the executor has chosen it.
     Deno.chmodSync(options.socketPath, 0o600);
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
+    listener.close();
     return {
       ok: false,
       message: `Cannot start the egress proxy on "${options.socketPath}": ${why}.`,

@@ -22,7 +22,7 @@
  */
 import type { Policy } from "../config/types.ts";
 import { HTMCP_ENV_NAMES } from "./env_names.ts";
-import { denoNetGrant, egressSocketDir } from "../egress/mod.ts";
+import { denoNetGrant, egressSocketDir, egressSocketPaths } from "../egress/mod.ts";
 import { cleanPath, isAbsolutePath, overlaps, parentOf } from "./_paths.ts";
 import type {
   Grant,
@@ -179,12 +179,16 @@ export function permissionSetFor(
 
   // egress ------------------------------------------------------------------
   if (policy.sandbox.network === "allowlist" && policy.sandbox.mode !== "none") {
-    // The proxy listens on a Unix socket in this folder (Deno checks read
-    // and write on a socket path) and connects out only to the listed
-    // host:ports, each granted exactly as the proxy's own rule reads it.
+    // The proxy listens on a Unix socket in this folder (Deno checks read,
+    // write and a net grant of the exact socket path, one per slot) and
+    // connects out only to the listed host:ports, each granted exactly as
+    // the proxy's own rule reads it.
     const dir = egressSocketDir(policy);
     read.add(dir, 'the egress proxy\'s socket folder (network = "allowlist")');
     write.add(dir, "the egress proxy's socket folder: it listens there");
+    for (const path of egressSocketPaths(dir)) {
+      net.add(`unix:${path}`, "an egress proxy socket slot (one per server of this policy)");
+    }
     for (const rule of policy.sandbox.networkAllow) {
       net.add(denoNetGrant(rule), `[sandbox] network_allow "${rule.text}" (the egress proxy)`);
     }

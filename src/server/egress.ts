@@ -11,7 +11,7 @@ import type { ExecutorDescription } from "../exec/mod.ts";
 import {
   type EgressProxy,
   egressSocketDir,
-  prepareSocketPath,
+  listenOnFreeSlot,
   startEgressProxy,
 } from "../egress/mod.ts";
 
@@ -34,10 +34,11 @@ export async function startSandboxEgress(policy: Policy, audit: AuditLog): Promi
   if (policy.sandbox.network !== "allowlist" || policy.sandbox.mode === "none") {
     return { ok: true, proxy: null, handTo: () => Promise.resolve({ ok: true }) };
   }
-  const path = await prepareSocketPath(egressSocketDir(policy));
-  if (!path.ok) return path;
+  const slot = await listenOnFreeSlot(egressSocketDir(policy));
+  if (!slot.ok) return slot;
   const started = startEgressProxy({
-    socketPath: path.path,
+    listener: slot.listener,
+    socketPath: slot.path,
     rules: policy.sandbox.networkAllow,
     audit,
     failMode: policy.auditFailMode,

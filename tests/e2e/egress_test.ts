@@ -1,0 +1,156 @@
+/**
+ * `[sandbox] network = "allowlist"` through the real server and the real
+ * MCP client: curl inside the sandbox reaches a listed host:port only
+ * through htmcp's proxy (plain HTTP and CONNECT), a host:port not listed is
+ * answered with a 403 the model can read, a direct connection has no route,
+ * and every connection is audited.
+ */
+import assert from "node:assert/strict";
+import { type Harness, startHarness } from "../_helpers/stdio_harness.ts";
+import { assertSandboxMode } from "../_helpers/jail.ts";
+
+interface Upstream {
+  readonly port: number;
+  requests: number;
+  close(): Promise<void>;
+}
+
+/** A real HTTP server on host loopback, counting the requests it answers. */
+function startUpstream(text: string): Upstream {
+  const controller = new AbortController();
+  const state = { requests: 0 };
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, signal: controller.signal, onListen: () => {} },
+    () => {
+      state.requests++;
+      return new Response(text);
+    },
+  );
+  return {
+    port: server.addr.port,
+    get requests() {
+      return state.requests;
+    },
+    set requests(value: number) {
+      state.requests = value;
+    },
+    async close() {
+      controller.abort();
+      await server.finished;
+    },
+  };
+}
+
+async function withEgress(
+  allowedPort: number,
+  fn: (h: Harness) => Promise<void>,
+  fullControl = true,
+): Promise<void> {
+  const h = await startHarness({
+    allow: ["curl", "echo"],
+    extraToml: `network = "allowlist"\nnetwork_allow = ["127.0.0.1:${allowedPort}"]\n` +
+      (fullControl ? "[mode]\nfull_control = true\n" : ""),
+  });
+  try {
+    await assertSandboxMode(h, "bwrap");
+    await fn(h);
+  } finally {
+    await h.close();
+  }
+}
+
+function egressRecords(records: Record<string, unknown>[], kind: string) {
+  return records.filter((r) => r["kind"] === "event" && r["event"] === kind);
+}
+
+Deno.test("egress: curl reaches a listed host:port through the proxy (plain HTTP and CONNECT), audited with bytes", async () => {
+  const allowed = startUpstream("hello from the allowed host\n");
+  try {
+    await withEgress(allowed.port, async (h) => {
+      const described = await h.describePolicy();
+      assert.match(described.sandbox, /only through an HTTP proxy/);
+      const url = `http://127.0.0.1:${allowed.port}/hello`;
+      const plain = await h.call("run_command", {
+        command: `echo "$HTTP_PROXY $https_proxy"; curl -sS --max-time 10 ${url}`,
+      });
+      assert.equal(plain.code, "OK", plain.policy_reason);
+      assert.equal(plain.exit_code, 0, plain.stderr);
+      assert.equal(
+        plain.stdout,
+        "http://127.0.0.1:3128 http://127.0.0.1:3128\nhello from the allowed host\n",
+      );
+      const tunnel = await h.call("run_command", {
+        command: `curl -sS --max-time 10 --proxytunnel ${url}`,
+      });
+      assert.equal(tunnel.exit_code, 0, tunnel.stderr);
+      assert.equal(tunnel.stdout, "hello from the allowed host\n");
+      assert.equal(allowed.requests, 2);
+
+      const records = await h.records();
+      const decisions = egressRecords(records, "egress").filter((r) =>
+        r["verdict"] === "allowed"
+      );
+      assert.deepEqual(decisions.map((r) => [r["method"], r["host"], r["port"]]).sort(), [
+        ["CONNECT", "127.0.0.1", allowed.port],
+        ["GET", "127.0.0.1", allowed.port],
+      ]);
+      const ends = egressRecords(records, "egress_end");
+      assert.equal(ends.length, 2);
+      for (const end of ends) {
+        assert.equal(end["connected"], true);
+        assert.ok((end["bytes_up"] as number) > 0 && (end["bytes_down"] as number) > 0, JSON.stringify(end));
+      }
+    });
+  } finally {
+    await allowed.close();
+  }
+});
+
+Deno.test("egress: a host:port not listed gets a readable 403, a direct connection has no route; both audited", async () => {
+  const allowed = startUpstream("allowed\n");
+  const other = startUpstream("must never be reached\n");
+  try {
+    await withEgress(allowed.port, async (h) => {
+      const refused = await h.call("run_command", {
+        command: `curl -sS --max-time 10 -w ' status=%{http_code}' http://127.0.0.1:${other.port}/`,
+      });
+      assert.equal(refused.code, "OK");
+      assert.match(
+        refused.stdout,
+        new RegExp(
+          `^htmcp egress proxy: "127\\.0\\.0\\.1:${other.port}" is not in this server's \\[sandbox\\] network_allow`,
+        ),
+      );
+      assert.match(refused.stdout, / status=403$/);
+      const tunnel = await h.call("run_command", {
+        command: `curl -sS --max-time 10 --proxytunnel http://127.0.0.1:${other.port}/`,
+      });
+      assert.notEqual(tunnel.exit_code, 0);
+      assert.match(tunnel.stderr, /403/);
+      const direct = await h.call("run_command", {
+        command: `curl -sS --noproxy '*' --max-time 5 http://127.0.0.1:${allowed.port}/`,
+      });
+      assert.notEqual(direct.exit_code, 0, direct.stdout);
+      assert.match(direct.stderr, /Failed to connect|Connection refused|Couldn't connect/);
+      assert.equal(other.requests, 0, "the unlisted host was reached");
+      assert.equal(allowed.requests, 0, "the direct connection reached the host");
+
+      const records = await h.records();
+      const refusals = egressRecords(records, "egress").filter((r) => r["verdict"] === "refused");
+      assert.deepEqual(refusals.map((r) => [r["method"], r["host"], r["port"]]).sort(), [
+        ["CONNECT", "127.0.0.1", other.port],
+        ["GET", "127.0.0.1", other.port],
+      ]);
+      assert.equal(egressRecords(records, "egress_end").length, 0);
+      // The direct attempt never reached the proxy; the command that made it is audited.
+      assert.ok(
+        records.some((r) =>
+          r["kind"] === "attempt" && String(r["command_raw"]).includes("--noproxy")
+        ),
+      );
+    });
+  } finally {
+    await allowed.close();
+    await other.close();
+  }
+});
