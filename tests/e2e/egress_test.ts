@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { type Harness, startHarness } from "../_helpers/stdio_harness.ts";
 import { assertSandboxMode } from "../_helpers/jail.ts";
+import { egressSocketDir } from "../../src/egress/mod.ts";
 
 interface Upstream {
   readonly port: number;
@@ -42,13 +43,13 @@ function startUpstream(text: string): Upstream {
 }
 
 async function withEgress(
-  allowedPort: number,
+  allow: string,
   fn: (h: Harness) => Promise<void>,
   fullControl = true,
 ): Promise<void> {
   const h = await startHarness({
     allow: ["curl", "echo"],
-    extraToml: `network = "allowlist"\nnetwork_allow = ["127.0.0.1:${allowedPort}"]\n` +
+    extraToml: `network = "allowlist"\nnetwork_allow = [${JSON.stringify(allow)}]\n` +
       (fullControl ? "[mode]\nfull_control = true\n" : ""),
   });
   try {
@@ -56,6 +57,10 @@ async function withEgress(
     await fn(h);
   } finally {
     await h.close();
+    // The socket is gone with the server; its folder in /tmp is this test's own.
+    await Deno.remove(egressSocketDir({ jailRoot: h.jail, auditLog: h.auditLog }), {
+      recursive: true,
+    }).catch(() => {});
   }
 }
 
@@ -66,7 +71,7 @@ function egressRecords(records: Record<string, unknown>[], kind: string) {
 Deno.test("egress: curl reaches a listed host:port through the proxy (plain HTTP and CONNECT), audited with bytes", async () => {
   const allowed = startUpstream("hello from the allowed host\n");
   try {
-    await withEgress(allowed.port, async (h) => {
+    await withEgress(`127.0.0.1:${allowed.port}`, async (h) => {
       const described = await h.describePolicy();
       assert.match(described.sandbox, /only through an HTTP proxy/);
       const url = `http://127.0.0.1:${allowed.port}/hello`;
@@ -87,9 +92,7 @@ Deno.test("egress: curl reaches a listed host:port through the proxy (plain HTTP
       assert.equal(allowed.requests, 2);
 
       const records = await h.records();
-      const decisions = egressRecords(records, "egress").filter((r) =>
-        r["verdict"] === "allowed"
-      );
+      const decisions = egressRecords(records, "egress").filter((r) => r["verdict"] === "allowed");
       assert.deepEqual(decisions.map((r) => [r["method"], r["host"], r["port"]]).sort(), [
         ["CONNECT", "127.0.0.1", allowed.port],
         ["GET", "127.0.0.1", allowed.port],
@@ -98,7 +101,10 @@ Deno.test("egress: curl reaches a listed host:port through the proxy (plain HTTP
       assert.equal(ends.length, 2);
       for (const end of ends) {
         assert.equal(end["connected"], true);
-        assert.ok((end["bytes_up"] as number) > 0 && (end["bytes_down"] as number) > 0, JSON.stringify(end));
+        assert.ok(
+          (end["bytes_up"] as number) > 0 && (end["bytes_down"] as number) > 0,
+          JSON.stringify(end),
+        );
       }
     });
   } finally {
@@ -110,7 +116,7 @@ Deno.test("egress: a host:port not listed gets a readable 403, a direct connecti
   const allowed = startUpstream("allowed\n");
   const other = startUpstream("must never be reached\n");
   try {
-    await withEgress(allowed.port, async (h) => {
+    await withEgress(`127.0.0.1:${allowed.port}`, async (h) => {
       const refused = await h.call("run_command", {
         command: `curl -sS --max-time 10 -w ' status=%{http_code}' http://127.0.0.1:${other.port}/`,
       });
@@ -152,5 +158,43 @@ Deno.test("egress: a host:port not listed gets a readable 403, a direct connecti
   } finally {
     await allowed.close();
     await other.close();
+  }
+});
+
+Deno.test("egress: an allowlisted curl (no shell, default mode) reaches a listed host through the proxy", async () => {
+  const allowed = startUpstream("plain mode\n");
+  try {
+    await withEgress(`127.0.0.1:${allowed.port}`, async (h) => {
+      const described = await h.describePolicy();
+      assert.equal(described["full_control"], false);
+      const result = await h.call("run_command", {
+        command: `curl -sS --max-time 10 http://127.0.0.1:${allowed.port}/`,
+      });
+      assert.equal(result.code, "OK", result.policy_reason);
+      assert.equal(result.stdout, "plain mode\n", result.stderr);
+      const tools = await h.client.listTools();
+      const run = tools.tools.find((tool) => tool.name === "run_command");
+      assert.equal(run?.annotations?.openWorldHint, true);
+    }, false);
+  } finally {
+    await allowed.close();
+  }
+});
+
+Deno.test("egress: a listed name that resolves to a local address is refused (no DNS route to the host's services)", async () => {
+  const allowed = startUpstream("must never be reached\n");
+  try {
+    await withEgress(`localhost:${allowed.port}`, async (h) => {
+      const result = await h.call("run_command", {
+        command: `curl -sS --max-time 10 http://localhost:${allowed.port}/`,
+      });
+      assert.match(result.stdout, /resolved to the local address 127\.0\.0\.1/);
+      assert.equal(allowed.requests, 0);
+      const ends = (await h.records()).filter((r) => r["event"] === "egress_end");
+      assert.equal(ends.length, 1);
+      assert.equal(ends[0]?.["connected"], false);
+    });
+  } finally {
+    await allowed.close();
   }
 });
