@@ -57,8 +57,9 @@ export function splitSimpleCommands(text: string): SplitResult {
   const commands: ShellWord[][] = [];
   try {
     const scanner = new Scanner(text, commands, 0);
-    const end = scanner.run(0, null);
-    if (end < text.length) throw new Unsplittable(`an unmatched ")" at offset ${end}`);
+    // A ")" without its "(" is a case pattern's end at the top level; it
+    // separates, as everywhere, so the words after it are judged.
+    scanner.run(0, null);
   } catch (error) {
     if (error instanceof Unsplittable) return { ok: false, reason: error.message };
     throw error;
@@ -124,6 +125,7 @@ class Scanner {
       }
       if (c === "`") {
         i = this.#substitute(i + 1, "`") + 1;
+        this.#word += "`...`";
         this.#expanded = true;
         this.#inWord = true;
         continue;
@@ -213,6 +215,7 @@ class Scanner {
       }
       if (c === "`") {
         i = this.#substitute(i + 1, "`") + 1;
+        this.#word += "`...`";
         this.#expanded = true;
         continue;
       }
