@@ -43,13 +43,13 @@ function startUpstream(text: string): Upstream {
 }
 
 async function withEgress(
-  allow: string,
+  allow: string | readonly string[],
   fn: (h: Harness) => Promise<void>,
   fullControl = true,
 ): Promise<void> {
   const h = await startHarness({
     allow: ["curl", "echo"],
-    extraToml: `network = "allowlist"\nnetwork_allow = [${JSON.stringify(allow)}]\n` +
+    extraToml: `network = "allowlist"\nnetwork_allow = ${JSON.stringify([allow].flat())}\n` +
       (fullControl ? "[mode]\nfull_control = true\n" : ""),
   });
   try {
@@ -71,9 +71,12 @@ function egressRecords(records: Record<string, unknown>[], kind: string) {
 Deno.test("egress: curl reaches a listed host:port through the proxy (plain HTTP and CONNECT), audited with bytes", async () => {
   const allowed = startUpstream("hello from the allowed host\n");
   try {
-    await withEgress(`127.0.0.1:${allowed.port}`, async (h) => {
+    // The wildcard entry proves the generated permission set (and its
+    // startup self-check) accept Deno's wildcard form.
+    await withEgress([`127.0.0.1:${allowed.port}`, "*.example.com:443"], async (h) => {
       const described = await h.describePolicy();
       assert.match(described.sandbox, /only through an HTTP proxy/);
+      assert.match(described.sandbox, /\*\.example\.com:443/);
       const url = `http://127.0.0.1:${allowed.port}/hello`;
       const plain = await h.call("run_command", {
         command: `echo "$HTTP_PROXY $https_proxy"; curl -sS --max-time 10 ${url}`,
