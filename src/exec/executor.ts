@@ -155,8 +155,13 @@ export async function createExecutor(
   }
 
   const who = `uid ${commandUid} (${identity.source})`;
+  const network = policy.sandbox.network === "allowlist"
+    ? ` Network: only the listed hosts, through the egress proxy.`
+    : policy.sandbox.network === "host"
+    ? " Network: the host's."
+    : "";
   const summary = mode === "bwrap"
-    ? `Commands run in the kernel sandbox (${modeLabel}) as ${who}.`
+    ? `Commands run in the kernel sandbox (${modeLabel}) as ${who}.${network}`
     : `${PATH_CHECK_ONLY_WARNING} Commands run as ${who}.`;
   const description: ExecutorDescription = Object.freeze({
     requestedMode: requested,

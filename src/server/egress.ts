@@ -30,7 +30,10 @@ type Started =
  * @param audit Where every connection is recorded.
  * @returns No proxy unless the policy asks for one; else the proxy, or why it could not start.
  */
-export async function startSandboxEgress(policy: Policy, audit: AuditLog): Promise<Started> {
+export async function startSandboxEgress(
+  policy: Policy,
+  audit: Pick<AuditLog, "writeEvent">,
+): Promise<Started> {
   if (policy.sandbox.network !== "allowlist" || policy.sandbox.mode === "none") {
     return { ok: true, proxy: null, handTo: () => Promise.resolve({ ok: true }) };
   }
