@@ -76,7 +76,11 @@ export function describePolicy(
     jail_root: jail,
     cwd_rule:
       `Commands run in ${jail} or a folder below it; cwd may be relative to ${jail}. Symlinks are followed before the check.`,
-    path_arguments: policy.confineArgs
+    path_arguments: policy.fullControl !== undefined
+      ? `Shell text: paths are not checked by the policy; the sandbox shows only ${jail} (writable), read-only system folders and a private /tmp. argv input: ${
+        policy.confineArgs ? `path arguments must resolve inside ${jail}` : "paths are not checked"
+      }.`
+      : policy.confineArgs
       ? `Every argument that names a path (absolute, with "/", "..", "~", or an existing entry) must resolve inside ${jail}.`
       : "Path arguments are not checked by the policy.",
     parsing: policy.fullControl !== undefined ? FULL_CONTROL_NOTICE : (
