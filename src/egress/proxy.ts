@@ -21,7 +21,7 @@
  * @module
  */
 import type { AuditFailMode } from "../config/types.ts";
-import type { AuditLog } from "../audit/mod.ts";
+import type { AuditEventFields, AuditLog } from "../audit/mod.ts";
 import { type EgressRule, findEgressRule } from "./rules.ts";
 import { MAX_HEAD_BYTES, parseProxyRequest } from "./request_head.ts";
 import { isLocalAddress } from "./local_address.ts";
@@ -143,7 +143,7 @@ async function handleConnection(
 ): Promise<void> {
   const connection = crypto.randomUUID();
   const audit = (
-    fields: Omit<import("../audit/mod.ts").AuditEventFields["egress"], "connection">,
+    fields: Omit<AuditEventFields["egress"], "connection">,
   ) => options.audit.writeEvent("egress", { connection, ...fields });
   const head = await readHead(client, options.headTimeoutMs ?? 10_000);
   if (!head.ok) {

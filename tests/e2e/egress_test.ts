@@ -68,6 +68,24 @@ function egressRecords(records: Record<string, unknown>[], kind: string) {
   return records.filter((r) => r["kind"] === "event" && r["event"] === kind);
 }
 
+/**
+ * The log once it holds `count` records of `kind`: the proxy writes
+ * `egress_end` when it sees the connection close, which may be just after
+ * the command's reply (bounded wait, 10 s).
+ */
+async function recordsWith(
+  h: Harness,
+  kind: string,
+  count: number,
+): Promise<Record<string, unknown>[]> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const records = await h.records();
+    if (egressRecords(records, kind).length >= count || Date.now() > deadline) return records;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 Deno.test("egress: curl reaches a listed host:port through the proxy (plain HTTP and CONNECT), audited with bytes", async () => {
   const allowed = startUpstream("hello from the allowed host\n");
   try {
@@ -94,7 +112,7 @@ Deno.test("egress: curl reaches a listed host:port through the proxy (plain HTTP
       assert.equal(tunnel.stdout, "hello from the allowed host\n");
       assert.equal(allowed.requests, 2);
 
-      const records = await h.records();
+      const records = await recordsWith(h, "egress_end", 2);
       const decisions = egressRecords(records, "egress").filter((r) => r["verdict"] === "allowed");
       assert.deepEqual(decisions.map((r) => [r["method"], r["host"], r["port"]]).sort(), [
         ["CONNECT", "127.0.0.1", allowed.port],
@@ -193,7 +211,7 @@ Deno.test("egress: a listed name that resolves to a local address is refused (no
       });
       assert.match(result.stdout, /resolved to the local address 127\.0\.0\.1/);
       assert.equal(allowed.requests, 0);
-      const ends = (await h.records()).filter((r) => r["event"] === "egress_end");
+      const ends = egressRecords(await recordsWith(h, "egress_end", 1), "egress_end");
       assert.equal(ends.length, 1);
       assert.equal(ends[0]?.["connected"], false);
     });
