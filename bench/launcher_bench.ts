@@ -76,7 +76,13 @@ async function bwrapFloor(jail: string, n: number): Promise<number[]> {
   const policy = makePolicy({
     jailRoot: jail,
     overrides: {
-      sandbox: { mode: "bwrap", network: false, acceptPathCheckOnly: false, user: null },
+      sandbox: {
+        mode: "bwrap",
+        network: "none",
+        networkAllow: [],
+        acceptPathCheckOnly: false,
+        user: null,
+      },
     },
   });
   const args = [

@@ -99,11 +99,23 @@ export async function measureSpawnCosts(n: number): Promise<SpawnCostFigures> {
     const base = makePolicy({ jailRoot: jail, allow: ["true"] });
     const contained = await build({
       ...base,
-      sandbox: { mode: "none", network: false, acceptPathCheckOnly: true, user: null },
+      sandbox: {
+        mode: "none",
+        network: "none",
+        networkAllow: [],
+        acceptPathCheckOnly: true,
+        user: null,
+      },
     });
     const sandboxed = await build({
       ...base,
-      sandbox: { mode: "bwrap", network: false, acceptPathCheckOnly: false, user: null },
+      sandbox: {
+        mode: "bwrap",
+        network: "none",
+        networkAllow: [],
+        acceptPathCheckOnly: false,
+        user: null,
+      },
     });
     const command = resolveOnPath("true");
     const request = {

@@ -38,7 +38,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["version.ts", "result", "streams", "_sdk_types", "net"],
   ["redact", "state", "sandbox"],
   ["policy", "audit"],
-  ["jail"],
+  ["jail", "egress", "full_control"],
   ["config", "plan"],
   ["exec", "session", "permissions", "auth", "links"],
   ["tools"],

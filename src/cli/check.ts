@@ -23,6 +23,12 @@ import { loadPolicyForCli } from "./policy_arg.ts";
 import { processEnv } from "./env.ts";
 import { lintPolicy, policyHash } from "../policy_tools/mod.ts";
 import { createExecutor, launcherReadPaths } from "../exec/mod.ts";
+import { startSandboxEgress } from "../server/egress.ts";
+
+/** `htmcp check` records nothing: a connection to its proxy is refused. */
+const NO_AUDIT = {
+  writeEvent: () => Promise.resolve({ ok: false as const, reason: "htmcp check keeps no log" }),
+};
 import {
   type Grant,
   type PermissionLayer,
@@ -82,8 +88,20 @@ export async function run(argv: readonly string[]): Promise<number> {
       }
 
       // Built here, inside the confined context: the probes are the executor's own.
-      const built = await createExecutor(policy);
+      // With network = "allowlist" every sandbox binds the egress proxy's
+      // socket, the probe's too. Nothing runs through it here, so no audit
+      // log is needed: a connection would be refused (503).
+      const egress = await startSandboxEgress(policy, NO_AUDIT);
+      if (!egress.ok) {
+        out(`Sandbox: FAIL: ${egress.message}`);
+        return 1;
+      }
+      const built = await createExecutor(
+        policy,
+        egress.proxy === null ? {} : { egressSocket: egress.proxy.socketPath },
+      );
       if (!built.ok) {
+        await egress.proxy?.close();
         // The same sentence serve would print: what is wrong and the fix.
         out(`Sandbox: FAIL: ${built.message}`);
         return 1;
@@ -154,6 +172,7 @@ export async function run(argv: readonly string[]): Promise<number> {
         return allowUnconfined ? 0 : 1;
       } finally {
         await executor.shutdown();
+        await egress.proxy?.close();
       }
     },
   );

@@ -35,6 +35,7 @@ import { buildLinkSettings } from "./links.ts";
 import { buildAuditSettings } from "./audit_settings.ts";
 import { buildLogSettings, buildTelemetrySettings } from "./observability.ts";
 import { buildStateSettings } from "./state.ts";
+import { buildFullControl, withFullControlLimits } from "./full_control.ts";
 import { deepFreeze, FrozenMap, FrozenSet } from "./freeze.ts";
 
 /** Settings the CLI supplies on top of the file and the environment. */
@@ -244,6 +245,13 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
   const telemetry = buildTelemetrySettings(file);
   if (!telemetry.ok) return telemetry;
   const log = buildLogSettings(file);
+  const fullControl = await buildFullControl(
+    file,
+    sandbox.value,
+    children.value.pathDirs,
+    warnings,
+  );
+  if (!fullControl.ok) return fullControl;
 
   // --- the rest, with defaults ----------------------------------------------
   const guards = checkDisabledGuards(file.guards?.disable ?? []);
@@ -272,6 +280,18 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
   if (!auditSettings.ok) return auditSettings;
 
   const limits = file.limits ?? {};
+  const limitSettings = {
+    timeoutMs: limits.timeout_ms ?? LIMIT_DEFAULTS.timeoutMs,
+    maxOutputBytes: limits.max_output_bytes ?? LIMIT_DEFAULTS.maxOutputBytes,
+    maxConcurrent: limits.max_concurrent ?? LIMIT_DEFAULTS.maxConcurrent,
+    queueMax: limits.queue_max ?? LIMIT_DEFAULTS.queueMax,
+    queueWaitMs: limits.queue_wait_ms ?? LIMIT_DEFAULTS.queueWaitMs,
+    cpuSeconds: limits.cpu_seconds ?? null,
+    addressSpaceBytes: limits.address_space_bytes ?? null,
+    maxProcesses: limits.max_processes ?? null,
+    fileSizeBytes: limits.file_size_bytes ?? null,
+    openFiles: limits.open_files ?? null,
+  };
   const policy: Policy = {
     policyFile,
     jailRoot,
@@ -295,18 +315,8 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
     })),
     disabledGuards,
     confineArgs,
-    limits: {
-      timeoutMs: limits.timeout_ms ?? LIMIT_DEFAULTS.timeoutMs,
-      maxOutputBytes: limits.max_output_bytes ?? LIMIT_DEFAULTS.maxOutputBytes,
-      maxConcurrent: limits.max_concurrent ?? LIMIT_DEFAULTS.maxConcurrent,
-      queueMax: limits.queue_max ?? LIMIT_DEFAULTS.queueMax,
-      queueWaitMs: limits.queue_wait_ms ?? LIMIT_DEFAULTS.queueWaitMs,
-      cpuSeconds: limits.cpu_seconds ?? null,
-      addressSpaceBytes: limits.address_space_bytes ?? null,
-      maxProcesses: limits.max_processes ?? null,
-      fileSizeBytes: limits.file_size_bytes ?? null,
-      openFiles: limits.open_files ?? null,
-    },
+    // A shell makes a fork bomb one line long: full-control mode never runs without rlimits.
+    limits: fullControl.value === null ? limitSettings : withFullControlLimits(limitSettings),
     redaction: {
       enabled: redactionEnabled,
       entropyFallback: redaction.entropy_fallback ?? false,
@@ -323,6 +333,7 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
     },
     links: links.value,
     sandbox: sandbox.value,
+    ...(fullControl.value === null ? {} : { fullControl: fullControl.value }),
     http: remote.value.http,
     auth: remote.value.auth,
     // Present only with their tables, so a policy without them loads as before.

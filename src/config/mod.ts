@@ -14,6 +14,7 @@ export {
 } from "./load.ts";
 export { MAX_UID, NUMBER_BOUNDS } from "./schema.ts";
 export { sandboxOptOutRefusal } from "./sandbox.ts";
+export { FULL_CONTROL_RLIMITS, FULL_CONTROL_SHELL, fullControlRefusal } from "./full_control.ts";
 export { ACCESS_TOKEN_TTL, HTTP_DEFAULTS } from "./remote.ts";
 export { REFUSED_ENV_NAMES, REFUSED_ENV_PREFIXES } from "./env_names.ts";
 export { EXTRA_PATTERN_FLAGS } from "./patterns.ts";

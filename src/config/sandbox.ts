@@ -15,7 +15,8 @@
  */
 import { type Checked, fail, pass, quote } from "./_checked.ts";
 import type { PolicyFile } from "./schema.ts";
-import type { SandboxSettings } from "./types.ts";
+import type { SandboxNetwork, SandboxSettings } from "./types.ts";
+import { type EgressRule, parseEgressRule } from "../egress/rules.ts";
 import { PATH_CHECK_ONLY_WARNING } from "../sandbox/notice.ts";
 
 /** A POSIX-portable user name (`useradd`'s default rule, plus a trailing `$`). */
@@ -47,7 +48,55 @@ export function buildSandboxSettings(
   }
   const user = checkUser(table.user);
   if (!user.ok) return user;
-  return pass({ mode, network: table.network ?? false, acceptPathCheckOnly, user: user.value });
+  const network = checkNetwork(table.network, table.network_allow);
+  if (!network.ok) return network;
+  if (mode === "none" && network.value.network === "allowlist") {
+    // Without the sandbox's network namespace commands reach the host's
+    // network directly, and the allowlist would be a list nobody enforces.
+    return fail(
+      'Policy key "sandbox.network" is "allowlist", which only the kernel sandbox can enforce, but mode is "none"; use mode = "bwrap".',
+    );
+  }
+  return pass({ mode, ...network.value, acceptPathCheckOnly, user: user.value });
+}
+
+/**
+ * `network` and `network_allow`. The older boolean spelling keeps its
+ * meaning (`false` = `"none"`, `true` = `"host"`). `network_allow` outside
+ * `"allowlist"` is refused rather than ignored: an operator who wrote it
+ * believes the sandbox's traffic is limited to it.
+ */
+function checkNetwork(
+  value: boolean | SandboxNetwork | undefined,
+  allow: readonly string[] | undefined,
+): Checked<Pick<SandboxSettings, "network" | "networkAllow">> {
+  const network: SandboxNetwork = value === true
+    ? "host"
+    : value === false
+    ? "none"
+    : value ?? "none";
+  if (network !== "allowlist") {
+    if (allow !== undefined) {
+      return fail(
+        `Policy key "sandbox.network_allow" is read only with network = "allowlist", but network is ${
+          quote(network)
+        }.`,
+      );
+    }
+    return pass({ network, networkAllow: [] });
+  }
+  if (allow === undefined || allow.length === 0) {
+    return fail(
+      'Policy key "sandbox.network_allow" must list at least one "HOST:PORT" when network = "allowlist".',
+    );
+  }
+  const rules: EgressRule[] = [];
+  for (const entry of allow) {
+    const parsed = parseEgressRule(entry);
+    if (!parsed.ok) return fail(`Policy key "sandbox.network_allow": ${parsed.reason}`);
+    rules.push(parsed.rule);
+  }
+  return pass({ network, networkAllow: Object.freeze(rules) });
 }
 
 /**

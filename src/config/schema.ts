@@ -177,6 +177,7 @@ export const PolicyFileSchema = table({
   paths: table({ confine_args: flag() }).optional(),
   guards: table({ disable: texts() }).optional(),
   describe: table({ show_jail_path: flag() }).optional(),
+  mode: table({ full_control: flag() }).optional(),
   sessions: table({
     idle_ttl_s: integer("idle_ttl_s"),
     max_per_caller: integer("max_per_caller"),
@@ -199,7 +200,11 @@ export const PolicyFileSchema = table({
   }).optional(),
   sandbox: table({
     mode: oneOf(["none", "bwrap", "auto"]),
-    network: flag(),
+    // true/false are the older spelling of "host"/"none", kept so existing policies load.
+    network: z.union([z.boolean(), z.enum(["none", "allowlist", "host"])], {
+      error: 'must be "none", "allowlist" or "host"',
+    }).optional(),
+    network_allow: texts('must be a "HOST:PORT" string'),
     accept_path_check_only: flag(),
     user: z.union([
       text(),

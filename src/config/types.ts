@@ -56,17 +56,36 @@ export type AuditFailMode = "closed" | "open";
 export type SandboxMode = "none" | "bwrap" | "auto";
 
 /**
+ * `[sandbox] network`: `"none"` (an empty network namespace), `"allowlist"`
+ * (an empty namespace whose only route is htmcp's egress proxy, which opens
+ * only `network_allow` destinations), `"host"` (the host's network).
+ */
+export type SandboxNetwork = "none" | "allowlist" | "host";
+
+/**
  * `[sandbox]` as loaded. `user` is a uid (number) or a user name (string),
  * resolved by the executor at startup; null = the jail's owner (root server)
  * or the server's own uid (non-root server).
  */
 export interface SandboxSettings {
   readonly mode: SandboxMode;
-  readonly network: boolean;
+  readonly network: SandboxNetwork;
+  /** `network_allow`, parsed; empty unless `network = "allowlist"`. */
+  readonly networkAllow: readonly EgressRule[];
   /** The explicit opt-in that `mode = "none"` needs: the jail is then advisory. */
   readonly acceptPathCheckOnly: boolean;
   readonly user: number | string | null;
 }
+/**
+ * `[mode] full_control = true`: `run_command` text runs as `bash -c TEXT`
+ * inside the kernel sandbox (never without it: the loader and the executor
+ * both refuse). Absent = off, the default.
+ */
+export interface FullControlSettings {
+  /** The shell that runs the text, resolved on the child PATH at startup. */
+  readonly shell: ResolvedCommand;
+}
+
 export type AuthMode = "oauth" | "none" | "external";
 
 export interface SessionSettings {
@@ -315,6 +334,8 @@ export interface Policy {
   /** `[links]`: file download links (HTTP only). */
   readonly links: LinkSettings;
   readonly sandbox: SandboxSettings;
+  /** Full-control mode; absent when off. */
+  readonly fullControl?: FullControlSettings;
   readonly http: HttpSettings;
   readonly auth: AuthSettings;
   /** `[log]`; absent means text at level info. */
@@ -327,3 +348,16 @@ export interface Policy {
 
 /** The fixed PATH children get when `PATH` is not passed through or not set. */
 export const DEFAULT_CHILD_PATH = "/usr/local/bin:/usr/bin:/bin";
+
+/** One parsed entry. */
+export interface EgressRule {
+  /** The entry as written (for messages and the audit). */
+  readonly text: string;
+  /** `"exact"`: `host` itself; `"subdomains"`: names ending in `.${host}`. */
+  readonly kind: "exact" | "subdomains";
+  /** Lower case, no trailing dot; an IPv6 literal keeps its brackets. */
+  readonly host: string;
+  readonly port: number;
+  /** True when `host` is an IP literal: the operator named an address on purpose. */
+  readonly literal: boolean;
+}

@@ -13,7 +13,7 @@
  * @module
  */
 import type { Policy, ResolvedCommand } from "../config/types.ts";
-import { sandboxOptOutRefusal } from "../config/mod.ts";
+import { fullControlRefusal, sandboxOptOutRefusal } from "../config/mod.ts";
 import {
   chooseRunAs,
   detectHostLayout,
@@ -59,6 +59,8 @@ export interface ExecutorOptions {
   readonly hardening?: (command: ResolvedCommand) => CommandHardening;
   /** How long the polite kill may take before the launcher is SIGKILLed (default 3000 ms). */
   readonly killGraceMs?: number;
+  /** The egress proxy's socket (`[sandbox] network = "allowlist"`), bound into every sandbox. */
+  readonly egressSocket?: string;
 }
 
 /** Extra time `timeout`'s own deadline gets beyond `limits.timeoutMs`. */
@@ -84,6 +86,18 @@ export async function createExecutor(
   // here too, so no caller gets an unsandboxed executor without the opt-in.
   const optOut = sandboxOptOutRefusal(policy.sandbox);
   if (optOut !== null) return refuse(`Cannot start: ${optOut}`);
+  // A shell string is a shell on the host without the sandbox: full-control
+  // mode runs only with it, whatever built the policy.
+  if (policy.fullControl !== undefined) {
+    const refusal = fullControlRefusal(policy.sandbox);
+    if (refusal !== null) return refuse(`Cannot start: ${refusal}`);
+  }
+  // An allowlist without the sandbox's network namespace would be a list nobody enforces.
+  if (policy.sandbox.network === "allowlist" && requested !== "none" && !options.egressSocket) {
+    return refuse(
+      'Cannot start: [sandbox] network = "allowlist" needs the egress proxy, and none was started.',
+    );
+  }
   const mode: "none" | "bwrap" = requested === "none" ? "none" : "bwrap";
   const modeLabel = requested === "auto"
     ? `[sandbox] mode = "auto" (which means "bwrap")`
@@ -129,6 +143,9 @@ export async function createExecutor(
     backstopMs: policy.limits.timeoutMs + BACKSTOP_SLACK_MS,
     limits: policy.limits,
     layout: detectHostLayout(),
+    ...(policy.sandbox.network === "allowlist" && options.egressSocket !== undefined
+      ? { egressSocket: options.egressSocket }
+      : {}),
   });
   const probeName = mode === "bwrap" ? "sandbox (bwrap)" : `containment (${privilege})`;
   const probe = await probePlan(probeName, plan, policy);
@@ -138,8 +155,13 @@ export async function createExecutor(
   }
 
   const who = `uid ${commandUid} (${identity.source})`;
+  const network = policy.sandbox.network === "allowlist"
+    ? ` Network: only the listed hosts, through the egress proxy.`
+    : policy.sandbox.network === "host"
+    ? " Network: the host's."
+    : "";
   const summary = mode === "bwrap"
-    ? `Commands run in the kernel sandbox (${modeLabel}) as ${who}.`
+    ? `Commands run in the kernel sandbox (${modeLabel}) as ${who}.${network}`
     : `${PATH_CHECK_ONLY_WARNING} Commands run as ${who}.`;
   const description: ExecutorDescription = Object.freeze({
     requestedMode: requested,

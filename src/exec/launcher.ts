@@ -77,6 +77,22 @@ export const DEFAULT_LAUNCHER_TOOLS: LauncherTools = Object.freeze({
 export const SANDBOX_HELPER_PATH = "/dev/.htmcp-spawn";
 
 /**
+ * Where the egress proxy's Unix socket is bound (read-only: connecting to a
+ * socket needs no write on the mount) inside the sandbox, beside the helper.
+ */
+export const SANDBOX_EGRESS_SOCKET = "/dev/.htmcp-egress.sock";
+
+/**
+ * The loopback port the in-sandbox forwarder listens on. The sandbox has a
+ * network namespace of its own, so no host service can hold this port, and
+ * nothing but the forwarder listens there.
+ */
+export const SANDBOX_PROXY_PORT = 3128;
+
+/** The proxy URL commands see in `HTTP_PROXY` and friends. */
+export const SANDBOX_PROXY_URL = `http://127.0.0.1:${SANDBOX_PROXY_PORT}`;
+
+/**
  * The programs the server itself spawns: only the helper, which starts
  * everything else. Pure, so the permission set can be built without starting
  * an executor (and paying for its probes).
@@ -123,6 +139,17 @@ export interface LaunchPlan {
   readonly limits: Limits;
   /** Which system folders are symlinks into `/usr` (bwrap mode); default: unknown. */
   readonly layout?: HostLayout;
+  /**
+   * `[sandbox] network = "allowlist"`: the host path of the egress proxy's
+   * Unix socket, bound into the sandbox, whose only route out it is.
+   */
+  readonly egressSocket?: string;
+}
+
+/** The proxy variables every command gets while the egress proxy is in force. */
+export function proxyEnvironment(): Record<string, string> {
+  const url = SANDBOX_PROXY_URL;
+  return { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url };
 }
 
 /** The uid/gid `plan` runs commands as, or null for the server's own. */
@@ -172,8 +199,11 @@ export function chainEnvironment(
   plan: LaunchPlan,
   env: Readonly<Record<string, string>>,
 ): Record<string, string> {
-  if (!toolsInCLocale(plan, env)) return { ...env };
-  return { ...env, [TOOL_LOCALE[0]]: TOOL_LOCALE[1] };
+  // The proxy settings win over any the policy passes through: the proxy is
+  // the sandbox's only route, and a stale host proxy would lead nowhere.
+  const proxied = plan.egressSocket === undefined ? env : { ...env, ...proxyEnvironment() };
+  if (!toolsInCLocale(plan, proxied)) return { ...proxied };
+  return { ...proxied, [TOOL_LOCALE[0]]: TOOL_LOCALE[1] };
 }
 
 /**
@@ -214,6 +244,11 @@ function buildArgv(
   if (runAs !== null) head.push(`--setuid=${runAs.uid}`, `--setgid=${runAs.gid}`);
   head.push(`--backstop-ms=${Math.max(1, Math.round(plan.backstopMs))}`);
   const inner = [...rlimitOptions(plan.limits)];
+  const egress = plan.mode === "bwrap" && plan.egressSocket !== undefined;
+  // The forwarder: the inner helper listens on the sandbox's loopback and
+  // relays each connection to the proxy's socket (htmcp_spawn.c says why
+  // it needs no trust).
+  if (egress) inner.unshift(`--egress=${SANDBOX_PROXY_PORT}:${SANDBOX_EGRESS_SOCKET}`);
   if (payload.kind === "plan") inner.push("--plan");
   else inner.push("--", ...payload.argv);
   if (plan.mode === "none") return [...head, ...inner];
@@ -224,6 +259,7 @@ function buildArgv(
     "--",
     tools.bwrap,
     ...buildBwrapArgs(policy, { cwd, runAs: plan.runAs }, plan.layout ?? UNKNOWN_LAYOUT),
+    ...(egress ? ["--ro-bind", plan.egressSocket as string, SANDBOX_EGRESS_SOCKET] : []),
   ];
   if (!needsInnerHelper(plan, payload)) {
     // One exec less: bwrap itself sets no_new_privs and inherits no stray
@@ -244,9 +280,10 @@ function buildArgv(
   ];
 }
 
-/** True when bwrap must run the helper again inside: to set rlimits or to run a plan. */
+/** True when bwrap must run the helper again inside: rlimits, a plan, or the egress forwarder. */
 function needsInnerHelper(plan: LaunchPlan, payload: Payload): boolean {
-  return payload.kind === "plan" || rlimitOptions(plan.limits).length > 0;
+  return payload.kind === "plan" || rlimitOptions(plan.limits).length > 0 ||
+    plan.egressSocket !== undefined;
 }
 
 /** The contained argv: `[head, ...rest]`; Deno spawns `head` (`tools.spawn`) with `rest`. */

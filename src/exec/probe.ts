@@ -8,7 +8,7 @@
  */
 import type { Policy, ResolvedCommand } from "../config/types.ts";
 import type { UserEntry } from "../sandbox/mod.ts";
-import type { LaunchPlan } from "./launcher.ts";
+import { type LaunchPlan, SANDBOX_EGRESS_SOCKET } from "./launcher.ts";
 import { runContained } from "./run.ts";
 import type { ProbeResult } from "./types.ts";
 
@@ -117,7 +117,12 @@ export async function probePlan(
     : "";
   // The name comes from the probe, never from the jail: a file of that name
   // planted in advance is at worst truncated and removed.
-  const script = `echo $$; ${shadow}` +
+  // The egress proxy's socket must be bound in: without it the allowlist
+  // would leave commands with no network at all, silently.
+  const egress = plan.mode === "bwrap" && plan.egressSocket !== undefined
+    ? `if ! test -S ${SANDBOX_EGRESS_SOCKET}; then echo egress-socket-missing; fi; `
+    : "";
+  const script = `echo $$; ${shadow}${egress}` +
     `if (: > "$1") 2>/dev/null; then rm -f -- "$1" || echo probe-not-removed; ` +
     `else echo ${NOT_WRITABLE}; fi`;
   const probeFile = `.htmcp-probe-${crypto.randomUUID()}`;
@@ -163,7 +168,9 @@ export async function probePlan(
       ok: false,
       detail: `the probe saw ${
         JSON.stringify(outcome.stdout.trim())
-      } instead of pid 2 in a new PID namespace with /etc/shadow hidden`,
+      } instead of pid 2 in a new PID namespace with /etc/shadow hidden${
+        egress === "" ? "" : " and the egress socket bound"
+      }`,
     };
   }
   return { name, ok: true, detail: `ran in a new PID namespace in ${outcome.durationMs} ms` };

@@ -23,6 +23,7 @@
 import type { Policy } from "../config/types.ts";
 import { otlpNetGrant } from "../config/mod.ts";
 import { HTMCP_ENV_NAMES } from "./env_names.ts";
+import { denoNetGrant, egressSocketDir, egressSocketPaths } from "../egress/mod.ts";
 import { cleanPath, isAbsolutePath, overlaps, parentOf } from "./_paths.ts";
 import type {
   Grant,
@@ -111,6 +112,10 @@ export function permissionSetFor(
   for (const path of options.launcherPaths) {
     read.add(path, "the executor hashes its helper at startup before trusting it");
   }
+  const shell = policy.fullControl?.shell;
+  if (shell !== undefined) {
+    read.add(shell.path, "resolves the shell of [mode] full_control at startup");
+  }
   for (const path of options.launcherReads ?? []) {
     read.add(path, "the executor checks its helper against the build's manifest and source");
   }
@@ -120,6 +125,10 @@ export function permissionSetFor(
     // Grant and spawn by the same text: Deno does not resolve symlinks, so
     // /bin/ls is not /usr/bin/ls.
     run.add(command.path, `allowlisted "${command.name}"`);
+  }
+  if (shell !== undefined) {
+    // Full-control text runs as `bash -c TEXT`; the run gate asks for this path.
+    run.add(shell.path, "[mode] full_control: command text runs as bash -c TEXT in the sandbox");
   }
   for (const path of options.launcherPaths) {
     const name = path.slice(path.lastIndexOf("/") + 1);
@@ -190,6 +199,22 @@ export function permissionSetFor(
     net.add(`${host}:${state.port}`, "the PostgreSQL state store ([state] backend)");
     if (state.urlFile !== null) {
       read.add(state.urlFile, "the PostgreSQL state store's URL ([state] url_file)");
+    }
+  }
+  // egress ------------------------------------------------------------------
+  if (policy.sandbox.network === "allowlist" && policy.sandbox.mode !== "none") {
+    // The proxy listens on a Unix socket in this folder (Deno checks read,
+    // write and a net grant of the exact socket path, one per slot) and
+    // connects out only to the listed host:ports, each granted exactly as
+    // the proxy's own rule reads it.
+    const dir = egressSocketDir(policy);
+    read.add(dir, 'the egress proxy\'s socket folder (network = "allowlist")');
+    write.add(dir, "the egress proxy's socket folder: it listens there");
+    for (const path of egressSocketPaths(dir)) {
+      net.add(`unix:${path}`, "an egress proxy socket slot (one per server of this policy)");
+    }
+    for (const rule of policy.sandbox.networkAllow) {
+      net.add(denoNetGrant(rule), `[sandbox] network_allow "${rule.text}" (the egress proxy)`);
     }
   }
 
@@ -267,6 +292,11 @@ function folderHoldingPrograms(
     add(parentOf(command.realPath), `which holds the real file of "${command.name}"`);
   }
   for (const path of launcherPaths) add(parentOf(path), `which holds the helper "${path}"`);
+  const shell = policy.fullControl?.shell;
+  if (shell !== undefined) {
+    add(parentOf(shell.path), "which holds the full-control shell");
+    add(parentOf(shell.realPath), "which holds the full-control shell's real file");
+  }
   for (const dir of (policy.childEnv["PATH"] ?? "").split(":")) {
     if (isAbsolutePath(dir)) add(dir, "a folder on the child PATH");
   }

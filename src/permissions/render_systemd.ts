@@ -254,10 +254,10 @@ export function renderSystemdUnit(
     "MemoryDenyWriteExecute=no",
   );
   // The families bind the commands too: only HTTP, an outbound grant (the
-  // PostgreSQL state store), or a sandbox that grants commands the network,
-  // needs IP sockets.
+  // PostgreSQL state store, the OTLP collector, the egress proxy), or a
+  // sandbox that grants commands the network, needs IP sockets.
   const needsIp = set.transport === "http" || set.net.length > 0 ||
-    (sandboxed && policy.sandbox.network);
+    (sandboxed && policy.sandbox.network !== "none");
   if (needsIp) {
     add("RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6");
   } else {

@@ -32,7 +32,7 @@ export {
   gitSafetyArgs,
   gitSafetyEnv,
 } from "./git_safety.ts";
-export { ruleWordMatches } from "./rules.ts";
+export { findRuleHit, ruleWordMatches } from "./rules.ts";
 export { type PathPlan, planPathChecks, type PlanResult } from "./path_model/mod.ts";
 export { describeRepositoryRefusal, needsGitRepositoryCheck } from "./guard_check.ts";
 export {

@@ -10,9 +10,10 @@
  *   capability, so it cannot remount, mount, or bypass file permissions.
  * - `--unshare-pid` + `--proc /proc`: it sees only its own processes, and the
  *   whole tree dies with the namespace's init.
- * - `--unshare-net` (unless `[sandbox] network = true`): no sockets beyond
+ * - `--unshare-net` (unless `[sandbox] network = "host"`): no sockets beyond
  *   loopback of an empty namespace, so 127.0.0.1 services of the host are out
- *   of reach.
+ *   of reach. With `"allowlist"` the namespace is just as empty; the
+ *   launcher binds the egress proxy's Unix socket in, the one way out.
  * - `--unshare-ipc/--unshare-uts/--unshare-cgroup`: no SysV IPC with host
  *   processes, a hostname of its own, a cgroup view rooted at itself.
  * - `--new-session`: no controlling terminal, so no TIOCSTI injection into
@@ -141,7 +142,7 @@ export function buildBwrapArgs(
     "--hostname",
     SANDBOX_HOSTNAME,
   );
-  if (!policy.sandbox.network) args.push("--unshare-net");
+  if (policy.sandbox.network !== "host") args.push("--unshare-net");
   args.push("--ro-bind", "/usr", "/usr");
   for (const dir of SYSTEM_DIRS) {
     const target = layout.usrSymlinks.get(dir);

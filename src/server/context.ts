@@ -13,6 +13,7 @@ import { ConcurrencyLimiter } from "./limiter.ts";
 import { policyHash } from "../policy_tools/identity.ts";
 import { currentTraceparent, lineSink, telemetry } from "../telemetry/mod.ts";
 import { closeStateStore, openStateStore, stateEnv } from "../state/mod.ts";
+import { startSandboxEgress } from "./egress.ts";
 
 export interface ServerContext {
   readonly policy: Policy;
@@ -69,13 +70,35 @@ export async function createServerContext(policy: Policy): Promise<ContextResult
     await audit.close();
     return { ok: false, message: state.message };
   }
-  const built = await createExecutor(policy);
+  // The egress proxy first: every sandbox, the startup probe's included,
+  // binds its socket.
+  const egress = await startSandboxEgress(policy, audit);
+  if (!egress.ok) {
+    await closeStateStore(policy);
+    await audit.close();
+    return { ok: false, message: egress.message };
+  }
+  const built = await createExecutor(
+    policy,
+    egress.proxy === null ? {} : { egressSocket: egress.proxy.socketPath },
+  );
   if (!built.ok) {
+    await egress.proxy?.close();
     await closeStateStore(policy);
     await audit.close();
     return { ok: false, message: built.message };
   }
   const executor = built.executor;
+  if (egress.proxy !== null) {
+    const handed = await egress.handTo(executor.describe());
+    if (!handed.ok) {
+      await executor.shutdown();
+      await egress.proxy.close();
+      await closeStateStore(policy);
+      await audit.close();
+      return { ok: false, message: handed.message };
+    }
+  }
   const limiter = new ConcurrencyLimiter(policy.limits.maxConcurrent, {
     max: policy.limits.queueMax,
     waitMs: policy.limits.queueWaitMs,
@@ -104,6 +127,7 @@ export async function createServerContext(policy: Policy): Promise<ContextResult
         // than started into a server that is going away.
         limiter.close();
         await executor.shutdown();
+        await egress.proxy?.close();
         // Killed commands return through their tool calls, which write the
         // outcome records; only then may the log close.
         await Promise.allSettled([...inflight]);

@@ -23,6 +23,7 @@ import {
 } from "../tools/describe_policy.ts";
 import { pathCheckOnlyNotice } from "../sandbox/mod.ts";
 import { instrumentToolCalls } from "../telemetry/mod.ts";
+import { FULL_CONTROL_NOTICE, FULL_CONTROL_RUN_DESCRIPTION } from "../full_control/mod.ts";
 import type { ServerContext } from "./context.ts";
 import { CallRegistry } from "./calls.ts";
 import { MAX_ARGV_WORDS, MAX_STDIN_BYTES } from "../tools/snapshot.ts";
@@ -80,7 +81,8 @@ export function createMcpServer(
     {
       instructions:
         "htmcp runs allowlisted commands without a shell in a jailed directory. Call describe_policy first." +
-        (sandbox.mode === "none" ? ` ${pathCheckOnlyNotice(sandbox.commandUid)}` : ""),
+        (sandbox.mode === "none" ? ` ${pathCheckOnlyNotice(sandbox.commandUid)}` : "") +
+        (context.policy.fullControl === undefined ? "" : ` ${FULL_CONTROL_NOTICE}`),
     },
   );
   instrumentToolCalls(server, context.redactor, caller);
@@ -90,14 +92,17 @@ export function createMcpServer(
     "run_command",
     {
       title: "Run a command",
-      description: RUN_COMMAND_DESCRIPTION,
+      description: context.policy.fullControl === undefined
+        ? RUN_COMMAND_DESCRIPTION
+        : FULL_CONTROL_RUN_DESCRIPTION,
       inputSchema: RUN_INPUT,
       outputSchema: COMMAND_RESULT_SHAPE,
       annotations: {
         readOnlyHint: false,
         destructiveHint: true,
         idempotentHint: false,
-        openWorldHint: false,
+        // Commands that reach a network reach the world outside the jail.
+        openWorldHint: context.policy.sandbox.network !== "none" || sandbox.mode === "none",
       },
     },
     async (args: CommandArgs, extra: { signal: AbortSignal; requestId: string | number }) => {

@@ -23,34 +23,10 @@ import {
 } from "../plan/mod.ts";
 import type { ResultCode } from "../result/codes.ts";
 import type { CommandInput } from "./snapshot.ts";
+import { checkShellText } from "./check_shell_text.ts";
+import type { CheckResult } from "./check_result.ts";
 
-export type CheckResult =
-  | {
-    readonly ok: true;
-    /** The argv that runs (a plan: its first stage's, for naming and the audit summary). */
-    readonly argv: readonly string[];
-    /** Exactly what runs (and what the audit records): the policy's run specification. */
-    readonly run: RunSpec;
-    readonly command: ResolvedCommand;
-    readonly cwd: string;
-    readonly reason: string;
-    /** `enforce = "warn"` rules that would have refused it (reply and audit say so). */
-    readonly ruleWarnings: readonly string[];
-    /** The whole plan when the text composes several commands; null for a plain command. */
-    readonly plan: CheckedPlan | null;
-  }
-  | {
-    readonly ok: false;
-    readonly code: ResultCode;
-    readonly reason: string;
-    readonly argv: readonly string[] | null;
-    readonly cwd: string | null;
-    /**
-     * Set only when the text was nothing but `cd DIR` (every cd judged and
-     * confined): the folder it leads to, which a session adopts as its cwd.
-     */
-    readonly cdTarget?: string;
-  };
+export type { CheckResult } from "./check_result.ts";
 
 /**
  * Decides whether `command` may run in `requestedCwd` under `policy`.
@@ -65,6 +41,9 @@ export async function checkCommand(
   command: string | readonly string[],
   requestedCwd: string | undefined,
 ): Promise<CheckResult> {
+  if (typeof command === "string" && policy.fullControl !== undefined) {
+    return await checkShellText(policy, policy.fullControl, command, requestedCwd);
+  }
   if (typeof command !== "string") {
     return await checkSingle(policy, evaluateArgv(command, policy), requestedCwd);
   }

@@ -10,6 +10,7 @@ import type { Policy } from "../config/types.ts";
 import type { ExecutorDescription } from "../exec/mod.ts";
 import { activeGuardSummaries } from "../policy/mod.ts";
 import { pathCheckOnlyNotice } from "../sandbox/mod.ts";
+import { FULL_CONTROL_NOTICE } from "../full_control/mod.ts";
 
 export const DESCRIBE_POLICY_DESCRIPTION =
   "Describe what this server lets you run: allowed commands, argument rules, the " +
@@ -35,6 +36,8 @@ export const POLICY_DESCRIPTION_SHAPE = {
     queue_wait_ms: z.number(),
   }),
   sandbox: z.string(),
+  /** `[mode] full_control`: command text runs as `bash -c TEXT` in the sandbox. */
+  full_control: z.boolean(),
   /** The identity of the policy in force: `sha256:` and 64 hex digits (see `htmcp policy test`). */
   policy_hash: z.string(),
 };
@@ -75,12 +78,17 @@ export function describePolicy(
     jail_root: jail,
     cwd_rule:
       `Commands run in ${jail} or a folder below it; cwd may be relative to ${jail}. Symlinks are followed before the check.`,
-    path_arguments: policy.confineArgs
+    path_arguments: policy.fullControl !== undefined
+      ? `Shell text: paths are not checked by the policy; the sandbox shows only ${jail} (writable), read-only system folders and a private /tmp. argv input: ${
+        policy.confineArgs ? `path arguments must resolve inside ${jail}` : "paths are not checked"
+      }.`
+      : policy.confineArgs
       ? `Every argument that names a path (absolute, with "/", "..", "~", or an existing entry) must resolve inside ${jail}.`
       : "Path arguments are not checked by the policy.",
-    parsing:
+    parsing: policy.fullControl !== undefined ? FULL_CONTROL_NOTICE : (
       "No shell: the command is split into words with POSIX quoting and nothing is expanded. " +
-      "Pipes, redirections, ;, &, $, backticks, globs in the command name and env assignments are refused.",
+      "Pipes, redirections, ;, &, $, backticks, globs in the command name and env assignments are refused."
+    ),
     limits: {
       timeout_ms: policy.limits.timeoutMs,
       max_output_bytes: policy.limits.maxOutputBytes,
@@ -88,6 +96,7 @@ export function describePolicy(
       queue_wait_ms: policy.limits.queueWaitMs,
     },
     sandbox: describeSandbox(policy, sandbox),
+    full_control: policy.fullControl !== undefined,
     policy_hash: hash,
   };
 }
@@ -96,6 +105,19 @@ export function describePolicy(
 export function describeSandbox(policy: Policy, sandbox: SandboxInForce): string {
   if (sandbox.mode === "none") return pathCheckOnlyNotice(sandbox.commandUid);
   return `Commands run in a kernel sandbox (bubblewrap) as an unprivileged user: only the jail is writable, system folders are read-only, /tmp is private and empty, ${
-    policy.sandbox.network ? "the network is reachable" : "there is no network"
+    networkSentence(policy)
   }.`;
+}
+
+function networkSentence(policy: Policy): string {
+  switch (policy.sandbox.network) {
+    case "host":
+      return "the network is reachable";
+    case "none":
+      return "there is no network";
+    case "allowlist":
+      return `the network is reachable only through an HTTP proxy (HTTP_PROXY is set) to ${
+        policy.sandbox.networkAllow.map((rule) => rule.text).join(", ")
+      }; any other host is refused with a 403 saying why`;
+  }
 }

@@ -80,7 +80,13 @@ export function makePolicy(options: TestPolicyOptions): Policy {
       maxLinksPerCaller: 32,
     },
     // Layer-1 unit tests need no sandbox; executor tests override this.
-    sandbox: { mode: "none", network: false, acceptPathCheckOnly: true, user: null },
+    sandbox: {
+      mode: "none",
+      network: "none",
+      networkAllow: [],
+      acceptPathCheckOnly: true,
+      user: null,
+    },
     http: {
       listen: null,
       baseUrl: null,

@@ -65,7 +65,7 @@ Deno.test("loadPolicy() refuses an unknown top-level key and lists the allowed o
   await withScratch(async (s) => {
     assertRefused(
       await s.load(MINIMAL + 'jailroot = "x"\n'),
-      'Policy key "jailroot" is not recognised; the keys allowed at the top level are: jail_root, audit_log, audit_fail_mode, state_dir, audit, allowlist, denylist, rules, tests, commands, limits, redaction, env, paths, guards, describe, sessions, links, log, telemetry, sandbox, http, auth, state.',
+      'Policy key "jailroot" is not recognised; the keys allowed at the top level are: jail_root, audit_log, audit_fail_mode, state_dir, audit, allowlist, denylist, rules, tests, commands, limits, redaction, env, paths, guards, describe, mode, sessions, links, log, telemetry, sandbox, http, auth, state.',
     );
   });
 });

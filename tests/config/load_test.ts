@@ -58,7 +58,13 @@ Deno.test("loadPolicy() fills every field with its documented default", async ()
           maxTtlMs: 86_400_000,
           maxLinksPerCaller: 32,
         },
-        sandbox: { mode: "bwrap", network: false, acceptPathCheckOnly: false, user: null },
+        sandbox: {
+          mode: "bwrap",
+          network: "none",
+          networkAllow: [],
+          acceptPathCheckOnly: false,
+          user: null,
+        },
         http: {
           listen: null,
           baseUrl: null,
@@ -120,7 +126,8 @@ Deno.test("loadPolicy() reads every scalar key when it is set", async () => {
     assert.equal(policy.showJailPath, true);
     assert.deepEqual(policy.sandbox, {
       mode: "bwrap",
-      network: true,
+      network: "host",
+      networkAllow: [],
       acceptPathCheckOnly: false,
       user: null,
     });

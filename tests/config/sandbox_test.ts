@@ -15,7 +15,8 @@ Deno.test("loadPolicy() defaults to the kernel sandbox: mode bwrap, no opt-out, 
     const policy = assertLoaded(await s.load(MINIMAL));
     assert.deepEqual(policy.sandbox, {
       mode: "bwrap",
-      network: false,
+      network: "none",
+      networkAllow: [],
       acceptPathCheckOnly: false,
       user: null,
     });

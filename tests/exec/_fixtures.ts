@@ -36,7 +36,7 @@ export interface RunExtra {
 
 export interface SetupOptions {
   readonly mode?: SandboxMode;
-  readonly network?: boolean;
+  readonly network?: "none" | "allowlist" | "host";
   readonly limits?: Partial<Limits>;
   readonly allow?: readonly string[];
 }
@@ -89,7 +89,13 @@ export async function runWithToolRemovedAfterStartup(
       jailRoot: jail,
       allow: ["sh"],
       overrides: {
-        sandbox: { mode, network: false, acceptPathCheckOnly: mode === "none", user: null },
+        sandbox: {
+          mode,
+          network: "none",
+          networkAllow: [],
+          acceptPathCheckOnly: mode === "none",
+          user: null,
+        },
       },
     });
     const built = await createExecutor(policy, { tools: { [tool]: copy } });
@@ -121,7 +127,8 @@ export async function setup(options: SetupOptions = {}): Promise<Setup> {
     overrides: {
       sandbox: {
         mode: options.mode ?? "none",
-        network: options.network ?? false,
+        network: options.network ?? "none",
+        networkAllow: [],
         // Mode none is these tests' own choice (the none chain under test),
         // made explicitly, as an operator would have to.
         acceptPathCheckOnly: (options.mode ?? "none") === "none",

@@ -319,7 +319,13 @@ Deno.test("createExecutor() refuses mode bwrap when bubblewrap is missing, namin
     const policy = makePolicy({
       jailRoot: jail,
       overrides: {
-        sandbox: { mode: "bwrap", network: false, acceptPathCheckOnly: false, user: null },
+        sandbox: {
+          mode: "bwrap",
+          network: "none",
+          networkAllow: [],
+          acceptPathCheckOnly: false,
+          user: null,
+        },
       },
     });
     const built = await createExecutor(policy, { tools: { bwrap: "/nonexistent/bwrap" } });
@@ -339,7 +345,13 @@ Deno.test("createExecutor() in auto mode refuses to start when bwrap cannot be s
     const policy = makePolicy({
       jailRoot: jail,
       overrides: {
-        sandbox: { mode: "auto", network: false, acceptPathCheckOnly: false, user: null },
+        sandbox: {
+          mode: "auto",
+          network: "none",
+          networkAllow: [],
+          acceptPathCheckOnly: false,
+          user: null,
+        },
       },
     });
     const built = await createExecutor(policy, { tools: { bwrap: "/nonexistent/bwrap" } });
@@ -362,7 +374,13 @@ Deno.test("createExecutor() in auto mode is bwrap: commands run in the sandbox a
       jailRoot: jail,
       allow: ["id"],
       overrides: {
-        sandbox: { mode: "auto", network: false, acceptPathCheckOnly: false, user: null },
+        sandbox: {
+          mode: "auto",
+          network: "none",
+          networkAllow: [],
+          acceptPathCheckOnly: false,
+          user: null,
+        },
       },
     });
     const built = await createExecutor(policy);
@@ -394,7 +412,13 @@ Deno.test("createExecutor() refuses mode none without accept_path_check_only, na
     const policy = makePolicy({
       jailRoot: jail,
       overrides: {
-        sandbox: { mode: "none", network: false, acceptPathCheckOnly: false, user: null },
+        sandbox: {
+          mode: "none",
+          network: "none",
+          networkAllow: [],
+          acceptPathCheckOnly: false,
+          user: null,
+        },
       },
     });
     const built = await createExecutor(policy);
@@ -424,7 +448,13 @@ Deno.test("createExecutor() refuses to start where user namespaces are refused, 
     const policy = makePolicy({
       jailRoot: jail,
       overrides: {
-        sandbox: { mode: "bwrap", network: false, acceptPathCheckOnly: false, user: null },
+        sandbox: {
+          mode: "bwrap",
+          network: "none",
+          networkAllow: [],
+          acceptPathCheckOnly: false,
+          user: null,
+        },
       },
     });
     const built = await createExecutor(policy, { tools: { bwrap: fake } });

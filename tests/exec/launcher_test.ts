@@ -201,7 +201,13 @@ Deno.test("[bwrap] run() hands the command an LC_ALL the policy passes, unchange
     const p = {
       ...base,
       childEnv: { ...base.childEnv, LC_ALL: "C.UTF-8" },
-      sandbox: { mode: "bwrap" as const, network: false, acceptPathCheckOnly: false, user: null },
+      sandbox: {
+        mode: "bwrap" as const,
+        network: "none" as const,
+        networkAllow: [],
+        acceptPathCheckOnly: false,
+        user: null,
+      },
     };
     const built = await createExecutor(p);
     assert.ok(built.ok, built.ok ? "" : built.message);
@@ -278,7 +284,7 @@ for (const mode of ["none", "bwrap"] as const) {
       // Commands never run as root: the jail belongs to the uid they run as.
       try { await Deno.chown(jail, 65534, 65534); } catch { /* not root: the jail is ours */ }
       const base = makePolicy({ jailRoot: jail, allow: ["sh"] });
-      const policy = { ...base, sandbox: { mode: "${mode}", network: false,
+      const policy = { ...base, sandbox: { mode: "${mode}", network: "none", networkAllow: [],
         acceptPathCheckOnly: ${mode === "none"}, user: null },
         limits: { ...base.limits, timeoutMs: 1500 } };
       const built = await createExecutor(policy);

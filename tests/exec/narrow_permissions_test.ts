@@ -18,7 +18,7 @@ for (const mode of ["none", "bwrap"] as const) {
         import { createExecutor } from "${new URL("../../src/exec/mod.ts", import.meta.url)}";
         import { makePolicy } from "${new URL("../_helpers/policy.ts", import.meta.url)}";
         const policy = makePolicy({ jailRoot: ${JSON.stringify(jail)}, allow: ["sh"],
-          overrides: { sandbox: { mode: "${mode}", network: false,
+          overrides: { sandbox: { mode: "${mode}", network: "none", networkAllow: [],
             acceptPathCheckOnly: ${mode === "none"}, user: null } } });
         const built = await createExecutor(policy);
         if (!built.ok) { console.log(JSON.stringify({ startup: built.message })); Deno.exit(0); }

@@ -66,7 +66,13 @@ const one = (unit: Map<string, Map<string, string[]>>, key: string) => {
 
 Deno.test("renderSystemdUnit() carries the generated flags and every hardening setting of the issue", () => {
   const policy = policyFor({
-    sandbox: { mode: "none", network: false, acceptPathCheckOnly: true, user: null },
+    sandbox: {
+      mode: "none",
+      network: "none",
+      networkAllow: [],
+      acceptPathCheckOnly: true,
+      user: null,
+    },
   });
   const text = unitFor(policy);
   const unit = parseUnit(text);
@@ -165,7 +171,13 @@ Deno.test("renderSystemdUnit() lets the bwrap sandbox create namespaces and moun
   const unit = parseUnit(
     unitFor(
       policyFor({
-        sandbox: { mode: "bwrap", network: false, acceptPathCheckOnly: false, user: null },
+        sandbox: {
+          mode: "bwrap",
+          network: "none",
+          networkAllow: [],
+          acceptPathCheckOnly: false,
+          user: null,
+        },
       }),
     ),
   );

@@ -13,10 +13,16 @@ const base = makePolicy({ jailRoot: dir });
 Deno.removeSync(dir);
 const jail = base.jailRoot;
 
-function args(network = false): string[] {
+function args(network: "none" | "allowlist" | "host" = "none"): string[] {
   const policy = {
     ...base,
-    sandbox: { mode: "bwrap" as const, network: network, acceptPathCheckOnly: false, user: null },
+    sandbox: {
+      mode: "bwrap" as const,
+      network,
+      networkAllow: [],
+      acceptPathCheckOnly: false,
+      user: null,
+    },
   };
   return buildBwrapArgs(policy, { cwd: `${jail}/sub` });
 }
@@ -58,9 +64,11 @@ Deno.test("buildBwrapArgs() maps the run-as identity to itself and refuses uid o
   assert.throws(() => buildBwrapArgs(policy, { cwd: jail, runAs: { uid: 1, gid: 0 } }), RangeError);
 });
 
-Deno.test("buildBwrapArgs() keeps the network namespace only when [sandbox] network = true", () => {
-  assert.ok(args(false).includes("--unshare-net"));
-  assert.ok(!args(true).includes("--unshare-net"));
+Deno.test('buildBwrapArgs() keeps the host network only when [sandbox] network = "host"', () => {
+  assert.ok(args("none").includes("--unshare-net"));
+  // The allowlist's only route is the proxy socket: the namespace stays empty.
+  assert.ok(args("allowlist").includes("--unshare-net"));
+  assert.ok(!args("host").includes("--unshare-net"));
 });
 
 Deno.test("buildBwrapArgs() binds system folders read-only and never /root, /home or /etc/shadow", () => {

@@ -24,7 +24,15 @@ import type { CommandResult } from "../../src/result/codes.ts";
 
 /** The one place these tests choose mode "none" (and any opt-in it needs). */
 export function layer1Overrides(): Partial<Policy> {
-  return { sandbox: { mode: "none", network: false, acceptPathCheckOnly: true, user: null } };
+  return {
+    sandbox: {
+      mode: "none",
+      network: "none",
+      networkAllow: [],
+      acceptPathCheckOnly: true,
+      user: null,
+    },
+  };
 }
 
 /** The same, as TOML for the real-client harness (`extraToml`). */

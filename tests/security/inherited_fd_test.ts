@@ -28,7 +28,7 @@ for (const mode of ["none", "bwrap"] as const) {
         const bare = await new Deno.Command("/bin/sh", { args: ["-c", ${JSON.stringify(probe)}],
           stdout: "piped", stderr: "piped" }).output();
         const policy = makePolicy({ jailRoot: ${JSON.stringify(jail)}, allow: ["sh"],
-          overrides: { sandbox: { mode: "${mode}", network: false,
+          overrides: { sandbox: { mode: "${mode}", network: "none", networkAllow: [],
             acceptPathCheckOnly: ${JSON.stringify(mode === "none")}, user: null } } });
         const built = await createExecutor(policy);
         if (!built.ok) throw new Error(built.message);

@@ -12,7 +12,10 @@ import { join } from "node:path";
 import { runWithToolRemovedAfterStartup, type Setup, setup } from "../exec/_fixtures.ts";
 import { assertSandboxMode } from "../_helpers/jail.ts";
 
-async function sandboxed(fn: (s: Setup) => Promise<void>, network = false): Promise<void> {
+async function sandboxed(
+  fn: (s: Setup) => Promise<void>,
+  network: "none" | "host" = "none",
+): Promise<void> {
   const s = await setup({ mode: "bwrap", network });
   try {
     await assertSandboxMode(s.executor, "bwrap");
@@ -143,7 +146,7 @@ Deno.test("sandbox: a TCP connection to a host service on 127.0.0.1 fails", asyn
   }
 });
 
-Deno.test("sandbox: [sandbox] network = true keeps the host network", async () => {
+Deno.test('sandbox: [sandbox] network = "host" keeps the host network', async () => {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (listener.addr as Deno.NetAddr).port;
   const accepting = (async () => {
@@ -153,7 +156,7 @@ Deno.test("sandbox: [sandbox] network = true keeps the host network", async () =
     await sandboxed(async (s) => {
       const out = await connectAttempt(s, port);
       assert.equal(out.exitCode, 0, out.stderr);
-    }, true);
+    }, "host");
   } finally {
     listener.close();
     await accepting;

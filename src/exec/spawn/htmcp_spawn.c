@@ -22,6 +22,8 @@
  *   --inner (inside bwrap)    no namespace of its own: rlimits,
  *                             no_new_privs, closed descriptors, exec (or
  *                             run a plan in the jail's view of the files).
+ *                             With --egress=PORT:SOCKET it first starts the
+ *                             egress forwarder (see start_forwarder()).
  *
  * Exit status: the command's, 128+N when it died of signal N, 137 when the
  * tree was killed on request or by the backstop, 125 when the containment
@@ -42,7 +44,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -73,6 +79,8 @@ struct options {
   int plan;
   struct limit limits[MAX_RLIMITS];
   int nlimits;
+  long egress_port; /* 0: no forwarder */
+  const char *egress_socket;
   char **argv;
 };
 
@@ -421,6 +429,106 @@ static _Noreturn void run_plan(const struct options *o) {
   _exit(last & 0xff);
 }
 
+/* ---- egress forwarder --------------------------------------------------- */
+
+/*
+ * [sandbox] network = "allowlist": the sandbox has a network namespace of
+ * its own with nothing in it but loopback, and the egress proxy's Unix
+ * socket bound in (read-only) at SOCKET. Ordinary tools speak HTTP proxy
+ * over TCP (HTTP_PROXY=http://127.0.0.1:PORT), so a forwarder listens on
+ * the sandbox's loopback and relays each connection to the socket, bytes
+ * unchanged.
+ *
+ * It needs no trust: it runs as the command's uid with the command's view,
+ * and the command could connect to the socket itself, or kill the forwarder
+ * and listen on the port instead. Every decision (which host, which port)
+ * is the proxy's, outside the sandbox; the forwarder only moves bytes. It
+ * listens before the command starts (no race on the first connection),
+ * holds none of the command's descriptors (stdin/stdout/stderr are
+ * /dev/null, so the server's pipes close when the command's do), and is
+ * reparented to the namespace's init by a double fork, so the command never
+ * sees an unexpected child. It dies with the PID namespace.
+ */
+static void relay(int a, int b) {
+  static char buf[65536];
+  struct pollfd fds[2] = {{.fd = a, .events = POLLIN}, {.fd = b, .events = POLLIN}};
+  int open_dirs = 2;
+  while (open_dirs > 0) {
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    for (int i = 0; i < 2; i++) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      int to = i == 0 ? b : a;
+      if (n <= 0) {
+        /* One direction ended: pass the end on, keep the other open. */
+        shutdown(to, SHUT_WR);
+        fds[i].fd = -1;
+        open_dirs--;
+        continue;
+      }
+      for (ssize_t at = 0; at < n;) {
+        ssize_t w = write(to, buf + at, (size_t)(n - at));
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return;
+        at += w;
+      }
+    }
+  }
+}
+
+static _Noreturn void forward_loop(int listener, const char *socket_path) {
+  signal(SIGCHLD, SIG_IGN); /* connection children are reaped by the kernel */
+  for (;;) {
+    int client = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+    if (client < 0) {
+      if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE) continue;
+      _exit(1);
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+      close(listener);
+      int up = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      struct sockaddr_un addr = {.sun_family = AF_UNIX};
+      strncpy(addr.sun_path, socket_path, sizeof addr.sun_path - 1);
+      if (up < 0 || connect(up, (struct sockaddr *)&addr, sizeof addr) != 0) _exit(1);
+      relay(client, up);
+      _exit(0);
+    }
+    close(client);
+  }
+}
+
+static void start_forwarder(const struct options *o) {
+  if (strlen(o->egress_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+    errno = ENAMETOOLONG;
+    setup_failed("--egress socket");
+  }
+  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listener < 0) setup_failed("egress socket");
+  int one = 1;
+  setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)o->egress_port)};
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(listener, (struct sockaddr *)&addr, sizeof addr) != 0) setup_failed("egress bind");
+  if (listen(listener, 64) != 0) setup_failed("egress listen");
+  pid_t middle = fork();
+  if (middle < 0) setup_failed("fork");
+  if (middle == 0) {
+    if (fork() != 0) _exit(0);
+    reset_signals();
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) _exit(1);
+    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    forward_loop(listener, o->egress_socket);
+  }
+  while (waitpid(middle, NULL, 0) < 0 && errno == EINTR) {
+  }
+  close(listener);
+}
+
 /* ---- options ------------------------------------------------------------ */
 
 static long number(const char *text, const char *what) {
@@ -490,6 +598,21 @@ static void parse(struct options *o, int argc, char **argv) {
     else if (strncmp(a, "--setgid=", 9) == 0) o->gid = number(a + 9, "--setgid");
     else if (strncmp(a, "--backstop-ms=", 14) == 0) o->backstop_ms = number(a + 14, "--backstop-ms");
     else if (strncmp(a, "--rlimit=", 9) == 0) parse_rlimit(o, a + 9);
+    else if (strncmp(a, "--egress=", 9) == 0) {
+      /* --egress=PORT:SOCKET */
+      char *colon = strchr(a + 9, ':');
+      if (colon == NULL || colon[1] != '/') {
+        errno = EINVAL;
+        setup_failed("--egress");
+      }
+      *colon = '\0';
+      o->egress_port = number(a + 9, "--egress port");
+      if (o->egress_port < 1 || o->egress_port > 65535) {
+        errno = EINVAL;
+        setup_failed("--egress port");
+      }
+      o->egress_socket = colon + 1;
+    }
     else {
       errno = EINVAL;
       setup_failed(a);
@@ -589,7 +712,13 @@ int main(int argc, char **argv) {
   struct options o = {0};
   parse(&o, argc, argv);
   close_above_stderr();
+  if (o.pidns != 0 && o.egress_port != 0) {
+    /* Only inside the sandbox's own network namespace. */
+    errno = EINVAL;
+    setup_failed("--egress without --inner");
+  }
   if (o.pidns == 0) {
+    if (o.egress_port != 0) start_forwarder(&o);
     if (o.plan) {
       /* Inside bwrap we are not pid 1: adopt the orphans ourselves, to reap them. */
       prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
