@@ -27,6 +27,11 @@ export const TOOL_SCOPES: ReadonlyMap<string, Scope> = new Map([
   // A session exists to run commands (and its report runs git): the execute half.
   ["session_start", "shell:execute"],
   ["session_end", "shell:execute"],
+  // Reading one's own jobs is the read half; cancelling kills a process tree.
+  ["job_status", "shell:read"],
+  ["job_output", "shell:read"],
+  ["job_list", "shell:read"],
+  ["job_cancel", "shell:execute"],
 ]);
 
 /** True when `value` names one of our scopes (a `Set` lookup, so `__proto__` is just unknown). */

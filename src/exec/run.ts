@@ -22,7 +22,13 @@
  */
 import { buildLaunchArgv, buildPlanLaunch, chainEnvironment } from "./launcher.ts";
 import { type CommandPlan, planNonce, planStageCount, type StageStatus } from "./plan.ts";
-import { launch, refusedBeforeStart, type RunHandle, type RunSettings } from "./launch_once.ts";
+import {
+  launch,
+  planForRequest,
+  refusedBeforeStart,
+  type RunHandle,
+  type RunSettings,
+} from "./launch_once.ts";
 import type { ExecOutcome, ExecRequest } from "./types.ts";
 
 export { emptyOutcome, type RunHandle, type RunSettings, type StopReason } from "./launch_once.ts";
@@ -50,7 +56,7 @@ export async function runContained(
     ...(request.env ?? {}),
     ...(hardening?.env ?? {}),
   };
-  const argv = buildLaunchArgv(settings.plan, settings.policy, {
+  const argv = buildLaunchArgv(planForRequest(settings, request), settings.policy, {
     path: request.command.path,
     args,
     cwd: request.cwd,
@@ -121,7 +127,7 @@ export async function runPlanContained(
   const nonce = planNonce();
   const commandEnv = { ...settings.policy.childEnv, ...(request.env ?? {}) };
   const { argv, stdin } = buildPlanLaunch(
-    settings.plan,
+    planForRequest(settings, request),
     settings.policy,
     request.plan,
     nonce,

@@ -25,6 +25,8 @@ export type ResultCode =
   | "SCOPE_DENIED"
   | "CANCELLED"
   | "AUDIT_UNAVAILABLE"
+  | "JOB_RUNNING"
+  | "JOB_NOT_FOUND"
   | "INTERNAL_ERROR";
 
 /**
@@ -52,6 +54,10 @@ export const RESULT_CODE_MEANINGS: Readonly<Record<ResultCode, string>> = Object
   CANCELLED: "The client cancelled the call; the command's process tree was killed.",
   AUDIT_UNAVAILABLE:
     "The audit record could not be written, and audit_fail_mode is closed, so nothing ran.",
+  JOB_RUNNING:
+    "The command was started as a job (background: true, or still running after limits.foreground_ms) and runs on; job_id names it.",
+  JOB_NOT_FOUND:
+    "The job id names no job of this caller (never started, another caller's, or expired after limits.job_retention_s).",
   INTERNAL_ERROR: "An unexpected server error; details are in the audit log, never in the reply.",
 });
 
@@ -66,7 +72,7 @@ export const RESULT_CODES: readonly ResultCode[] = Object.freeze(
  * contract shared with non-TypeScript clients.
  */
 export interface CommandResult {
-  /** True for `OK` and `OUTPUT_TRUNCATED`; false for every refusal or failure. */
+  /** True for `OK`, `OUTPUT_TRUNCATED` and `JOB_RUNNING`; false for every refusal or failure. */
   readonly ok: boolean;
   readonly code: ResultCode;
   /** Redacted, then truncated, standard output ("" when nothing ran). */
@@ -86,6 +92,11 @@ export interface CommandResult {
    * plain command.
    */
   readonly stages?: readonly StageResult[];
+  /**
+   * The job that holds this call's output or run (`JOB_RUNNING`, or a reply
+   * whose output was cut: the rest is paged with `job_output`). Absent otherwise.
+   */
+  readonly job_id?: string;
 }
 
 /** One stage of a composed command in a result. */
@@ -97,5 +108,5 @@ export interface StageResult {
 
 /** Codes for which `ok` is true. */
 export function isOkCode(code: ResultCode): boolean {
-  return code === "OK" || code === "OUTPUT_TRUNCATED";
+  return code === "OK" || code === "OUTPUT_TRUNCATED" || code === "JOB_RUNNING";
 }

@@ -47,10 +47,12 @@ export function makeResult(
     stderr?: string;
     exitCode?: number | null;
     stages?: readonly StageResult[];
+    jobId?: string;
   },
 ): CommandResult {
   return Object.freeze({
     ...(fields.stages === undefined ? {} : { stages: fields.stages }),
+    ...(fields.jobId === undefined ? {} : { job_id: fields.jobId }),
     ok: isOkCode(code),
     code,
     stdout: fields.stdout ?? "",
@@ -85,8 +87,17 @@ export function toToolResult(
   const stdout = compactControls(result.stdout);
   const stderr = compactControls(result.stderr);
   const structured = { ...result, stdout: stdout.text, stderr: stderr.text };
+  // A job's stored output is offered as resources too, for clients that read them.
+  const links = result.job_id === undefined
+    ? []
+    : (["stdout", "stderr"] as const).map((stream) => ({
+      type: "resource_link" as const,
+      uri: `htmcp://jobs/${result.job_id}/${stream}`,
+      name: `${stream} of ${result.job_id}`,
+      mimeType: "text/plain",
+    }));
   return {
-    content: [{ type: "text", text: renderText(structured, stdout, stderr) }],
+    content: [{ type: "text", text: renderText(structured, stdout, stderr) }, ...links],
     structuredContent: structured,
     isError,
   };
@@ -97,6 +108,7 @@ function renderText(result: CommandResult, stdout: Compacted, stderr: Compacted)
     ? "did not run to an exit status"
     : `exit ${result.exit_code}`;
   const lines = [`${result.code} (${exit}, ${result.duration_ms} ms)`, result.policy_reason];
+  if (result.job_id !== undefined) lines.push(`job_id: ${result.job_id}`);
   for (const [name, stream] of [["stdout", stdout], ["stderr", stderr]] as const) {
     if (stream.text === "") continue;
     const shown = stream.text.length > TEXT_PREVIEW_CHARS
