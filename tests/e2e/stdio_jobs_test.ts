@@ -158,8 +158,9 @@ Deno.test("a long foreground output is cut in the middle and the whole is paged 
       const stdout = reply.stdout as string;
       ok(stdout.startsWith("1\n2\n"));
       ok(stdout.endsWith("1999\n2000\n"));
-      const marker = /\[htmcp: (\d+) of (\d+) bytes cut here; read them with job_output\(job_id="(job_[^"]+)", stream="stdout", offset=(\d+), limit=(\d+)\)\]/
-        .exec(stdout);
+      const marker =
+        /\[htmcp: (\d+) of (\d+) bytes cut here; read them with job_output\(job_id="(job_[^"]+)", stream="stdout", offset=(\d+), limit=(\d+)\)\]/
+          .exec(stdout);
       ok(marker !== null, stdout.slice(400, 700));
       const [, cut, total, jobId, offset, limit] = marker;
       equal(reply.job_id, jobId);
@@ -245,16 +246,16 @@ Deno.test("a server stopped with jobs running kills them and records why; a cras
     const reply = await tool(first, "run_command", { command: `sleep ${m}`, background: true });
     const jobId = reply.job_id as string;
     const pids = await waitForMarker(m, 1);
-    const audit = first.auditLog;
     first.kill("SIGTERM");
     await waitReaped(pids);
+    let ended: Record<string, unknown> | undefined;
+    for (let i = 0; i < 50 && ended === undefined; i++) {
+      ended = (await first.records()).find((r) => r.event === "job_ended" && r.job_id === jobId);
+      if (ended === undefined) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     await first.close().catch(() => {});
-    const text = await Deno.readTextFile(audit);
-    const ended = text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l)).find((r) =>
-      r.event === "job_ended" && r.job_id === jobId
-    );
     equal(ended?.result_code, "CANCELLED");
-    match(ended?.reason, /shutting down/);
+    match(String(ended?.reason), /shutting down/);
 
     // A crash: the server itself SIGKILLed, so it records nothing.
     const crashed = await startUnlaunched(state);
@@ -291,7 +292,8 @@ Deno.test("a server stopped with jobs running kills them and records why; a cras
 
 /**
  * A server started without the launcher (all-access, in a child process of
- * its own), so the test can SIGKILL the server itself: a crash.
+ * its own, its tools confined by the Worker form), so the test can SIGKILL
+ * the server itself: a crash.
  */
 async function startUnlaunched(state: string) {
   const h = await start(state);
@@ -301,7 +303,18 @@ async function startUnlaunched(state: string) {
   await Deno.writeTextFile(policyPath, policy);
   const transport = new StdioClientTransport({
     command: Deno.execPath(),
-    args: ["run", "--quiet", "--allow-all", MAIN, "serve", "--policy", policyPath],
+    // The Worker form keeps the server in this one process (no re-exec as a
+    // child), so SIGKILL reaches the server itself.
+    args: [
+      "run",
+      "--quiet",
+      "--allow-all",
+      "--unstable-worker-options",
+      MAIN,
+      "serve",
+      "--policy",
+      policyPath,
+    ],
     env: serverEnv(h.dir),
     stderr: "pipe",
   });
