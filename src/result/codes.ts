@@ -55,9 +55,9 @@ export const RESULT_CODE_MEANINGS: Readonly<Record<ResultCode, string>> = Object
   AUDIT_UNAVAILABLE:
     "The audit record could not be written, and audit_fail_mode is closed, so nothing ran.",
   JOB_RUNNING:
-    "The command was started as a job (background: true, or still running after limits.foreground_ms) and runs on; job_id names it.",
+    "The command runs on as a job (background: true, or still running after limits.foreground_ms); job_id names it.",
   JOB_NOT_FOUND:
-    "The job id names no job of this caller (never started, another caller's, or expired after limits.job_retention_s).",
+    "No job of this caller has that id (never started, another caller's, or expired after limits.job_retention_s).",
   INTERNAL_ERROR: "An unexpected server error; details are in the audit log, never in the reply.",
 });
 

@@ -23,6 +23,10 @@ Deno.test("the SDK client completes OAuth headlessly, then lists and calls tools
       assert.deepEqual(tools.map((t: { name: string }) => t.name).sort(), [
         "describe_policy",
         "explain_command",
+        "job_cancel",
+        "job_list",
+        "job_output",
+        "job_status",
         "run_command",
         "session_end",
         "session_start",
