@@ -21,8 +21,10 @@ export const COMMAND_RESULT_SHAPE = {
   code: z.enum(RESULT_CODES as [ResultCode, ...ResultCode[]]).describe(
     "One result code; see describe_policy and the README table.",
   ),
-  stdout: z.string().describe("Standard output, secrets redacted, capped."),
-  stderr: z.string().describe("Standard error, secrets redacted, capped."),
+  stdout: z.string().describe(
+    "Standard output, secrets redacted, capped; a long one keeps its head and tail (the middle: job_output).",
+  ),
+  stderr: z.string().describe("Standard error, redacted and cut like stdout."),
   exit_code: z.number().int().nullable().describe("Exit status, or null if it did not run."),
   duration_ms: z.number().describe("Wall time of the call in milliseconds."),
   policy_reason: z.string().describe("Why the call was allowed or refused, in words."),
@@ -31,6 +33,9 @@ export const COMMAND_RESULT_SHAPE = {
     exit_code: z.number().int().nullable(),
   })).optional().describe(
     "A composed command's stages in order, each with its exit status (null: skipped).",
+  ),
+  job_id: z.string().optional().describe(
+    "The job running this command (JOB_RUNNING) or holding its whole output (job_status, job_output).",
   ),
 };
 
