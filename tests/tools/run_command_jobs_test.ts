@@ -10,7 +10,7 @@ import { makePolicy } from "../_helpers/policy.ts";
 import { assertSandboxMode, prepareJail } from "../_helpers/jail.ts";
 import { createServerContext, type ServerContext } from "../../src/server/mod.ts";
 import { runCommandTool } from "../../src/tools/run_command.ts";
-import { jobCancelTool, jobStatusTool } from "../../src/tools/job_tools.ts";
+import { jobCancelTool, jobListTool, jobStatusTool } from "../../src/tools/job_tools.ts";
 import { STDIO_CALLER } from "../../src/tools/caller.ts";
 import type { Policy } from "../../src/config/types.ts";
 import { TEST_LIMITS } from "../_helpers/policy.ts";
@@ -151,4 +151,25 @@ Deno.test("a running job holds its max_concurrent slot until it ends", async () 
     "job_cancel_requested",
     "job_ended",
   ]);
+});
+
+Deno.test("an ended job expires after limits.job_retention_s: gone from job_list, JOB_NOT_FOUND, audited", async () => {
+  await using f = await fixture(limits({ jobRetentionMs: 50 }));
+  const job = await runCommandTool(f.context, STDIO_CALLER, {
+    command: "echo kept",
+    background: true,
+  });
+  const ended = await jobStatusTool(f.context, STDIO_CALLER, {
+    job_id: job.job_id,
+    wait_ms: 5_000,
+  });
+  equal(ended.job?.state, "ended");
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  deepEqual((await jobListTool(f.context, STDIO_CALLER)).jobs, []);
+  equal(
+    (await jobStatusTool(f.context, STDIO_CALLER, { job_id: job.job_id })).code,
+    "JOB_NOT_FOUND",
+  );
+  const expired = (await f.records()).filter((r) => r.event === "job_expired");
+  deepEqual(expired.map((r) => r.job_id), [job.job_id]);
 });
