@@ -38,7 +38,8 @@ export const RESULT_CODE_MEANINGS: Readonly<Record<ResultCode, string>> = Object
   POLICY_DENIED:
     "The policy refused the command: not allowlisted, denylisted, a deny_args rule, an escape-hatch guard, or shell syntax.",
   PARSE_ERROR: "The command text could not be split into words (for example an unbalanced quote).",
-  TIMEOUT: "The command ran longer than limits.timeout_ms; its process tree was killed.",
+  TIMEOUT:
+    "The command ran past its deadline (timeout_ms, default limits.timeout_ms); its process tree was killed.",
   OUTPUT_TRUNCATED:
     "The command ran, but stdout or stderr exceeded limits.max_output_bytes and was cut (ok stays true).",
   CWD_ESCAPE: "The requested working directory is not an existing folder inside the jail root.",
@@ -51,7 +52,8 @@ export const RESULT_CODE_MEANINGS: Readonly<Record<ResultCode, string>> = Object
   BUSY: "Too many commands are running at once (limits.max_concurrent); try again shortly.",
   SCOPE_DENIED:
     "The caller's OAuth token lacks the scope this tool needs (shell:read or shell:execute).",
-  CANCELLED: "The client cancelled the call; the command's process tree was killed.",
+  CANCELLED:
+    "The call or job was cancelled (client, job_cancel, or shutdown); the command's process tree was killed.",
   AUDIT_UNAVAILABLE:
     "The audit record could not be written, and audit_fail_mode is closed, so nothing ran.",
   JOB_RUNNING:
