@@ -167,6 +167,14 @@ export class JobStore {
           expired.push(record);
         }
       }
+      // Heartbeats of servers long gone: nothing refers to them any more.
+      for (const writer of await this.#store.list(SERVERS)) {
+        const beat = await this.#store.read(SERVERS, writer);
+        if (writer === self) continue;
+        if (!isHeartbeat(beat) || now - beat.beatMs > retentionMs + LOST_AFTER_MS) {
+          await this.#store.remove(SERVERS, writer);
+        }
+      }
       return { lost, expired };
     });
   }

@@ -76,7 +76,8 @@ Deno.test("progress notifications arrive while a command runs, redacted and boun
         {
           name: "run_command",
           arguments: {
-            command: `sh -c 'echo key=${SECRET}; seq 1 500; echo tail-line; sleep 2; echo done'`,
+            // The secret is among the last lines, so every tail shows its line.
+            command: `sh -c 'seq 1 500; echo key=${SECRET}; echo tail-line; sleep 2; echo done'`,
           },
         },
         undefined,
@@ -94,6 +95,10 @@ Deno.test("progress notifications arrive while a command runs, redacted and boun
         ok(new TextEncoder().encode(message).byteLength <= 3 * 1024, "bounded in size");
       }
       ok(seen.some((n) => (n.message ?? "").includes("tail-line")), "the last lines are shown");
+      ok(
+        seen.some((n) => /key=\[REDACTED:[^\]]+\]\ntail-line/.test(n.message ?? "")),
+        "redacted in place",
+      );
       equal(JSON.stringify(result).includes(SECRET), false);
     } finally {
       await h.close();
@@ -133,6 +138,8 @@ Deno.test("a foreground call still running after foreground_ms becomes a job bef
       equal(status.job?.origin, "adaptive");
       const output = await tool(h, "job_output", { job_id: jobId, stream: "stdout" });
       equal((output.page as Record<string, unknown>).text, "finished\n");
+      const { resources } = await h.client.listResources();
+      ok(resources.some((r: { uri: string }) => r.uri === `htmcp://jobs/${jobId}/stdout`));
       const read = await h.client.readResource({ uri: `htmcp://jobs/${jobId}/stdout` });
       equal((read.contents[0] as { text: string }).text, "finished\n");
       const records = await h.records();

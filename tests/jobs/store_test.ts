@@ -101,3 +101,20 @@ Deno.test("JobStore.sweep() deletes an ended job and its output after the retent
     equal(await store.output("local", "job_old"), null);
   });
 });
+
+Deno.test("JobStore.sweep() removes the heartbeat of a server gone longer than the retention time", async () => {
+  await withStore(async (store, clock, dir) => {
+    await store.beat("writer-old");
+    await store.beat("writer-self");
+    clock.now += RETENTION + LOST_AFTER_MS;
+    await store.sweep("writer-self", () => false, RETENTION);
+    equal(await Deno.stat(`${dir}/job_servers/writer-old.json`).then(() => true), true);
+    clock.now += 1;
+    await store.sweep("writer-self", () => false, RETENTION);
+    equal(
+      await Deno.stat(`${dir}/job_servers/writer-old.json`).then(() => true, () => false),
+      false,
+    );
+    equal(await Deno.stat(`${dir}/job_servers/writer-self.json`).then(() => true), true);
+  });
+});
