@@ -13,6 +13,7 @@ import { COMMAND_RESULT_SHAPE, toToolResult } from "../tools/envelope.ts";
 import { RUN_COMMAND_DESCRIPTION, runCommandTool, type RunHooks } from "../tools/run_command.ts";
 import type { ServerNotification } from "@modelcontextprotocol/sdk/types.js";
 import { registerJobTools } from "./register_jobs.ts";
+import { compactControls } from "../tools/printable.ts";
 import {
   EXPLAIN_COMMAND_DESCRIPTION,
   explainCommandTool,
@@ -199,7 +200,12 @@ function progressHooks(extra: {
     progress: (message, elapsedMs) => {
       extra.sendNotification({
         method: "notifications/progress",
-        params: { progressToken: token, progress: Math.round(elapsedMs), message },
+        // Control characters shown as the reply shows them (printable.ts).
+        params: {
+          progressToken: token,
+          progress: Math.round(elapsedMs),
+          message: compactControls(message).text,
+        },
       }).catch(() => {
         // The client went away: the call's own cancellation handles that.
       });
