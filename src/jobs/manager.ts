@@ -93,6 +93,10 @@ interface Entry {
   done: Promise<{ result: CommandResult; kept: boolean }>;
   lastTail: string;
   lastTailMs: number;
+  /** The running record and `job_started` are written. */
+  persisted: boolean;
+  /** The run ended (its end step began). */
+  ended: boolean;
 }
 
 /** Waits at most this long in `job_cancel` for the tree to be dead and the end recorded. */
@@ -127,10 +131,20 @@ export class JobManager {
       done: Promise.resolve(null as never),
       lastTail: "",
       lastTailMs: 0,
+      persisted: false,
+      ended: false,
     };
     this.#running.set(launch.id, entry);
+    // Persisting and ending are steps of one chain, run in the order they
+    // were asked for: a reply that gave up waiting just as the run ended
+    // still gets a job that says `ended`, never one stuck at `running`.
+    const ended = launch.result.then((result) => {
+      const step = entry.chain.then(() => this.#end(entry, result));
+      entry.chain = step.then(() => {}, () => {});
+      return step;
+    });
     entry.done = this.#context.track(
-      launch.result.then((result) => this.#end(entry, result)).finally(() => {
+      ended.finally(() => {
         launch.release();
         this.#running.delete(launch.id);
         if (![...this.#running.values()].some((e) => e.durable)) this.#stopTicker();
@@ -141,7 +155,7 @@ export class JobManager {
       persist: (origin) => {
         entry.durable = true;
         entry.origin = origin;
-        const step = entry.chain.then(() => this.#persist(entry));
+        const step = entry.chain.then(() => entry.ended ? undefined : this.#persist(entry));
         entry.chain = step.catch(() => {});
         return step;
       },
@@ -150,6 +164,7 @@ export class JobManager {
 
   async #persist(entry: Entry): Promise<void> {
     const { launch } = entry;
+    entry.persisted = true;
     // The heartbeat first: another server sweeping between the two writes
     // must find this server alive, or it would call the new job lost.
     await this.store.beat(this.writer);
@@ -168,7 +183,9 @@ export class JobManager {
     entry: Entry,
     result: CommandResult,
   ): Promise<{ result: CommandResult; kept: boolean }> {
-    await entry.chain;
+    entry.ended = true;
+    // Asked to be a job after the run had ended: it starts and ends here.
+    if (entry.durable && !entry.persisted) await this.#persist(entry);
     const { limits } = this.#context.policy;
     const long = (text: string) =>
       new TextEncoder().encode(text).byteLength > limits.inlineOutputBytes;
