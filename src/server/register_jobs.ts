@@ -25,6 +25,7 @@ import {
 } from "../tools/job_tools.ts";
 import { jobsFor } from "../jobs/mod.ts";
 import { sessionOwner } from "../session/mod.ts";
+import { RESULT_CODES, type ResultCode } from "../result/codes.ts";
 import type { ServerContext } from "./context.ts";
 
 /** The URI of a job's stored output stream (also in run_command's resource links). */
@@ -33,12 +34,35 @@ export const JOB_OUTPUT_URI = "htmcp://jobs/{job_id}/{stream}";
 /** `resources/read` of a resource that is absent or not the caller's (MCP's "Resource not found"). */
 const RESOURCE_NOT_FOUND = -32002;
 
+const JOB_VIEW = z.object({
+  job_id: z.string(),
+  state: z.enum(["running", "ended", "lost"]),
+  origin: z.enum(["background", "adaptive", "foreground"]),
+  command: z.string(),
+  argv: z.array(z.string()),
+  cwd: z.string().describe("Jail-relative."),
+  code: z.enum(RESULT_CODES as [ResultCode, ...ResultCode[]]).nullable().describe(
+    "The run's result code once ended.",
+  ),
+  exit_code: z.number().int().nullable(),
+  reason: z.string(),
+  started_at: z.string(),
+  ended_at: z.string().nullable(),
+  elapsed_ms: z.number(),
+  timeout_ms: z.number().int().describe("The command's deadline."),
+  stdout_bytes: z.number().int(),
+  stderr_bytes: z.number().int(),
+  truncated: z.boolean(),
+  cancel_requested: z.boolean(),
+  tail: z.string().describe("The last lines of output while it ran (redacted)."),
+});
+
 const JOB_REPLY_SHAPE = {
   ok: z.boolean(),
-  code: z.string(),
+  code: z.enum(RESULT_CODES as [ResultCode, ...ResultCode[]]),
   reason: z.string(),
-  job: z.record(z.string(), z.unknown()).optional(),
-  jobs: z.array(z.record(z.string(), z.unknown())).optional(),
+  job: JOB_VIEW.optional(),
+  jobs: z.array(JOB_VIEW).optional(),
   page: z.object({
     stream: z.enum(["stdout", "stderr"]),
     text: z.string(),
