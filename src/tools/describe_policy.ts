@@ -31,6 +31,10 @@ export const POLICY_DESCRIPTION_SHAPE = {
     timeout_ms: z.number(),
     max_output_bytes: z.number(),
     max_concurrent: z.number(),
+    max_timeout_ms: z.number().describe("The largest timeout_ms run_command accepts."),
+    foreground_ms: z.number().describe(
+      "A call still running after this long is answered as a job (job_status waits for it).",
+    ),
   }),
   sandbox: z.string(),
   /** The identity of the policy in force: `sha256:` and 64 hex digits (see `htmcp policy test`). */
@@ -83,6 +87,8 @@ export function describePolicy(
       timeout_ms: policy.limits.timeoutMs,
       max_output_bytes: policy.limits.maxOutputBytes,
       max_concurrent: policy.limits.maxConcurrent,
+      max_timeout_ms: policy.limits.maxTimeoutMs,
+      foreground_ms: policy.limits.foregroundMs,
     },
     sandbox: describeSandbox(policy, sandbox),
     policy_hash: hash,

@@ -110,6 +110,10 @@ Deno.test("a foreground call still running after foreground_ms becomes a job bef
   await withState(async (state) => {
     const h = await start(state);
     try {
+      // The model can read both clocks before it calls.
+      const limits = (await h.describePolicy()).limits as Record<string, number>;
+      equal(limits.foreground_ms, 1_000);
+      equal(limits.max_timeout_ms, 600_000);
       const started = performance.now();
       // The client's own timeout is 3 s: a reply that waited for the 4 s command would be lost.
       const result = await h.client.callTool(
