@@ -40,7 +40,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["policy", "audit"],
   ["jail", "egress", "full_control"],
   ["config", "plan"],
-  ["exec", "session", "permissions", "auth", "links"],
+  ["exec", "session", "permissions", "auth", "links", "jobs"],
   ["tools"],
   ["policy_tools", "server", "telemetry", "health"],
   ["transport"],
@@ -64,6 +64,11 @@ export const KNOWN: ReadonlyMap<string, string> = new Map([
     "tools/*.ts -> server/context.ts",
     "types only: the tools take the ServerContext type from server/; moving the interface " +
     "under tools/ waits until the branches that add fields to it are merged",
+  ],
+  [
+    "jobs/*.ts -> server/context.ts",
+    "types only: the job manager takes the ServerContext type from server/, as the tools do; " +
+    "the same move of the interface lifts both",
   ],
   [
     "auth/external_resource_server.ts -> auth/authorization_server.ts",

@@ -63,6 +63,11 @@ export const TOOL_SCOPES: ReadonlyMap<string, Scope> = new Map([
   ["revoke_file_link", "shell:read"],
   // Own records only; audit:full widens what it returns, never what it needs.
   ["audit_tail", "audit:read"],
+  // Reading one's own jobs is the read half; cancelling kills a process tree.
+  ["job_status", "shell:read"],
+  ["job_output", "shell:read"],
+  ["job_list", "shell:read"],
+  ["job_cancel", "shell:execute"],
 ]);
 
 /** True when `value` names one of our scopes (a `Set` lookup, so `__proto__` is just unknown). */

@@ -66,6 +66,14 @@ export const LIMIT_DEFAULTS = {
   maxConcurrent: 4,
   queueMax: 64,
   queueWaitMs: 10_000,
+  progressIntervalMs: 5_000,
+  // Below the ~60 s after which Claude Desktop and claude.ai give up on a call.
+  foregroundMs: 45_000,
+  // Ten minutes, or timeout_ms when that is longer.
+  maxTimeoutMs: 600_000,
+  jobOutputBytes: 1024 * 1024,
+  jobRetentionS: 3_600,
+  inlineOutputBytes: 32 * 1024,
 } as const;
 
 /**
@@ -280,6 +288,8 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
   if (!auditSettings.ok) return auditSettings;
 
   const limits = file.limits ?? {};
+  const maxTimeout = chooseMaxTimeout(limits.timeout_ms ?? LIMIT_DEFAULTS.timeoutMs, limits);
+  if (!maxTimeout.ok) return maxTimeout;
   const limitSettings = {
     timeoutMs: limits.timeout_ms ?? LIMIT_DEFAULTS.timeoutMs,
     maxOutputBytes: limits.max_output_bytes ?? LIMIT_DEFAULTS.maxOutputBytes,
@@ -291,6 +301,12 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
     maxProcesses: limits.max_processes ?? null,
     fileSizeBytes: limits.file_size_bytes ?? null,
     openFiles: limits.open_files ?? null,
+    progressIntervalMs: limits.progress_interval_ms ?? LIMIT_DEFAULTS.progressIntervalMs,
+    foregroundMs: limits.foreground_ms ?? LIMIT_DEFAULTS.foregroundMs,
+    maxTimeoutMs: maxTimeout.value,
+    jobOutputBytes: limits.job_output_bytes ?? LIMIT_DEFAULTS.jobOutputBytes,
+    jobRetentionMs: (limits.job_retention_s ?? LIMIT_DEFAULTS.jobRetentionS) * 1_000,
+    inlineOutputBytes: limits.inline_output_bytes ?? LIMIT_DEFAULTS.inlineOutputBytes,
   };
   const policy: Policy = {
     policyFile,
@@ -342,6 +358,24 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
     warnings,
   };
   return pass(deepFreeze(policy));
+}
+
+/**
+ * `limits.max_timeout_ms`: never below `timeout_ms`, or a foreground call's
+ * own default deadline would be a value no call may ask for.
+ */
+function chooseMaxTimeout(
+  timeoutMs: number,
+  limits: { readonly max_timeout_ms?: number | undefined },
+): Checked<number> {
+  const configured = limits.max_timeout_ms;
+  if (configured === undefined) return pass(Math.max(LIMIT_DEFAULTS.maxTimeoutMs, timeoutMs));
+  if (configured < timeoutMs) {
+    return fail(
+      `Policy key "limits.max_timeout_ms" (${configured}) must not be below "limits.timeout_ms" (${timeoutMs}).`,
+    );
+  }
+  return pass(configured);
 }
 
 function chooseFailMode(

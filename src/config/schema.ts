@@ -61,6 +61,15 @@ export const NUMBER_BOUNDS = {
   max_links_per_caller: [1, 1024],
   // Below a second an exporter would post all the time; above an hour a dashboard goes stale.
   metrics_interval_ms: [1000, 3_600_000],
+  // Long-running work: progress at least every 100 ms .. 10 min; a foreground
+  // reply waits 100 ms .. a day before the call becomes a job; job output and
+  // retention bounded like the other stores.
+  progress_interval_ms: [100, 600_000],
+  foreground_ms: [100, 86_400_000],
+  max_timeout_ms: [1, 86_400_000],
+  job_output_bytes: [1, 256 * MIB],
+  job_retention_s: [10, 604_800],
+  inline_output_bytes: [256, 256 * MIB],
 } as const satisfies Record<string, readonly [number, number]>;
 
 type BoundedKey = keyof typeof NUMBER_BOUNDS;
@@ -165,6 +174,12 @@ export const PolicyFileSchema = table({
     max_processes: integer("max_processes"),
     file_size_bytes: integer("file_size_bytes"),
     open_files: integer("open_files"),
+    progress_interval_ms: integer("progress_interval_ms"),
+    foreground_ms: integer("foreground_ms"),
+    max_timeout_ms: integer("max_timeout_ms"),
+    job_output_bytes: integer("job_output_bytes"),
+    job_retention_s: integer("job_retention_s"),
+    inline_output_bytes: integer("inline_output_bytes"),
   }).optional(),
   redaction: table({
     enabled: flag(),

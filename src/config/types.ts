@@ -121,6 +121,18 @@ export interface Limits {
   readonly maxProcesses: number | null;
   readonly fileSizeBytes: number | null;
   readonly openFiles: number | null;
+  /** A call with a progressToken gets `notifications/progress` at least this often. */
+  readonly progressIntervalMs: number;
+  /** A foreground call still running after this long is answered as a job (docs/jobs.md). */
+  readonly foregroundMs: number;
+  /** The largest `timeout_ms` a call may ask for; a background job's default deadline. */
+  readonly maxTimeoutMs: number;
+  /** Redacted output kept per stream of a job, for `job_output`. */
+  readonly jobOutputBytes: number;
+  /** An ended job (record and output) is deleted this long after it ended. */
+  readonly jobRetentionMs: number;
+  /** Each stream's head and tail kept in a reply; the middle is paged with `job_output`. */
+  readonly inlineOutputBytes: number;
 }
 
 export interface HttpSettings {

@@ -113,6 +113,7 @@ export async function drainInto(
   stream: ReadableStream<Uint8Array>,
   capture: BoundedCapture,
   stop?: AbortSignal,
+  observe?: (chunk: Uint8Array) => void,
 ): Promise<void> {
   let reader: ReadableStreamBYOBReader | ReadableStreamDefaultReader<Uint8Array>;
   try {
@@ -135,6 +136,8 @@ export async function drainInto(
         const { done, value } = await reader.read(buffer);
         if (done || value === undefined) return;
         capture.push(value);
+        // Before the buffer is reused below: the observer copies what it keeps.
+        observe?.(value);
         const size = value.buffer.byteLength;
         // The read transferred the buffer into `value`; reuse that memory.
         buffer = value.byteLength === size && size < READ_BUFFER_BYTES
@@ -146,6 +149,7 @@ export async function drainInto(
       const { done, value } = await reader.read();
       if (done) return;
       capture.push(value);
+      observe?.(value);
     }
   } catch {
     // A read error ends the capture; what was read so far is kept.

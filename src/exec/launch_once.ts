@@ -49,7 +49,20 @@ export interface LaunchSpec {
 /** Room for the status record at the end of a plan's stderr (64 stages fit easily). */
 const RECORD_TAIL_BYTES = 4096;
 
-export type Common = Pick<ExecRequest, "redact" | "redactor" | "signal" | "cwd">;
+export type Common = Pick<
+  ExecRequest,
+  "redact" | "redactor" | "signal" | "cwd" | "timeoutMs" | "live"
+>;
+
+/**
+ * The launch plan for one request: with a deadline of its own, the helper's
+ * backstop moves by the same amount, keeping its slack over the server's timer.
+ */
+export function planForRequest(settings: RunSettings, request: Common): LaunchPlan {
+  if (request.timeoutMs === undefined) return settings.plan;
+  const slack = settings.plan.backstopMs - settings.policy.limits.timeoutMs;
+  return { ...settings.plan, backstopMs: request.timeoutMs + slack };
+}
 
 export async function refusedBeforeStart(
   request: Common,
@@ -127,10 +140,12 @@ export async function launch(
     spec.record === null ? 0 : RECORD_TAIL_BYTES,
   );
   const stopReading = new AbortController();
+  const live = request.live;
   const drained = Promise.all([
-    drainInto(child.stdout, out, stopReading.signal),
-    drainInto(child.stderr, err, stopReading.signal),
+    drainInto(child.stdout, out, stopReading.signal, live && ((c) => live.push("stdout", c))),
+    drainInto(child.stderr, err, stopReading.signal, live && ((c) => live.push("stderr", c))),
   ]);
+  const timeoutMs = request.timeoutMs ?? policy.limits.timeoutMs;
 
   let stopReason: StopReason | null = null;
   let exited = false;
@@ -160,7 +175,7 @@ export async function launch(
     }, settings.killGraceMs);
   };
   const untrack = track({ stop });
-  const timer = setTimeout(() => stop("timeout"), policy.limits.timeoutMs);
+  const timer = setTimeout(() => stop("timeout"), timeoutMs);
   const onAbort = () => stop("cancelled");
   request.signal?.addEventListener("abort", onAbort, { once: true });
   // An abort that landed while we were spawning fired no event: honour it now.
@@ -217,7 +232,7 @@ export async function launch(
 
   // The helper's backstop fired (the server's timer did not): same meaning.
   const backstop = stopReason === null && status.code === 137 &&
-    durationMs >= policy.limits.timeoutMs;
+    durationMs >= timeoutMs;
   const reasonNow: StopReason | null = backstop ? "timeout" : stopReason;
   const held = pipesHeld
     ? " Its output pipes stayed open after the launcher exited, so a process of this call may have outlived it."
@@ -230,7 +245,7 @@ export async function launch(
         code,
         exitCode: null,
         signal: "SIGKILL",
-        reason: stopSentence(reasonNow, name, policy.limits.timeoutMs) + held,
+        reason: stopSentence(reasonNow, name, timeoutMs) + held,
       },
       statuses: null,
     };

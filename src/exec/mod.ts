@@ -69,5 +69,6 @@ export type {
   ExecRequest,
   Executor,
   ExecutorDescription,
+  OutputObserver,
   ProbeResult,
 } from "./types.ts";

@@ -22,7 +22,13 @@
  */
 import { buildLaunchArgv, buildPlanLaunch, chainEnvironment } from "./launcher.ts";
 import { planNonce, planStageCount } from "./plan.ts";
-import { launch, refusedBeforeStart, type RunHandle, type RunSettings } from "./launch_once.ts";
+import {
+  launch,
+  planForRequest,
+  refusedBeforeStart,
+  type RunHandle,
+  type RunSettings,
+} from "./launch_once.ts";
 import type { ExecOutcome, ExecRequest, PlanOutcome, PlanRequest } from "./types.ts";
 
 export type { PlanOutcome, PlanRequest } from "./types.ts";
@@ -52,7 +58,7 @@ export async function runContained(
     ...(request.env ?? {}),
     ...(hardening?.env ?? {}),
   };
-  const argv = buildLaunchArgv(settings.plan, settings.policy, {
+  const argv = buildLaunchArgv(planForRequest(settings, request), settings.policy, {
     path: request.command.path,
     args,
     cwd: request.cwd,
@@ -100,7 +106,7 @@ export async function runPlanContained(
   const nonce = planNonce();
   const commandEnv = { ...settings.policy.childEnv, ...(request.env ?? {}) };
   const { argv, stdin } = buildPlanLaunch(
-    settings.plan,
+    planForRequest(settings, request),
     settings.policy,
     request.plan,
     nonce,

@@ -49,6 +49,21 @@ export interface ExecRequest {
    * the plan from its stdin and gives the stages /dev/null.
    */
   readonly stdin?: Uint8Array;
+  /**
+   * This run's deadline in ms (default `limits.timeoutMs`); the caller
+   * bounds it by `limits.maxTimeoutMs`. The helper's backstop moves with it.
+   */
+  readonly timeoutMs?: number;
+  /**
+   * Sees every chunk of output as it is read, before any redaction (for a
+   * running job's progress, which redacts what it shows). Must not throw.
+   */
+  readonly live?: OutputObserver;
+}
+
+/** Receives raw output chunks while a command runs. */
+export interface OutputObserver {
+  push(stream: "stdout" | "stderr", chunk: Uint8Array): void;
 }
 
 /** How one run ended. */

@@ -25,6 +25,8 @@ export type ResultCode =
   | "SCOPE_DENIED"
   | "CANCELLED"
   | "AUDIT_UNAVAILABLE"
+  | "JOB_RUNNING"
+  | "JOB_NOT_FOUND"
   | "INTERNAL_ERROR"
   | "SYMLINK_REFUSED"
   | "NOT_A_REGULAR_FILE"
@@ -41,7 +43,8 @@ export const RESULT_CODE_MEANINGS: Readonly<Record<ResultCode, string>> = Object
   POLICY_DENIED:
     "The policy refused the command: not allowlisted, denylisted, a deny_args rule, an escape-hatch guard, or shell syntax.",
   PARSE_ERROR: "The command text could not be split into words (for example an unbalanced quote).",
-  TIMEOUT: "The command ran longer than limits.timeout_ms; its process tree was killed.",
+  TIMEOUT:
+    "The command ran past its deadline (timeout_ms, default limits.timeout_ms); its process tree was killed.",
   OUTPUT_TRUNCATED:
     "The command ran, but stdout or stderr exceeded limits.max_output_bytes and was cut (ok stays true).",
   CWD_ESCAPE: "The requested working directory is not an existing folder inside the jail root.",
@@ -55,9 +58,14 @@ export const RESULT_CODE_MEANINGS: Readonly<Record<ResultCode, string>> = Object
     "Too many commands ran at once (limits.max_concurrent) for as long as a call may wait (limits.queue_wait_ms); try again shortly.",
   SCOPE_DENIED:
     "The caller's OAuth token lacks the scope this tool needs (shell:read, shell:execute or audit:read).",
-  CANCELLED: "The client cancelled the call; the command's process tree was killed.",
+  CANCELLED:
+    "The call or job was cancelled (client, job_cancel, or shutdown); the command's process tree was killed.",
   AUDIT_UNAVAILABLE:
     "The audit record could not be written, and audit_fail_mode is closed, so nothing ran.",
+  JOB_RUNNING:
+    "The command runs on as a job (background: true, or still running after limits.foreground_ms); job_id names it.",
+  JOB_NOT_FOUND:
+    "No job of this caller has that id (never started, another caller's, or expired after limits.job_retention_s).",
   INTERNAL_ERROR: "An unexpected server error; details are in the audit log, never in the reply.",
   SYMLINK_REFUSED:
     "A file link's path goes through a symbolic link (leading inside or outside the jail alike); links never follow one.",
@@ -81,7 +89,7 @@ export const RESULT_CODES: readonly ResultCode[] = Object.freeze(
  * contract shared with non-TypeScript clients.
  */
 export interface CommandResult {
-  /** True for `OK` and `OUTPUT_TRUNCATED`; false for every refusal or failure. */
+  /** True for `OK`, `OUTPUT_TRUNCATED` and `JOB_RUNNING`; false for every refusal or failure. */
   readonly ok: boolean;
   readonly code: ResultCode;
   /** Redacted, then truncated, standard output ("" when nothing ran). */
@@ -101,6 +109,11 @@ export interface CommandResult {
    * plain command.
    */
   readonly stages?: readonly StageResult[];
+  /**
+   * The job that holds this call's output or run (`JOB_RUNNING`, or a reply
+   * whose output was cut: the rest is paged with `job_output`). Absent otherwise.
+   */
+  readonly job_id?: string;
 }
 
 /** One stage of a composed command in a result. */
@@ -112,5 +125,5 @@ export interface StageResult {
 
 /** Codes for which `ok` is true. */
 export function isOkCode(code: ResultCode): boolean {
-  return code === "OK" || code === "OUTPUT_TRUNCATED";
+  return code === "OK" || code === "OUTPUT_TRUNCATED" || code === "JOB_RUNNING";
 }

@@ -10,7 +10,10 @@ import { z } from "zod";
 import { VERSION } from "../version.ts";
 import type { CallerIdentity } from "../tools/caller.ts";
 import { COMMAND_RESULT_SHAPE, toToolResult } from "../tools/envelope.ts";
-import { RUN_COMMAND_DESCRIPTION, runCommandTool } from "../tools/run_command.ts";
+import { RUN_COMMAND_DESCRIPTION, runCommandTool, type RunHooks } from "../tools/run_command.ts";
+import type { ServerNotification } from "@modelcontextprotocol/sdk/types.js";
+import { registerJobTools } from "./register_jobs.ts";
+import { compactControls } from "../tools/printable.ts";
 import {
   EXPLAIN_COMMAND_DESCRIPTION,
   explainCommandTool,
@@ -54,6 +57,12 @@ const RUN_INPUT = {
   stdin: z.string().optional().describe(
     `Text for the command's standard input (at most ${MAX_STDIN_BYTES} bytes; one plain command only, not a pipeline).`,
   ),
+  background: z.boolean().optional().describe(
+    "Return at once with a job id; the command runs on (see job_status, job_output, job_cancel).",
+  ),
+  timeout_ms: z.number().int().min(1).optional().describe(
+    "The command's deadline in ms (at most the policy's limits.max_timeout_ms).",
+  ),
 };
 
 type CommandArgs = {
@@ -62,6 +71,8 @@ type CommandArgs = {
   cwd?: string | undefined;
   stdin?: string | undefined;
   session_id?: string | undefined;
+  background?: boolean | undefined;
+  timeout_ms?: number | undefined;
 };
 
 /**
@@ -105,10 +116,12 @@ export function createMcpServer(
         openWorldHint: context.policy.sandbox.network !== "none" || sandbox.mode === "none",
       },
     },
-    async (args: CommandArgs, extra: { signal: AbortSignal; requestId: string | number }) => {
+    async (args: CommandArgs, extra) => {
       const call = calls.begin(extra.requestId, extra.signal);
       try {
-        return toToolResult(await runCommandTool(context, caller, args, call.signal));
+        return toToolResult(
+          await runCommandTool(context, caller, args, call.signal, progressHooks(extra)),
+        );
       } finally {
         call.end();
       }
@@ -177,5 +190,34 @@ export function createMcpServer(
   });
 
   registerAuditTailTools(server, context, caller);
+  registerJobTools(server, context, caller);
   return server;
+}
+
+/**
+ * Progress for a call that asked for it (a `progressToken`): each tick is a
+ * `notifications/progress` whose `progress` is the elapsed ms (it only
+ * grows, as the spec requires) and whose message is already redacted.
+ */
+function progressHooks(extra: {
+  _meta?: { progressToken?: string | number | undefined } | undefined;
+  sendNotification: (n: ServerNotification) => Promise<void>;
+}): RunHooks {
+  const token = extra._meta?.progressToken;
+  if (token === undefined) return {};
+  return {
+    progress: (message, elapsedMs) => {
+      extra.sendNotification({
+        method: "notifications/progress",
+        // Control characters shown as the reply shows them (printable.ts).
+        params: {
+          progressToken: token,
+          progress: Math.round(elapsedMs),
+          message: compactControls(message).text,
+        },
+      }).catch(() => {
+        // The client went away: the call's own cancellation handles that.
+      });
+    },
+  };
 }

@@ -11,8 +11,8 @@
  *
  * @module
  */
-import type { Policy, ResolvedCommand } from "../config/types.ts";
-import { type Decision, evaluateArgv, evaluateWords, type RunSpec } from "../policy/mod.ts";
+import type { Policy } from "../config/types.ts";
+import { type Decision, evaluateArgv, evaluateWords } from "../policy/mod.ts";
 import { CheckBudget, confineCwd } from "../jail/mod.ts";
 import {
   checkDecided,
@@ -21,7 +21,6 @@ import {
   isSimpleCommand,
   parsePlan,
 } from "../plan/mod.ts";
-import type { ResultCode } from "../result/codes.ts";
 import type { CommandInput } from "./snapshot.ts";
 import { checkShellText } from "./check_shell_text.ts";
 import type { CheckResult } from "./check_result.ts";

@@ -34,6 +34,10 @@ export const POLICY_DESCRIPTION_SHAPE = {
     max_concurrent: z.number(),
     /** How long a call beyond max_concurrent waits for a slot before BUSY. */
     queue_wait_ms: z.number(),
+    max_timeout_ms: z.number().describe("The largest timeout_ms run_command accepts."),
+    foreground_ms: z.number().describe(
+      "A call still running after this long is answered as a job (job_status waits for it).",
+    ),
   }),
   sandbox: z.string(),
   /** `[mode] full_control`: command text runs as `bash -c TEXT` in the sandbox. */
@@ -94,6 +98,8 @@ export function describePolicy(
       max_output_bytes: policy.limits.maxOutputBytes,
       max_concurrent: policy.limits.maxConcurrent,
       queue_wait_ms: policy.limits.queueWaitMs,
+      max_timeout_ms: policy.limits.maxTimeoutMs,
+      foreground_ms: policy.limits.foregroundMs,
     },
     sandbox: describeSandbox(policy, sandbox),
     full_control: policy.fullControl !== undefined,

@@ -21,8 +21,10 @@ export const COMMAND_RESULT_SHAPE = {
   code: z.enum(RESULT_CODES as [ResultCode, ...ResultCode[]]).describe(
     "One result code; see describe_policy and the README table.",
   ),
-  stdout: z.string().describe("Standard output, secrets redacted, capped."),
-  stderr: z.string().describe("Standard error, secrets redacted, capped."),
+  stdout: z.string().describe(
+    "Standard output, secrets redacted, capped; a long one keeps its head and tail (the middle: job_output).",
+  ),
+  stderr: z.string().describe("Standard error, redacted and cut like stdout."),
   exit_code: z.number().int().nullable().describe("Exit status, or null if it did not run."),
   duration_ms: z.number().describe("Wall time of the call in milliseconds."),
   policy_reason: z.string().describe("Why the call was allowed or refused, in words."),
@@ -31,6 +33,9 @@ export const COMMAND_RESULT_SHAPE = {
     exit_code: z.number().int().nullable(),
   })).optional().describe(
     "A composed command's stages in order, each with its exit status (null: skipped).",
+  ),
+  job_id: z.string().optional().describe(
+    "The job running this command (JOB_RUNNING) or holding its whole output (job_status, job_output).",
   ),
 };
 
@@ -47,10 +52,12 @@ export function makeResult(
     stderr?: string;
     exitCode?: number | null;
     stages?: readonly StageResult[];
+    jobId?: string;
   },
 ): CommandResult {
   return Object.freeze({
     ...(fields.stages === undefined ? {} : { stages: fields.stages }),
+    ...(fields.jobId === undefined ? {} : { job_id: fields.jobId }),
     ok: isOkCode(code),
     code,
     stdout: fields.stdout ?? "",
@@ -85,8 +92,17 @@ export function toToolResult(
   const stdout = compactControls(result.stdout);
   const stderr = compactControls(result.stderr);
   const structured = { ...result, stdout: stdout.text, stderr: stderr.text };
+  // A job's stored output is offered as resources too, for clients that read them.
+  const links = result.job_id === undefined
+    ? []
+    : (["stdout", "stderr"] as const).map((stream) => ({
+      type: "resource_link" as const,
+      uri: `htmcp://jobs/${result.job_id}/${stream}`,
+      name: `${stream} of ${result.job_id}`,
+      mimeType: "text/plain",
+    }));
   return {
-    content: [{ type: "text", text: renderText(structured, stdout, stderr) }],
+    content: [{ type: "text", text: renderText(structured, stdout, stderr) }, ...links],
     structuredContent: structured,
     isError,
   };
@@ -97,6 +113,7 @@ function renderText(result: CommandResult, stdout: Compacted, stderr: Compacted)
     ? "did not run to an exit status"
     : `exit ${result.exit_code}`;
   const lines = [`${result.code} (${exit}, ${result.duration_ms} ms)`, result.policy_reason];
+  if (result.job_id !== undefined) lines.push(`job_id: ${result.job_id}`);
   for (const [name, stream] of [["stdout", stdout], ["stderr", stderr]] as const) {
     if (stream.text === "") continue;
     const shown = stream.text.length > TEXT_PREVIEW_CHARS

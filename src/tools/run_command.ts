@@ -15,7 +15,7 @@
 import type { CommandResult } from "../result/codes.ts";
 import type { ServerContext } from "../server/context.ts";
 import { type CallerIdentity, hasScope } from "./caller.ts";
-import { checkCommandInput } from "./check_command.ts";
+import { checkCommandInput, type CheckResult } from "./check_command.ts";
 import { makeResult } from "./envelope.ts";
 import { snapshotCommandInput } from "./snapshot.ts";
 import type { AuditStdin } from "../audit/mod.ts";
@@ -25,6 +25,9 @@ import { internalError } from "./internal_error.ts";
 import { withSandboxNotice } from "./sandbox_notice.ts";
 import { auditPlan, planEnvironment, stageResults, toCommandPlan } from "./plan_request.ts";
 import type { ExecOutcome, StageStatus } from "../exec/mod.ts";
+import { headAndTail, jobsFor, LiveOutput, newJobId } from "../jobs/mod.ts";
+import type { CommandInput } from "./snapshot.ts";
+import type { Sessions } from "../session/mod.ts";
 
 export const RUN_COMMAND_DESCRIPTION =
   "Run allowlisted commands inside the jail directory, without a shell: htmcp " +
@@ -37,6 +40,16 @@ export const RUN_COMMAND_DESCRIPTION =
   "runs in a session from session_start. Call describe_policy first to see which " +
   "commands and arguments are allowed, and explain_command to test a command " +
   "without running it.";
+
+/** What the transport lets a call report while it runs. */
+export interface RunHooks {
+  /**
+   * Called at least every `limits.progress_interval_ms` while the reply
+   * waits, with a redacted, bounded message (elapsed time, byte counts, the
+   * last lines of each stream). Absent: no progress (no progressToken).
+   */
+  readonly progress?: (message: string, elapsedMs: number) => void;
+}
 
 /**
  * Runs the tool without MCP around it (the MCP handler and tests call this).
@@ -51,11 +64,12 @@ export function runCommandTool(
   caller: CallerIdentity,
   rawInput: unknown,
   signal?: AbortSignal,
+  hooks: RunHooks = {},
 ): Promise<CommandResult> {
   const startedAt = performance.now();
   const callId = crypto.randomUUID();
   return context.track(
-    runChecked(context, caller, rawInput, signal, startedAt, callId).catch((error) =>
+    runChecked(context, caller, rawInput, signal, startedAt, callId, hooks).catch((error) =>
       internalError(context, { callId, tool: "run_command", caller, startedAt, error })
     ).then((result) => withSandboxNotice(context, result)),
   );
@@ -68,6 +82,7 @@ async function runChecked(
   signal: AbortSignal | undefined,
   startedAt: number,
   callId: string,
+  hooks: RunHooks,
 ): Promise<CommandResult> {
   const { policy, audit } = context;
   const base = { call_id: callId, tool: "run_command", client_id: caller.clientId };
@@ -104,13 +119,28 @@ async function runChecked(
     return makeResult("SCOPE_DENIED", { policyReason: reason, startedAt });
   }
 
+  const jobRefusal = jobInputRefusal(policy, input);
+  if (jobRefusal !== null) {
+    await audit.writeAttempt({
+      ...base,
+      command_raw: command,
+      argv: null,
+      cwd: requestedCwd ?? null,
+      verdict: "deny",
+      code: "POLICY_DENIED",
+      reason: jobRefusal,
+    });
+    return makeResult("POLICY_DENIED", { policyReason: jobRefusal, startedAt });
+  }
+
   // The slot is taken before the path checks: they do filesystem lookups on
   // the model's input, so they count against the same concurrency cap as
   // the commands themselves (their own budget bounds each one). A call
   // beyond a cap waits in the fair queue; nothing is judged or recorded
   // while it waits, and a call that never starts records its refusal (BUSY
   // after the wait bound, CANCELLED when the client gave up), with how long
-  // it waited.
+  // it waited. A call that becomes a job hands its slot to the job.
+  let slotHandedOver = false;
   const slot = await context.limiter.acquire(
     caller.clientId,
     policy.http.maxConcurrentPerClient,
@@ -235,66 +265,263 @@ async function runChecked(
         startedAt,
       });
     }
-    const common = {
+    const limits = policy.limits;
+    const jobs = jobsFor(context);
+    // The command's deadline: asked for (bounded above), else timeout_ms for
+    // a foreground call and max_timeout_ms for a background one. How long
+    // the reply waits is a different clock (foreground_ms, below).
+    const timeoutMs = input.timeoutMs ??
+      (input.background ? limits.maxTimeoutMs : limits.timeoutMs);
+    // The run's own controller: a foreground call links the client's
+    // cancellation to it; once the run is a job, only job_cancel, a cancel
+    // request in its record and shutdown reach it.
+    const controller = new AbortController();
+    const live = new LiveOutput();
+    const onClientAbort = () => controller.abort(signal?.reason);
+    if (signal?.aborted) controller.abort(signal.reason);
+    signal?.addEventListener("abort", onClientAbort, { once: true });
+    const detachClient = () => signal?.removeEventListener("abort", onClientAbort);
+    const finished = executeChecked(context, {
+      base,
       callId,
-      cwd: checked.cwd,
-      redact: context.redactor.redact,
-      // With the whole redactor the cap is placed around each secret exactly.
-      redactor: context.redactor,
-      ...(signal === undefined ? {} : { signal }),
-    };
-    const plan = checked.plan;
-    let outcome: ExecOutcome;
-    let stageStatuses: readonly StageStatus[] | undefined;
-    if (plan === null) {
-      outcome = await context.executor.run({
-        ...common,
-        command: checked.command,
-        args: checked.run.args,
-        env: checked.run.env,
-        ...(input.stdin === undefined ? {} : { stdin: input.stdin }),
-      });
-    } else {
-      const ran = await context.executor.runPlan({
-        ...common,
-        cwd: plan.cwd,
-        // Stages share one environment: every stage's run specification
-        // (git's safety variables) applies to the whole plan.
-        env: planEnvironment(plan),
-        name: checked.argv[0] ?? checked.command.name,
-        plan: toCommandPlan(plan),
-      });
-      outcome = ran;
-      stageStatuses = ran.stages;
-    }
-    if (session !== null && sessions !== null && plan !== null && leadsWithCd(input.command)) {
-      // `cd DIR && ...` in a session moves it, as a shell's cd would, whatever
-      // the later commands did: the cd itself was judged and confined.
-      await sessions.setCwd(owner, session.id, jailRelative(policy.jailRoot, plan.cwd));
-    }
-    const reason = outcome.code === "OK" ? checked.reason : outcome.reason;
-    const result = makeResult(outcome.code, {
-      policyReason: reason,
+      input,
+      checked,
+      session,
+      sessions,
+      owner,
       startedAt,
-      stdout: outcome.stdout,
-      stderr: outcome.stderr,
-      exitCode: outcome.exitCode,
-      ...(plan === null ? {} : { stages: stageResults(plan, stageStatuses ?? []) }),
+      timeoutMs,
+      signal: controller.signal,
+      live,
     });
-    await audit.writeOutcome({
-      ...base,
-      ...(stageStatuses === undefined ? {} : { stages: stageStatuses }),
-      code: outcome.code,
-      exit_code: outcome.exitCode,
-      duration_ms: result.duration_ms,
-      stdout_bytes: outcome.stdoutBytes,
-      stderr_bytes: outcome.stderrBytes,
-      truncated: outcome.truncated,
+    const progress = hooks.progress === undefined
+      ? undefined
+      : (elapsedMs: number) =>
+        hooks.progress?.(live.message(elapsedMs, context.redactor), elapsedMs);
+    if (jobs === null) {
+      try {
+        const result = await waitWithProgress(finished, null, limits.progressIntervalMs, progress);
+        return inlineResult(result as CommandResult, limits.inlineOutputBytes, null);
+      } finally {
+        detachClient();
+      }
+    }
+    const jobId = newJobId();
+    slotHandedOver = true;
+    const job = jobs.adopt({
+      id: jobId,
+      owner,
+      clientId: caller.clientId,
+      callId,
+      command,
+      argv: [checked.argv[0] as string, ...checked.run.args],
+      cwd: jailRelative(policy.jailRoot, checked.cwd),
+      timeoutMs,
+      startedMs: Date.now(),
+      controller,
+      live,
+      result: finished,
+      release: slot.release,
     });
-    return result;
+    if (input.background) {
+      detachClient();
+      try {
+        await job.persist("background");
+      } catch (error) {
+        // A job nobody can see or cancel must not run on.
+        controller.abort(new Error("job record failed"));
+        throw error;
+      }
+      return makeResult("JOB_RUNNING", {
+        policyReason: `Started as job ${jobId} (deadline ${timeoutMs} ms). Call job_status ` +
+          `with job_id "${jobId}" and wait_ms to wait for it, job_output to read its output, ` +
+          "job_cancel to stop it.",
+        startedAt,
+        jobId,
+      });
+    }
+    let first: { result: CommandResult; kept: boolean } | "still_running";
+    try {
+      first = await waitWithProgress(
+        job.done,
+        limits.foregroundMs,
+        limits.progressIntervalMs,
+        progress,
+      );
+    } finally {
+      detachClient();
+    }
+    if (first === "still_running") {
+      try {
+        await job.persist("adaptive");
+      } catch (error) {
+        controller.abort(new Error("job record failed"));
+        throw error;
+      }
+      return makeResult("JOB_RUNNING", {
+        policyReason: `The command was still running after ${limits.foregroundMs} ms, so it ` +
+          `continues as job ${jobId} (deadline ${timeoutMs} ms) instead of being killed. Call ` +
+          `job_status with job_id "${jobId}" and wait_ms to wait for it, job_output to read ` +
+          "its output, job_cancel to stop it.",
+        startedAt,
+        jobId,
+      });
+    }
+    return inlineResult(first.result, limits.inlineOutputBytes, first.kept ? jobId : null);
   } finally {
-    slot.release();
+    // A run handed to the job manager frees its slot when it ends.
+    if (!slotHandedOver) slot.release();
   }
+}
+
+interface Execution {
+  readonly base: { call_id: string; tool: string; client_id: string | null };
+  readonly callId: string;
+  readonly input: CommandInput;
+  readonly checked: Extract<CheckResult, { ok: true }>;
+  readonly session: SessionRecord | null;
+  readonly sessions: Sessions | null;
+  readonly owner: string;
+  readonly startedAt: number;
+  readonly timeoutMs: number;
+  readonly signal: AbortSignal;
+  readonly live: LiveOutput;
+}
+
+/**
+ * Runs an allowed, audited command to its end and writes its outcome record:
+ * exec (redaction and the cap inside), the session's cd, the envelope.
+ */
+async function executeChecked(context: ServerContext, run: Execution): Promise<CommandResult> {
+  const { policy, audit } = context;
+  const { base, checked, input, session, sessions, owner, startedAt } = run;
+  const common = {
+    callId: run.callId,
+    cwd: checked.cwd,
+    redact: context.redactor.redact,
+    // With the whole redactor the cap is placed around each secret exactly.
+    redactor: context.redactor,
+    signal: run.signal,
+    timeoutMs: run.timeoutMs,
+    live: run.live,
+  };
+  const plan = checked.plan;
+  let outcome: ExecOutcome;
+  let stageStatuses: readonly StageStatus[] | undefined;
+  if (plan === null) {
+    outcome = await context.executor.run({
+      ...common,
+      command: checked.command,
+      args: checked.run.args,
+      env: checked.run.env,
+      ...(input.stdin === undefined ? {} : { stdin: input.stdin }),
+    });
+  } else {
+    const ran = await context.executor.runPlan({
+      ...common,
+      cwd: plan.cwd,
+      // Stages share one environment: every stage's run specification
+      // (git's safety variables) applies to the whole plan.
+      env: planEnvironment(plan),
+      name: checked.argv[0] ?? checked.command.name,
+      plan: toCommandPlan(plan),
+    });
+    outcome = ran;
+    stageStatuses = ran.stages;
+  }
+  if (session !== null && sessions !== null && plan !== null && leadsWithCd(input.command)) {
+    // `cd DIR && ...` in a session moves it, as a shell's cd would, whatever
+    // the later commands did: the cd itself was judged and confined.
+    await sessions.setCwd(owner, session.id, jailRelative(policy.jailRoot, plan.cwd));
+  }
+  const reason = outcome.code === "OK" ? checked.reason : outcome.reason;
+  const result = makeResult(outcome.code, {
+    policyReason: reason,
+    startedAt,
+    stdout: outcome.stdout,
+    stderr: outcome.stderr,
+    exitCode: outcome.exitCode,
+    ...(plan === null ? {} : { stages: stageResults(plan, stageStatuses ?? []) }),
+  });
+  await audit.writeOutcome({
+    ...base,
+    ...(stageStatuses === undefined ? {} : { stages: stageStatuses }),
+    code: outcome.code,
+    exit_code: outcome.exitCode,
+    duration_ms: result.duration_ms,
+    stdout_bytes: outcome.stdoutBytes,
+    stderr_bytes: outcome.stderrBytes,
+    truncated: outcome.truncated,
+  });
+  return result;
+}
+
+/**
+ * Waits for `done`, calling `progress` every `intervalMs`; after `limitMs`
+ * (null: never) gives up waiting (the run goes on) with "still_running".
+ */
+async function waitWithProgress<T>(
+  done: Promise<T>,
+  limitMs: number | null,
+  intervalMs: number,
+  progress: ((elapsedMs: number) => void) | undefined,
+): Promise<T | "still_running"> {
+  const started = performance.now();
+  const ticker = progress === undefined ? undefined : setInterval(() => {
+    try {
+      progress(performance.now() - started);
+    } catch {
+      // A notification the transport cannot send is not the command's failure.
+    }
+  }, intervalMs);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const giveUp = limitMs === null ? null : new Promise<"still_running">((resolve) => {
+    timer = setTimeout(() => resolve("still_running"), limitMs);
+  });
+  try {
+    return await (giveUp === null ? done : Promise.race([done, giveUp]));
+  } finally {
+    clearInterval(ticker);
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The reply's form of a result: each stream's head and tail within
+ * `limitBytes`, the middle replaced by a marker naming the job that holds
+ * the whole redacted output (or saying it is not kept).
+ */
+function inlineResult(
+  result: CommandResult,
+  limitBytes: number,
+  jobId: string | null,
+): CommandResult {
+  const hint = (stream: "stdout" | "stderr") => (offset: number, length: number) =>
+    jobId === null
+      ? "the full output is not kept (this server has no state_dir)"
+      : `read them with job_output(job_id="${jobId}", stream="${stream}", offset=${offset}, limit=${length})`;
+  const stdout = headAndTail(result.stdout, limitBytes, hint("stdout"));
+  const stderr = headAndTail(result.stderr, limitBytes, hint("stderr"));
+  return Object.freeze({
+    ...result,
+    stdout: stdout.text,
+    stderr: stderr.text,
+    ...(jobId === null ? {} : { job_id: jobId }),
+  });
+}
+
+/** Why `background`/`timeout_ms` cannot be honoured, or null. */
+function jobInputRefusal(policy: ServerContext["policy"], input: CommandInput): string | null {
+  const max = policy.limits.maxTimeoutMs;
+  if (input.timeoutMs !== undefined && input.timeoutMs > max) {
+    return `The timeout_ms ${input.timeoutMs} is above this server's limit of ${max} ms (limits.max_timeout_ms).`;
+  }
+  if (input.background && policy.stateDir === null) {
+    // Jobs are durable or absent: without a state_dir nobody could see,
+    // page or cancel the job once this call returned.
+    return "Background jobs need a state_dir in the policy, and this server has none.";
+  }
+  return null;
 }
 
 async function digestStdin(bytes: Uint8Array<ArrayBuffer>): Promise<AuditStdin> {

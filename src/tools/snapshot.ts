@@ -32,6 +32,10 @@ export interface CommandInput {
   readonly stdin: Uint8Array<ArrayBuffer> | undefined;
   /** The session to run in (its cwd, and a leading cd moves it), or undefined. */
   readonly sessionId: string | undefined;
+  /** Return at once with a job id; the command runs on (`run_command` only). */
+  readonly background: boolean;
+  /** The command's own deadline in ms (bounded by `limits.max_timeout_ms` later), or undefined. */
+  readonly timeoutMs: number | undefined;
 }
 
 export type SnapshotResult =
@@ -109,6 +113,17 @@ export function snapshotCommandInput(raw: unknown): SnapshotResult {
   const cwd = record["cwd"];
   const rawStdin = record["stdin"];
   const sessionId = record["session_id"];
+  const background = record["background"];
+  const timeoutMs = record["timeout_ms"];
+  if (background !== undefined && typeof background !== "boolean") {
+    return { ok: false, reason: "The background flag must be true or false when given." };
+  }
+  if (
+    timeoutMs !== undefined &&
+    (typeof timeoutMs !== "number" || !Number.isSafeInteger(timeoutMs) || timeoutMs < 1)
+  ) {
+    return { ok: false, reason: "The timeout_ms must be a positive integer when given." };
+  }
   if (sessionId !== undefined && (typeof sessionId !== "string" || sessionId.length > 128)) {
     return { ok: false, reason: "The session_id must be a string of at most 128 characters." };
   }
@@ -153,6 +168,14 @@ export function snapshotCommandInput(raw: unknown): SnapshotResult {
   }
   return {
     ok: true,
-    input: Object.freeze({ command, commandRaw, cwd, stdin: stdin.value, sessionId }),
+    input: Object.freeze({
+      command,
+      commandRaw,
+      cwd,
+      stdin: stdin.value,
+      sessionId,
+      background: background ?? false,
+      timeoutMs,
+    }),
   };
 }

@@ -39,6 +39,12 @@ export const TEST_LIMITS: Limits = {
   maxProcesses: null,
   fileSizeBytes: null,
   openFiles: null,
+  progressIntervalMs: 5_000,
+  foregroundMs: 45_000,
+  maxTimeoutMs: 600_000,
+  jobOutputBytes: 1024 * 1024,
+  jobRetentionMs: 3_600_000,
+  inlineOutputBytes: 32 * 1024,
 };
 
 export interface TestPolicyOptions {

@@ -82,7 +82,7 @@ Deno.test("loadPolicy() refuses an unknown key inside [limits]", async () => {
   await withScratch(async (s) => {
     assertRefused(
       await s.load(MINIMAL + "[limits]\ntimeout = 5\n"),
-      'Policy key "limits.timeout" is not recognised; the keys allowed in [limits] are: timeout_ms, max_output_bytes, max_concurrent, queue_max, queue_wait_ms, cpu_seconds, address_space_bytes, max_processes, file_size_bytes, open_files.',
+      'Policy key "limits.timeout" is not recognised; the keys allowed in [limits] are: timeout_ms, max_output_bytes, max_concurrent, queue_max, queue_wait_ms, cpu_seconds, address_space_bytes, max_processes, file_size_bytes, open_files, progress_interval_ms, foreground_ms, max_timeout_ms, job_output_bytes, job_retention_s, inline_output_bytes.',
     );
   });
 });
@@ -284,6 +284,34 @@ for (
     [
       "max_output_bytes = 0",
       'Policy key "limits.max_output_bytes" must be an integer from 1 to 268435456, got 0.',
+    ],
+    [
+      "progress_interval_ms = 50",
+      'Policy key "limits.progress_interval_ms" must be an integer from 100 to 600000, got 50.',
+    ],
+    [
+      "foreground_ms = 0",
+      'Policy key "limits.foreground_ms" must be an integer from 100 to 86400000, got 0.',
+    ],
+    [
+      "max_timeout_ms = 1.5",
+      'Policy key "limits.max_timeout_ms" must be an integer from 1 to 86400000, got 1.5.',
+    ],
+    [
+      "timeout_ms = 5000\nmax_timeout_ms = 4000",
+      'Policy key "limits.max_timeout_ms" (4000) must not be below "limits.timeout_ms" (5000).',
+    ],
+    [
+      "job_output_bytes = 0",
+      'Policy key "limits.job_output_bytes" must be an integer from 1 to 268435456, got 0.',
+    ],
+    [
+      "job_retention_s = 5",
+      'Policy key "limits.job_retention_s" must be an integer from 10 to 604800, got 5.',
+    ],
+    [
+      'inline_output_bytes = "32k"',
+      'Policy key "limits.inline_output_bytes" must be an integer from 256 to 268435456, got "32k".',
     ],
     [
       "max_output_bytes = 1_000_000_000_000",

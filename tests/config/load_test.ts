@@ -45,6 +45,12 @@ Deno.test("loadPolicy() fills every field with its documented default", async ()
           maxProcesses: null,
           fileSizeBytes: null,
           openFiles: null,
+          progressIntervalMs: 5_000,
+          foregroundMs: 45_000,
+          maxTimeoutMs: 600_000,
+          jobOutputBytes: 1_048_576,
+          jobRetentionMs: 3_600_000,
+          inlineOutputBytes: 32_768,
         },
         redaction: { enabled: true, entropyFallback: false, extraPatterns: [] },
         envPass: ["PATH", "HOME", "LANG"],
@@ -102,6 +108,8 @@ Deno.test("loadPolicy() reads every scalar key when it is set", async () => {
           "queue_max = 5\nqueue_wait_ms = 250\n" +
           "cpu_seconds = 10\naddress_space_bytes = 1073741824\nmax_processes = 64\n" +
           "file_size_bytes = 1000\nopen_files = 64\n" +
+          "progress_interval_ms = 250\nforeground_ms = 2000\nmax_timeout_ms = 9000\n" +
+          "job_output_bytes = 4096\njob_retention_s = 60\ninline_output_bytes = 512\n" +
           "[redaction]\nenabled = false\nentropy_fallback = true\n" +
           '[paths]\nconfine_args = false\n[guards]\ndisable = ["find-exec", "find-exec"]\n' +
           '[describe]\nshow_jail_path = true\n[sandbox]\nmode = "bwrap"\nnetwork = true\n',
@@ -118,6 +126,12 @@ Deno.test("loadPolicy() reads every scalar key when it is set", async () => {
       maxProcesses: 64,
       fileSizeBytes: 1000,
       openFiles: 64,
+      progressIntervalMs: 250,
+      foregroundMs: 2000,
+      maxTimeoutMs: 9000,
+      jobOutputBytes: 4096,
+      jobRetentionMs: 60_000,
+      inlineOutputBytes: 512,
     });
     assert.equal(policy.redaction.enabled, false);
     assert.equal(policy.redaction.entropyFallback, true);

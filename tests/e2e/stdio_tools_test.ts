@@ -17,7 +17,7 @@ const ENVELOPE_KEYS = [
   "stdout",
 ];
 
-Deno.test("tools/list offers the five tools with the right annotations and output schemas", async () => {
+Deno.test("tools/list offers the nine tools with the right annotations and output schemas", async () => {
   const h = await startHarness();
   try {
     const { tools } = await h.client.listTools();
@@ -25,6 +25,10 @@ Deno.test("tools/list offers the five tools with the right annotations and outpu
     assert.deepEqual([...byName.keys()].sort(), [
       "describe_policy",
       "explain_command",
+      "job_cancel",
+      "job_list",
+      "job_output",
+      "job_status",
       "run_command",
       "session_end",
       "session_start",
@@ -36,8 +40,11 @@ Deno.test("tools/list offers the five tools with the right annotations and outpu
     assert.equal(byName.get("describe_policy")?.annotations?.readOnlyHint, true);
     for (const name of ["run_command", "explain_command"]) {
       const schema = byName.get(name)?.outputSchema as { properties: Record<string, unknown> };
-      // `stages` is present only for a composed command.
-      assert.deepEqual(Object.keys(schema.properties).sort(), [...ENVELOPE_KEYS, "stages"].sort());
+      // `stages` is present only for a composed command, `job_id` only with a job.
+      assert.deepEqual(
+        Object.keys(schema.properties).sort(),
+        [...ENVELOPE_KEYS, "job_id", "stages"].sort(),
+      );
       // `command` or `argv`, exactly one: the server refuses both or neither,
       // so the schema requires neither.
       const input = byName.get(name)?.inputSchema as {
@@ -46,7 +53,7 @@ Deno.test("tools/list offers the five tools with the right annotations and outpu
       };
       assert.equal(input.required, undefined);
       const keys = name === "run_command"
-        ? ["argv", "command", "cwd", "session_id", "stdin"]
+        ? ["argv", "background", "command", "cwd", "session_id", "stdin", "timeout_ms"]
         : ["argv", "command", "cwd"];
       assert.deepEqual(Object.keys(input.properties).sort(), keys);
     }

@@ -1,0 +1,400 @@
+/**
+ * The jobs of one server process: runs that outlive the MCP request that
+ * started them, by choice (`background: true`) or because the reply could
+ * not wait (`limits.foreground_ms`).
+ *
+ * Ownership of a run: the job manager, never the request. A job's process
+ * tree obeys the job's own `AbortController` (cancelled by `job_cancel`, by
+ * a cancel request another server wrote into the record, or by the
+ * executor's shutdown), so a client that goes away does not end it, and
+ * nothing but those three does.
+ *
+ * Every job start, end, cancel request, loss and expiry is audited; the
+ * command's own attempt record was written before it started, and its
+ * outcome record is written when it ends, as for every call.
+ *
+ * @module
+ */
+import type { ServerContext } from "../server/context.ts";
+import type { CommandResult } from "../result/codes.ts";
+import { HEARTBEAT_MS, JobStore } from "./store.ts";
+import type { JobOrigin, JobRecord } from "./records.ts";
+import type { LiveOutput } from "./live_output.ts";
+import { capStored } from "./paging.ts";
+
+declare module "../audit/mod.ts" {
+  interface AuditEventFields {
+    /** A run became a job (at its start, or when its reply could wait no longer). */
+    job_started: {
+      readonly job_id: string;
+      readonly call_id: string;
+      readonly client_id: string | null;
+      readonly origin: string;
+      readonly timeout_ms: number;
+    };
+    /** A job ended; its outcome record (same call_id) has the details. */
+    job_ended: {
+      readonly job_id: string;
+      readonly call_id: string;
+      readonly client_id: string | null;
+      readonly result_code: string;
+      readonly exit_code: number | null;
+      readonly reason: string;
+    };
+    /** `job_cancel` was called; `via` says whether this server or the owning one kills it. */
+    job_cancel_requested: {
+      readonly job_id: string;
+      readonly client_id: string | null;
+      readonly via: "this_server" | "state_dir";
+    };
+    /** A running job whose server stopped without recording its end. */
+    job_lost: { readonly job_id: string; readonly call_id: string; readonly server_pid: number };
+    /** An ended job's record and output were deleted after `limits.job_retention_s`. */
+    job_expired: { readonly job_id: string; readonly call_id: string };
+  }
+}
+
+/** What run_command hands over once the command has started. */
+export interface JobLaunch {
+  readonly id: string;
+  readonly owner: string;
+  readonly clientId: string | null;
+  readonly callId: string;
+  /** The command text and argv (redacted here before they are stored). */
+  readonly command: string;
+  readonly argv: readonly string[];
+  /** Jail-relative working directory. */
+  readonly cwd: string;
+  readonly timeoutMs: number;
+  readonly startedMs: number;
+  /** The run's own controller: aborting it kills the tree. */
+  readonly controller: AbortController;
+  readonly live: LiveOutput;
+  /** The run and its outcome record, already under way. */
+  readonly result: Promise<CommandResult>;
+  /** Frees the concurrency slot; called once, when the run has ended. */
+  readonly release: () => void;
+}
+
+/** A run the manager holds. */
+export interface RunningJob {
+  /** Resolves when the run ended and what it keeps is stored; `kept` says whether a record exists. */
+  readonly done: Promise<{ result: CommandResult; kept: boolean }>;
+  /** Makes the run a job: a running record (visible to its owner everywhere) and `job_started`. */
+  persist(origin: Exclude<JobOrigin, "foreground">): Promise<void>;
+}
+
+interface Entry {
+  readonly launch: JobLaunch;
+  durable: boolean;
+  origin: JobOrigin;
+  /** Serializes this job's store writes: the running record always before the ended one. */
+  chain: Promise<void>;
+  done: Promise<{ result: CommandResult; kept: boolean }>;
+  lastTail: string;
+  lastTailMs: number;
+  /** The running record and `job_started` are written. */
+  persisted: boolean;
+  /** The run ended (its end step began). */
+  ended: boolean;
+}
+
+/** Waits at most this long in `job_cancel` for the tree to be dead and the end recorded. */
+export const CANCEL_WAIT_MS = 10_000;
+const POLL_MS = 200;
+
+export class JobManager {
+  readonly store: JobStore;
+  /** This server process's identity in job records and its heartbeat. */
+  readonly writer: string = crypto.randomUUID();
+  readonly #context: ServerContext;
+  readonly #running = new Map<string, Entry>();
+  #ticker: ReturnType<typeof setInterval> | undefined;
+
+  constructor(context: ServerContext, store: JobStore) {
+    this.#context = context;
+    this.store = store;
+  }
+
+  /** True when `id` is a durable job running in this process. */
+  isRunningHere(id: string): boolean {
+    return this.#running.get(id)?.durable === true;
+  }
+
+  /** Takes over a started run. Its slot is released when it ends, whoever waits for it. */
+  adopt(launch: JobLaunch): RunningJob {
+    const entry: Entry = {
+      launch,
+      durable: false,
+      origin: "foreground",
+      chain: Promise.resolve(),
+      done: Promise.resolve(null as never),
+      lastTail: "",
+      lastTailMs: 0,
+      persisted: false,
+      ended: false,
+    };
+    this.#running.set(launch.id, entry);
+    // Persisting and ending are steps of one chain, run in the order they
+    // were asked for: a reply that gave up waiting just as the run ended
+    // still gets a job that says `ended`, never one stuck at `running`.
+    const ended = launch.result.then((result) => {
+      const step = entry.chain.then(() => this.#end(entry, result));
+      entry.chain = step.then(() => {}, () => {});
+      return step;
+    });
+    entry.done = this.#context.track(
+      ended.finally(() => {
+        launch.release();
+        this.#running.delete(launch.id);
+        if (![...this.#running.values()].some((e) => e.durable)) this.#stopTicker();
+      }),
+    );
+    return {
+      done: entry.done,
+      persist: (origin) => {
+        entry.durable = true;
+        entry.origin = origin;
+        const step = entry.chain.then(() => entry.ended ? undefined : this.#persist(entry));
+        entry.chain = step.catch(() => {});
+        return step;
+      },
+    };
+  }
+
+  async #persist(entry: Entry): Promise<void> {
+    const { launch } = entry;
+    entry.persisted = true;
+    // The heartbeat first: another server sweeping between the two writes
+    // must find this server alive, or it would call the new job lost.
+    await this.store.beat(this.writer);
+    await this.store.put(this.#record(entry, null));
+    await this.#context.audit.writeEvent("job_started", {
+      job_id: launch.id,
+      call_id: launch.callId,
+      client_id: launch.clientId,
+      origin: entry.origin,
+      timeout_ms: launch.timeoutMs,
+    });
+    this.#startTicker();
+  }
+
+  async #end(
+    entry: Entry,
+    result: CommandResult,
+  ): Promise<{ result: CommandResult; kept: boolean }> {
+    entry.ended = true;
+    // Asked to be a job after the run had ended: it starts and ends here.
+    if (entry.durable && !entry.persisted) await this.#persist(entry);
+    const { limits } = this.#context.policy;
+    const long = (text: string) =>
+      new TextEncoder().encode(text).byteLength > limits.inlineOutputBytes;
+    // A foreground call keeps a record only when its reply will be cut:
+    // then the whole redacted output stays readable with job_output.
+    const keep = entry.durable || long(result.stdout) || long(result.stderr);
+    if (!keep) return { result, kept: false };
+    try {
+      await this.store.putOutput(entry.launch.id, {
+        stdout: capStored(result.stdout, limits.jobOutputBytes),
+        stderr: capStored(result.stderr, limits.jobOutputBytes),
+      });
+      const ended = this.#record(entry, result);
+      // A durable job keeps what others wrote into its record (a cancel request).
+      const merged = entry.durable
+        ? await this.store.update(
+          ended.owner,
+          ended.id,
+          (r) => ({ ...ended, cancelRequestedMs: r.cancelRequestedMs }),
+        )
+        : null;
+      if (merged === null) await this.store.put(ended);
+    } catch (error) {
+      await this.#context.audit.writeEvent("internal_error", {
+        call_id: entry.launch.callId,
+        where: "job record",
+        message: error instanceof Error ? error.message : String(error),
+      });
+      if (!entry.durable) return { result, kept: false };
+    }
+    if (entry.durable) {
+      await this.#context.audit.writeEvent("job_ended", {
+        job_id: entry.launch.id,
+        call_id: entry.launch.callId,
+        client_id: entry.launch.clientId,
+        result_code: result.code,
+        exit_code: result.exit_code,
+        reason: result.policy_reason,
+      });
+    }
+    return { result, kept: true };
+  }
+
+  #record(entry: Entry, result: CommandResult | null): JobRecord {
+    const { launch } = entry;
+    const redact = this.#context.redactor.redact;
+    return {
+      id: launch.id,
+      owner: launch.owner,
+      callId: launch.callId,
+      command: redact(launch.command),
+      argv: launch.argv.map(redact),
+      cwd: launch.cwd,
+      origin: entry.origin,
+      state: result === null ? "running" : "ended",
+      code: result?.code ?? null,
+      exitCode: result?.exit_code ?? null,
+      reason: result === null ? "The command is running." : result.policy_reason,
+      startedMs: launch.startedMs,
+      endedMs: result === null ? null : Date.now(),
+      timeoutMs: launch.timeoutMs,
+      stdoutBytes: launch.live.bytes("stdout"),
+      stderrBytes: launch.live.bytes("stderr"),
+      truncated: result !== null && result.code === "OUTPUT_TRUNCATED",
+      writer: this.writer,
+      pid: Deno.pid,
+      cancelRequestedMs: null,
+      tail: entry.lastTail,
+    };
+  }
+
+  /**
+   * Cancels the owner's job: here, through its controller; on another
+   * server, by a cancel request in its record, which that server obeys at
+   * its next tick. Waits (bounded) until the end is recorded.
+   *
+   * @returns The record afterwards, or null when the owner has no such job.
+   */
+  async cancel(owner: string, clientId: string | null, id: string): Promise<JobRecord | null> {
+    const local = this.#running.get(id);
+    if (local !== undefined && local.durable && local.launch.owner === owner) {
+      await this.#context.audit.writeEvent("job_cancel_requested", {
+        job_id: id,
+        client_id: clientId,
+        via: "this_server",
+      });
+      local.launch.controller.abort(new Error("job_cancel"));
+      await Promise.race([local.done, delay(CANCEL_WAIT_MS)]);
+      return await this.store.get(owner, id);
+    }
+    let requested = false;
+    const record = await this.store.update(owner, id, (r) => {
+      if (r.state !== "running") return null;
+      requested = true;
+      return { ...r, cancelRequestedMs: r.cancelRequestedMs ?? Date.now() };
+    });
+    if (record === null || !requested) return record;
+    await this.#context.audit.writeEvent("job_cancel_requested", {
+      job_id: id,
+      client_id: clientId,
+      via: "state_dir",
+    });
+    return await this.waitForEnd(owner, id, CANCEL_WAIT_MS);
+  }
+
+  /** The owner's job once it is no longer running, or as it is after `waitMs`. */
+  async waitForEnd(owner: string, id: string, waitMs: number): Promise<JobRecord | null> {
+    const deadline = Date.now() + waitMs;
+    const local = this.#running.get(id);
+    if (local !== undefined && local.durable && local.launch.owner === owner) {
+      await Promise.race([local.done, delay(waitMs)]);
+      return await this.store.get(owner, id);
+    }
+    while (true) {
+      await this.sweep();
+      const record = await this.store.get(owner, id);
+      if (record === null || record.state !== "running" || Date.now() >= deadline) return record;
+      await delay(Math.min(POLL_MS, deadline - Date.now()));
+    }
+  }
+
+  /** Marks lost jobs and deletes expired ones (of every owner), auditing each. */
+  async sweep(): Promise<void> {
+    const report = await this.store.sweep(
+      this.writer,
+      (id) => this.isRunningHere(id),
+      this.#context.policy.limits.jobRetentionMs,
+    );
+    for (const job of report.lost) {
+      await this.#context.audit.writeEvent("job_lost", {
+        job_id: job.id,
+        call_id: job.callId,
+        server_pid: job.pid,
+      });
+    }
+    for (const job of report.expired) {
+      await this.#context.audit.writeEvent("job_expired", { job_id: job.id, call_id: job.callId });
+    }
+  }
+
+  #startTicker(): void {
+    if (this.#ticker !== undefined) return;
+    let busy = false;
+    const ticker = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      this.#tick().catch(() => {}).finally(() => busy = false);
+    }, HEARTBEAT_MS);
+    // The ticker alone must not keep a stopping server alive.
+    Deno.unrefTimer(ticker);
+    this.#ticker = ticker;
+  }
+
+  #stopTicker(): void {
+    clearInterval(this.#ticker);
+    this.#ticker = undefined;
+  }
+
+  /** Heartbeat, cancel requests from other servers, and the stored tail. */
+  async #tick(): Promise<void> {
+    await this.store.beat(this.writer);
+    const now = Date.now();
+    const interval = this.#context.policy.limits.progressIntervalMs;
+    for (const entry of this.#running.values()) {
+      if (!entry.durable) continue;
+      const { launch } = entry;
+      const record = await this.store.get(launch.owner, launch.id);
+      if (record === null || record.state !== "running") continue;
+      if (record.cancelRequestedMs !== null) {
+        launch.controller.abort(new Error("job_cancel"));
+        continue;
+      }
+      if (now - entry.lastTailMs < interval) continue;
+      entry.lastTailMs = now;
+      const tail = launch.live.message(now - launch.startedMs, this.#context.redactor);
+      if (tail === entry.lastTail) continue;
+      entry.lastTail = tail;
+      await this.store.update(launch.owner, launch.id, (r) =>
+        r.state === "running"
+          ? {
+            ...r,
+            tail,
+            stdoutBytes: launch.live.bytes("stdout"),
+            stderrBytes: launch.live.bytes("stderr"),
+          }
+          : null);
+    }
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, Math.max(0, ms));
+    Deno.unrefTimer(timer);
+  });
+}
+
+const managers = new WeakMap<ServerContext, JobManager | null>();
+
+/**
+ * The job manager of `context` (one per server process), or null when the
+ * policy has no `state_dir`: jobs are durable or absent.
+ */
+export function jobsFor(context: ServerContext): JobManager | null {
+  let manager = managers.get(context);
+  if (manager === undefined) {
+    const stateDir = context.policy.stateDir;
+    manager = stateDir === null ? null : new JobManager(context, new JobStore(stateDir));
+    managers.set(context, manager);
+  }
+  return manager;
+}

@@ -1,0 +1,94 @@
+/**
+ * Output sized for a model: the head and tail of a long stream with a marker
+ * in the middle, and pages of the stored text by UTF-8 byte offset. Both
+ * work on text that is already redacted, so no cut can reveal a secret.
+ *
+ * @module
+ */
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("utf-8", { fatal: false });
+
+/** Moves `at` back to the start of the UTF-8 character it falls in. */
+function boundary(bytes: Uint8Array, at: number): number {
+  let i = Math.max(0, Math.min(at, bytes.byteLength));
+  while (i > 0 && i < bytes.byteLength && ((bytes[i] ?? 0) & 0xc0) === 0x80) i--;
+  return i;
+}
+
+/** A stream cut for the reply. */
+export interface InlineText {
+  readonly text: string;
+  /** Bytes left out of the middle (0 when the whole text fits). */
+  readonly cutBytes: number;
+}
+
+/**
+ * Keeps the first and last halves of `limitBytes` of `text` and puts a
+ * marker between them, saying how much was cut and how to read it.
+ *
+ * @param text Redacted output of one stream.
+ * @param limitBytes `limits.inline_output_bytes`.
+ * @param pageHint Completes the marker: how to page the cut part, given its offset and length.
+ */
+export function headAndTail(
+  text: string,
+  limitBytes: number,
+  pageHint: (offset: number, length: number) => string,
+): InlineText {
+  const bytes = encoder.encode(text);
+  if (bytes.byteLength <= limitBytes) return { text, cutBytes: 0 };
+  const headEnd = boundary(bytes, Math.floor(limitBytes / 2));
+  const tailStart = boundary(bytes, bytes.byteLength - (limitBytes - headEnd));
+  const cut = tailStart - headEnd;
+  const marker = `\n[htmcp: ${cut} of ${bytes.byteLength} bytes cut here; ${
+    pageHint(headEnd, cut)
+  }]\n`;
+  return {
+    text: decoder.decode(bytes.subarray(0, headEnd)) + marker +
+      decoder.decode(bytes.subarray(tailStart)),
+    cutBytes: cut,
+  };
+}
+
+/** One page of stored output. */
+export interface Page {
+  readonly text: string;
+  readonly offset: number;
+  /** Where the next page starts, or null at the end. */
+  readonly nextOffset: number | null;
+  readonly totalBytes: number;
+}
+
+/**
+ * The bytes `[offset, offset + limit)` of `text`, both ends moved back to a
+ * character boundary (a page never splits a character; the next page starts
+ * where this one stopped).
+ */
+export function pageOf(text: string, offset: number, limit: number): Page {
+  const bytes = encoder.encode(text);
+  const start = boundary(bytes, offset);
+  let end = boundary(bytes, start + limit);
+  // A limit smaller than one character still makes progress.
+  if (end === start && start < bytes.byteLength) {
+    end = start + 1;
+    while (end < bytes.byteLength && ((bytes[end] ?? 0) & 0xc0) === 0x80) end++;
+  }
+  return {
+    text: decoder.decode(bytes.subarray(start, end)),
+    offset: start,
+    nextOffset: end >= bytes.byteLength ? null : end,
+    totalBytes: bytes.byteLength,
+  };
+}
+
+/** `text` cut to at most `limitBytes` UTF-8 bytes at a character boundary, with a marker. */
+export function capStored(text: string, limitBytes: number): string {
+  const bytes = encoder.encode(text);
+  if (bytes.byteLength <= limitBytes) return text;
+  const end = boundary(bytes, limitBytes);
+  return decoder.decode(bytes.subarray(0, end)) +
+    `\n[htmcp: stored output cut at limits.job_output_bytes = ${limitBytes}; ${
+      bytes.byteLength - end
+    } bytes not kept]`;
+}
