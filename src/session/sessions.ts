@@ -165,10 +165,12 @@ export function sessionsFor(
 ): Sessions | null {
   const store = stateStoreFor(policy);
   if (store === null) return null;
-  let sessions = cache.get(policy);
+  // Keyed by the store, not the policy: a store closed and opened again for
+  // the same policy gets sessions over the new one.
+  let sessions = cache.get(store);
   if (sessions === undefined) {
     sessions = new Sessions(store, policy.sessions);
-    cache.set(policy, sessions);
+    cache.set(store, sessions);
   }
   return sessions;
 }
