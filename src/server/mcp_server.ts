@@ -7,7 +7,8 @@
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import { VERSION } from "../version.ts";
+import { serverIdentity } from "./identity.ts";
+import { serverInstructions } from "./instructions.ts";
 import type { CallerIdentity } from "../tools/caller.ts";
 import { COMMAND_RESULT_SHAPE, toToolResult } from "../tools/envelope.ts";
 import { RUN_COMMAND_DESCRIPTION, runCommandTool } from "../tools/run_command.ts";
@@ -21,7 +22,6 @@ import {
   describePolicy,
   POLICY_DESCRIPTION_SHAPE,
 } from "../tools/describe_policy.ts";
-import { pathCheckOnlyNotice } from "../sandbox/mod.ts";
 import type { ServerContext } from "./context.ts";
 import { CallRegistry } from "./calls.ts";
 import { MAX_ARGV_WORDS, MAX_STDIN_BYTES } from "../tools/snapshot.ts";
@@ -73,14 +73,7 @@ export function createMcpServer(
   calls: CallRegistry = new CallRegistry(),
 ): McpServer {
   const sandbox = context.executor.describe();
-  const server = new McpServer(
-    { name: "htmcp", version: VERSION },
-    {
-      instructions:
-        "htmcp runs allowlisted commands without a shell in a jailed directory. Call describe_policy first." +
-        (sandbox.mode === "none" ? ` ${pathCheckOnlyNotice(sandbox.commandUid)}` : ""),
-    },
-  );
+  const server = new McpServer(serverIdentity(), { instructions: serverInstructions(context) });
   const description = describePolicy(context.policy, sandbox, context.policyHash);
 
   server.registerTool(

@@ -13,6 +13,10 @@ import { boundOrigin, parseListen } from "./address.ts";
 import { createHttpHandler, MCP_PATH } from "./handler.ts";
 import { createHostCheck } from "./host_check.ts";
 import { handleMcp } from "./mcp_route.ts";
+import { createModernRoute } from "./modern_route.ts";
+import { createModernEra } from "../../protocol/face.ts";
+import { serverIdentity } from "../../server/identity.ts";
+import { serverInstructions } from "../../server/instructions.ts";
 import { unreadBound } from "../backlog.ts";
 import { ByteBudget } from "../../streams/mod.ts";
 import {
@@ -206,6 +210,20 @@ export async function serveHttp(
     auth = created.auth;
   }
 
+  const modernEra = await createModernEra({
+    context,
+    info: serverIdentity(),
+    instructions: serverInstructions(context),
+    build: (caller, calls) => createMcpServer(context, caller, calls),
+  });
+  if (!modernEra.ok) {
+    closing = true;
+    listener.stopAccepting();
+    listener.closeConnections();
+    return { ok: false, message: modernEra.message };
+  }
+  const modern = createModernRoute(modernEra.era, audit);
+
   const sessions = new SessionTable(options.sessionLimits ?? DEFAULT_SESSION_LIMITS);
   const hostCheck = createHostCheck({
     address,
@@ -223,6 +241,7 @@ export async function serveHttp(
     auth,
     localhostBypass: policy.auth.allowLocalhostBypass,
     sessions,
+    modern,
     createServer: (caller: Parameters<typeof createMcpServer>[1], calls: CallRegistry) =>
       createMcpServer(context, caller, calls),
   };
@@ -257,6 +276,7 @@ export async function serveHttp(
         // In-flight calls are answered CANCELLED on their streams before
         // the streams end; open SSE streams would otherwise hold the
         // shutdown forever.
+        modern.cancelAll("The server is shutting down.");
         await sessions.closeAll("The server is shutting down.", CLOSE_GRACE_MS);
         listener.closeConnections();
         await listener.finished;
