@@ -107,7 +107,12 @@ export function createMcpServer(
       description: EXPLAIN_COMMAND_DESCRIPTION,
       inputSchema: EXPLAIN_INPUT,
       outputSchema: COMMAND_RESULT_SHAPE,
-      annotations: { readOnlyHint: true, openWorldHint: false },
+      annotations: {
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
     },
     async (args: CommandArgs) => explainToolResult(await explainCommandTool(context, caller, args)),
   );
@@ -116,7 +121,12 @@ export function createMcpServer(
     title: "Start a session",
     description: SESSION_START_DESCRIPTION,
     outputSchema: SESSION_REPORT_SHAPE,
-    annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: false,
+    },
   }, async () => {
     const report = await sessionStartTool(context, caller);
     return {
@@ -131,7 +141,13 @@ export function createMcpServer(
     description: SESSION_END_DESCRIPTION,
     inputSchema: { session_id: z.string().describe("The id session_start returned.") },
     outputSchema: { ok: z.boolean(), reason: z.string() },
-    annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+    // Ending an ended session changes nothing more.
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
   }, async (args: { session_id: string }) => {
     const ended = await sessionEndTool(context, caller, args);
     return {
@@ -145,7 +161,12 @@ export function createMcpServer(
     title: "Describe the policy",
     description: DESCRIBE_POLICY_DESCRIPTION,
     outputSchema: POLICY_DESCRIPTION_SHAPE,
-    annotations: { readOnlyHint: true, openWorldHint: false },
+    annotations: {
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
   }, () => {
     // Scope is checked here too: the HTTP layer refuses first, this is the
     // second check should a route ever skip it.
