@@ -18,6 +18,7 @@ import {
   classifyInboundRequest,
   createMcpHandler,
   type InboundClassificationOutcome,
+  type McpRequestContext,
 } from "@modelcontextprotocol/server";
 import { CallRegistry } from "../../server/calls.ts";
 import type { CallerIdentity } from "../../tools/caller.ts";
@@ -49,20 +50,31 @@ interface Served {
 }
 
 /** Builds the route for `era`. */
-export function createModernRoute(era: ModernEra, audit: TransportAudit): ModernRoute {
+export function createModernRoute(
+  era: ModernEra,
+  audit: TransportAudit,
+  keepAliveMs: number,
+): ModernRoute {
   // The SDK hands the factory the request it was given: the caller rides on
   // that object, never on anything the client sent.
   const served = new WeakMap<Request, Served>();
   const inflight = new Set<AbortController>();
-  const handler = createMcpHandler((ctx) => {
+  const factory = (ctx: McpRequestContext) => {
     const found = ctx.requestInfo === undefined ? undefined : served.get(ctx.requestInfo);
     if (found === undefined) {
       throw new Error("A 2026-07-28 request reached the SDK without its caller.");
     }
     return era.serverFor(found.caller, found.calls);
-  }, {
-    // 2025 traffic never reaches this handler: it keeps its sessions.
+  };
+  // 2025 traffic never reaches these handlers: it keeps its sessions.
+  const handler = createMcpHandler(factory, { legacy: "reject", keepAliveMs });
+  // A tool call is answered on an event stream that starts at once: a client
+  // that closes it is seen at once (and the call cancelled), and the `:`
+  // keep-alive comments keep proxies from timing out a long command.
+  const streaming = createMcpHandler(factory, {
     legacy: "reject",
+    responseMode: "sse",
+    keepAliveMs,
   });
 
   return {
@@ -98,12 +110,23 @@ export function createModernRoute(era: ModernEra, audit: TransportAudit): Modern
       });
       served.set(proxied, { caller, calls: new CallRegistry() });
       inflight.add(controller);
+      // Until the answer starts, a dropped connection is the only sign the
+      // client gave up; after that, the body's cancel is.
+      const onDisconnect = () => controller.abort(new Error("The client closed the connection."));
+      request.signal.addEventListener("abort", onDisconnect, { once: true });
       let response: Response;
       try {
-        response = await handler.fetch(proxied, { parsedBody });
+        const chosen = methodOf(parsedBody) === "tools/call" ? streaming : handler;
+        response = await chosen.fetch(proxied, { parsedBody });
       } catch (error) {
         inflight.delete(controller);
         throw error;
+      } finally {
+        request.signal.removeEventListener("abort", onDisconnect);
+      }
+      if (outcome.kind !== "reject" && response.status >= 400) {
+        // Refused by the SDK's own later checks (`Mcp-Name`, params).
+        await auditLateRefusal(audit, request, caller, parsedBody, response);
       }
       if (response.body === null) {
         inflight.delete(controller);
@@ -123,6 +146,33 @@ export function createModernRoute(era: ModernEra, audit: TransportAudit): Modern
       inflight.clear();
     },
   };
+}
+
+async function auditLateRefusal(
+  audit: TransportAudit,
+  request: Request,
+  caller: CallerIdentity,
+  parsedBody: unknown,
+  response: Response,
+): Promise<void> {
+  let code = 0;
+  try {
+    const body: unknown = await response.clone().json();
+    const error = (body as { error?: { code?: unknown } }).error;
+    if (typeof error?.code === "number") code = error.code;
+  } catch {
+    // Not a JSON-RPC error body: the status alone is recorded.
+  }
+  await audit.writeEvent("protocol_refused", {
+    protocol_era: MODERN_ERA,
+    transport: "http",
+    client_id: caller.clientId,
+    check: `http-${response.status}`,
+    jsonrpc_code: code,
+    method: methodOf(parsedBody),
+    mcp_method_header: request.headers.get("mcp-method"),
+    mcp_name_header: request.headers.get("mcp-name"),
+  });
 }
 
 /** Proxies must not hold back an event stream (nginx buffers by default). */

@@ -222,7 +222,8 @@ export async function serveHttp(
     listener.closeConnections();
     return { ok: false, message: modernEra.message };
   }
-  const modern = createModernRoute(modernEra.era, audit);
+  const sseKeepAliveMs = options.sseKeepAliveMs ?? SSE_KEEP_ALIVE_MS;
+  const modern = createModernRoute(modernEra.era, audit, sseKeepAliveMs);
 
   const sessions = new SessionTable(options.sessionLimits ?? DEFAULT_SESSION_LIMITS);
   const hostCheck = createHostCheck({
@@ -236,7 +237,7 @@ export async function serveHttp(
   const mcpDeps = {
     maxRequestBytes: policy.http.maxRequestBytes,
     bodyBudget: new ByteBudget(bodyBudgetBytes(policy.http.maxRequestBytes)),
-    sseKeepAliveMs: options.sseKeepAliveMs ?? SSE_KEEP_ALIVE_MS,
+    sseKeepAliveMs,
     audit,
     auth,
     localhostBypass: policy.auth.allowLocalhostBypass,
