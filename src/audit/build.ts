@@ -141,6 +141,9 @@ export function buildAttempt(
           sha256: requireString("stdin.sha256", input.stdin.sha256),
         },
       }),
+      ...(input.protocol_era === undefined
+        ? {}
+        : { protocol_era: requireString("protocol_era", input.protocol_era) }),
     },
   };
 }

@@ -98,6 +98,8 @@ export interface AttemptFields {
    * and the digest still proves which input ran. Absent when none was given.
    */
   readonly stdin?: AuditStdin;
+  /** The MCP protocol era of the call (`2025`, `2026-07-28`). */
+  readonly protocol_era?: string;
 }
 
 /** What the audit keeps of a call's stdin text. */

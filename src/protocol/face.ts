@@ -55,7 +55,7 @@ export async function createModernEra(
       return createModernServer({
         info: deps.info,
         instructions: deps.instructions,
-        build: () => deps.build(caller, calls),
+        build: () => deps.build(Object.freeze({ ...caller, protocolEra: MODERN_ERA }), calls),
         openState: async (state, call) => {
           const opened = await sealer.open(state, {
             caller: stateCaller(caller),

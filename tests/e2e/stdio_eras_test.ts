@@ -74,6 +74,8 @@ for (const era of ["2026-07-28", "2025"] as const satisfies readonly Era[]) {
       assert.ok(attempts.some((r) => r.command_raw === "echo era-ok" && r.verdict === "allow"));
       assert.ok(attempts.some((r) => r.command_raw === "rm -rf canary" && r.verdict === "deny"));
       assert.ok(attempts.some((r) => r.command_raw === "echo $(touch canary)"));
+      // Each attempt names the era it came in.
+      for (const attempt of attempts) assert.equal(attempt.protocol_era, era);
     } finally {
       await h.close();
     }
