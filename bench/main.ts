@@ -18,6 +18,7 @@ import { measureHttpBench } from "./http_bench.ts";
 import { prepareJail } from "../scripts/_jail.ts";
 import { soakMain } from "./soak.ts";
 import { printPipelineSection } from "./pipeline_main.ts";
+import { measureEras, printEraRows } from "./era_bench.ts";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const CALLS = Number(Deno.env.get("HTMCP_BENCH_CALLS") ?? 300);
@@ -190,6 +191,13 @@ async function main(): Promise<void> {
         } calls/s, p50 ${fmt(row.p50Ms)} ms, p95 ${fmt(row.p95Ms)} ms`,
       );
     }
+
+    console.log(
+      '\n6. Protocol eras: SDK v1 client (today), v2 client in 2025, v2 client in 2026-07-28; run_command("true")',
+    );
+    printEraRows(
+      await measureEras(await serverUnderFlags(await writePolicy(dir, "none")), 150),
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
