@@ -17,7 +17,7 @@ import { watchParent } from "./orphan.ts";
 import { BoundedStdioTransport } from "./stdio_transport.ts";
 import { startStdioEras } from "./stdio_era.ts";
 import { CallRegistry } from "../server/calls.ts";
-import { createModernEra } from "../protocol/face.ts";
+import { createModernEra, MODERN_ERA } from "../protocol/face.ts";
 import { serverIdentity } from "../server/identity.ts";
 import { serverInstructions } from "../server/instructions.ts";
 
@@ -67,6 +67,18 @@ export async function serveStdio(context: ServerContext): Promise<string> {
     transport,
     legacy: () => createMcpServer(context, STDIO_CALLER, calls),
     modern: () => era.serverFor(STDIO_CALLER, calls),
+    onUnclaimed: (method, code) => {
+      void context.audit.writeEvent("protocol_refused", {
+        protocol_era: MODERN_ERA,
+        transport: "stdio",
+        client_id: null,
+        check: "envelope",
+        jsonrpc_code: code,
+        method,
+        mcp_method_header: null,
+        mcp_name_header: null,
+      }).catch(() => {});
+    },
   });
   const reason = await stopped;
   unwatch();

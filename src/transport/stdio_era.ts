@@ -35,6 +35,11 @@ export interface StdioEraDeps {
   readonly modern: () => ReturnType<Parameters<typeof serveModernStdio>[0]>;
   /** Told once, when the first message has decided. */
   readonly onEra?: (era: StdioEra) => void;
+  /**
+   * Told when the SDK refuses a request without the protocol-version claim
+   * on a 2026 connection, with the error code it answered (for the audit).
+   */
+  readonly onUnclaimed?: (method: string | null, code: number) => void;
 }
 
 /** The era of a connection whose first message is `message`. */
@@ -51,6 +56,11 @@ export function eraOfOpening(message: unknown): StdioEra {
     : "2025";
 }
 
+function isRequest(message: unknown): message is { id: unknown; method: unknown } {
+  return typeof message === "object" && message !== null && "id" in message &&
+    "method" in message;
+}
+
 /** A running switch. */
 export interface StdioEraSwitch {
   /** Closes whichever era's server was started. */
@@ -62,14 +72,19 @@ export async function startStdioEras(deps: StdioEraDeps): Promise<StdioEraSwitch
   const transport = deps.transport;
   let closeEra: (() => Promise<void>) | null = null;
   let relay: Relay | null = null;
+  let modern = false;
   transport.onmessage = (message) => {
     if (relay !== null) {
+      if (modern && isRequest(message) && eraOfOpening(message) === "2025") {
+        relay.watch(message.id, typeof message.method === "string" ? message.method : null);
+      }
       relay.deliver(message);
       return;
     }
     const era = eraOfOpening(message);
+    modern = era !== "2025";
     deps.onEra?.(era);
-    const opened = new Relay(transport);
+    const opened = new Relay(transport, deps.onUnclaimed);
     relay = opened;
     if (era === "2025") {
       const server = deps.legacy();
@@ -102,11 +117,18 @@ class Relay implements ModernTransport {
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: ModernTransport["onmessage"];
   readonly #transport: BoundedStdioTransport;
+  readonly #onRefused: ((method: string | null, code: number) => void) | undefined;
+  /** Unclaimed requests on a 2026 connection, by id, until answered. */
+  readonly #watched = new Map<unknown, string | null>();
   /** Messages read before the era's server was connected, in their order. */
   #held: unknown[] | null = [];
 
-  constructor(transport: BoundedStdioTransport) {
+  constructor(
+    transport: BoundedStdioTransport,
+    onRefused?: (method: string | null, code: number) => void,
+  ) {
     this.#transport = transport;
+    this.#onRefused = onRefused;
     // Set before either SDK chains its own handler after ours.
     const previous = transport.onclose;
     transport.onclose = () => {
@@ -135,7 +157,17 @@ class Relay implements ModernTransport {
     for (const message of held) this.onmessage?.(message as JSONRPCMessage);
   }
 
+  /** Watches the answer to request `id` (see `onUnclaimed`). */
+  watch(id: unknown, method: string | null): void {
+    this.#watched.set(id, method);
+  }
+
   send(message: JSONRPCMessage): Promise<void> {
+    if (this.#watched.size > 0 && "id" in message && this.#watched.has(message.id)) {
+      const method = this.#watched.get(message.id) ?? null;
+      this.#watched.delete(message.id);
+      if ("error" in message) this.#onRefused?.(method, message.error.code);
+    }
     // Both SDKs' JSON-RPC message types describe the same JSON.
     return this.#transport.send(message as unknown as LegacyMessage);
   }

@@ -108,3 +108,66 @@ Deno.test("stdio 2026-07-28: a cancelled call kills its command and the outcome 
     await h.close();
   }
 });
+
+Deno.test("stdio 2026-07-28: a request without the _meta protocol version on a 2026 connection is refused, audited, and nothing runs", async () => {
+  const { LAUNCH, policyToml, serverEnv } = await import("../_helpers/stdio_harness.ts");
+  const { prepareJail } = await import("../_helpers/jail.ts");
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-e2e-raw-" }));
+  try {
+    await Deno.mkdir(`${dir}/jail`);
+    await prepareJail(`${dir}/jail`);
+    await Deno.writeTextFile(
+      `${dir}/policy.toml`,
+      policyToml(`${dir}/jail`, `${dir}/audit.jsonl`, { allow: ["touch", "echo"] }),
+    );
+    const envelope = {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+      "io.modelcontextprotocol/clientCapabilities": {},
+    };
+    const lines = [
+      { jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: envelope } },
+      {
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "run_command", arguments: { command: "touch canary" } },
+      },
+    ];
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", "--allow-all", LAUNCH, "serve", "--policy", `${dir}/policy.toml`],
+      env: serverEnv(dir),
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    await writer.write(
+      new TextEncoder().encode(lines.map((l) => JSON.stringify(l)).join("\n") + "\n"),
+    );
+    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    while ((text.match(/\n/g) ?? []).length < 2) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += value;
+    }
+    await writer.close();
+    await child.status;
+    reader.releaseLock();
+    const answers = text.trim().split("\n").map((line) => JSON.parse(line));
+    const refused = answers.find((a) => a.id === 2);
+    assert.equal(typeof refused?.error?.code, "number", text);
+    assert.equal(await exists(`${dir}/jail/canary`), false);
+    const records = (await Deno.readTextFile(`${dir}/audit.jsonl`)).trim().split("\n").map((l) =>
+      JSON.parse(l)
+    );
+    assert.equal(records.filter((r) => r.kind === "attempt").length, 0);
+    const audited = records.find((r) => r.event === "protocol_refused");
+    assert.equal(audited?.transport, "stdio");
+    assert.equal(audited?.method, "tools/call");
+    assert.equal(audited?.jsonrpc_code, refused.error.code);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
