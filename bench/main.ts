@@ -22,6 +22,7 @@ import { prepareJail } from "../scripts/_jail.ts";
 import { soakMain } from "./soak.ts";
 import { printPipelineSection } from "./pipeline_main.ts";
 import { printStateSection } from "./state_ops.ts";
+import { measureEras, printEraRows } from "./era_bench.ts";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const CALLS = Number(Deno.env.get("HTMCP_BENCH_CALLS") ?? 300);
@@ -225,6 +226,13 @@ async function main(): Promise<void> {
 
     console.log("\n8. State store: one operation, local state directory vs PostgreSQL (loopback)");
     await printStateSection(200);
+
+    console.log(
+      '\n9. Protocol eras: SDK v1 client (today), v2 client in 2025, v2 client in 2026-07-28; run_command("true")',
+    );
+    printEraRows(
+      await measureEras(await serverUnderFlags(await writePolicy(dir, "none")), 150),
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -43,7 +43,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["exec", "session", "permissions", "auth", "links", "jobs"],
   ["tools"],
   ["policy_tools", "server", "telemetry", "health"],
-  ["transport"],
+  ["transport", "protocol"],
   ["cli"],
   ["main.ts"],
 ];

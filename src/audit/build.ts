@@ -147,6 +147,9 @@ export function buildAttempt(
       }),
       // The client's text: kept only in the W3C form (hex ids), never otherwise.
       ...(parseTraceparent(input.traceparent) === null ? {} : { traceparent: input.traceparent }),
+      ...(input.protocol_era === undefined
+        ? {}
+        : { protocol_era: requireString("protocol_era", input.protocol_era) }),
     },
   };
 }

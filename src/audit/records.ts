@@ -109,6 +109,8 @@ export interface AttemptFields {
    * ms; absent when it did not wait. A call refused after waiting has it too.
    */
   readonly queued_ms?: number;
+  /** The MCP protocol era of the call (`2025`, `2026-07-28`). */
+  readonly protocol_era?: string;
 }
 
 /** What the audit keeps of a call's stdin text. */

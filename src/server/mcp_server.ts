@@ -7,7 +7,8 @@
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import { VERSION } from "../version.ts";
+import { serverIdentity } from "./identity.ts";
+import { serverInstructions } from "./instructions.ts";
 import type { CallerIdentity } from "../tools/caller.ts";
 import { COMMAND_RESULT_SHAPE, toToolResult } from "../tools/envelope.ts";
 import { RUN_COMMAND_DESCRIPTION, runCommandTool, type RunHooks } from "../tools/run_command.ts";
@@ -24,9 +25,8 @@ import {
   describePolicy,
   POLICY_DESCRIPTION_SHAPE,
 } from "../tools/describe_policy.ts";
-import { pathCheckOnlyNotice } from "../sandbox/mod.ts";
 import { instrumentToolCalls } from "../telemetry/mod.ts";
-import { FULL_CONTROL_NOTICE, FULL_CONTROL_RUN_DESCRIPTION } from "../full_control/mod.ts";
+import { FULL_CONTROL_RUN_DESCRIPTION } from "../full_control/mod.ts";
 import type { ServerContext } from "./context.ts";
 import { CallRegistry } from "./calls.ts";
 import { MAX_ARGV_WORDS, MAX_STDIN_BYTES } from "../tools/snapshot.ts";
@@ -87,15 +87,7 @@ export function createMcpServer(
   calls: CallRegistry = new CallRegistry(),
 ): McpServer {
   const sandbox = context.executor.describe();
-  const server = new McpServer(
-    { name: "htmcp", version: VERSION },
-    {
-      instructions:
-        "htmcp runs allowlisted commands without a shell in a jailed directory. Call describe_policy first." +
-        (sandbox.mode === "none" ? ` ${pathCheckOnlyNotice(sandbox.commandUid)}` : "") +
-        (context.policy.fullControl === undefined ? "" : ` ${FULL_CONTROL_NOTICE}`),
-    },
-  );
+  const server = new McpServer(serverIdentity(), { instructions: serverInstructions(context) });
   instrumentToolCalls(server, context.redactor, caller);
   const description = describePolicy(context.policy, sandbox, context.policyHash);
 
@@ -135,7 +127,12 @@ export function createMcpServer(
       description: EXPLAIN_COMMAND_DESCRIPTION,
       inputSchema: EXPLAIN_INPUT,
       outputSchema: COMMAND_RESULT_SHAPE,
-      annotations: { readOnlyHint: true, openWorldHint: false },
+      annotations: {
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
     },
     async (args: CommandArgs) => explainToolResult(await explainCommandTool(context, caller, args)),
   );
@@ -144,7 +141,12 @@ export function createMcpServer(
     title: "Start a session",
     description: SESSION_START_DESCRIPTION,
     outputSchema: SESSION_REPORT_SHAPE,
-    annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: false,
+    },
   }, async () => {
     const report = await sessionStartTool(context, caller);
     return {
@@ -159,7 +161,13 @@ export function createMcpServer(
     description: SESSION_END_DESCRIPTION,
     inputSchema: { session_id: z.string().describe("The id session_start returned.") },
     outputSchema: { ok: z.boolean(), reason: z.string() },
-    annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+    // Ending an ended session changes nothing more.
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
   }, async (args: { session_id: string }) => {
     const ended = await sessionEndTool(context, caller, args);
     return {
@@ -173,7 +181,12 @@ export function createMcpServer(
     title: "Describe the policy",
     description: DESCRIBE_POLICY_DESCRIPTION,
     outputSchema: POLICY_DESCRIPTION_SHAPE,
-    annotations: { readOnlyHint: true, openWorldHint: false },
+    annotations: {
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
   }, () => {
     // Scope is checked here too: the HTTP layer refuses first, this is the
     // second check should a route ever skip it.

@@ -17,6 +17,11 @@ export interface CallerIdentity {
    * operator's own MCP client started this process, so it may use every tool).
    */
   readonly scopes: ReadonlySet<Scope> | null;
+  /**
+   * The MCP protocol era the call came in (`2026-07-28` for the stateless
+   * era); absent for 2025-era connections (sessions, `initialize`).
+   */
+  readonly protocolEra?: string;
 }
 
 /** The stdio caller: the local operator's own client. */

@@ -85,7 +85,13 @@ async function runChecked(
   hooks: RunHooks,
 ): Promise<CommandResult> {
   const { policy, audit } = context;
-  const base = { call_id: callId, tool: "run_command", client_id: caller.clientId };
+  const base = {
+    call_id: callId,
+    tool: "run_command",
+    client_id: caller.clientId,
+    // A caller that names no era came through a 2025 handshake.
+    protocol_era: caller.protocolEra ?? "2025",
+  };
 
   const snap = snapshotCommandInput(rawInput);
   if (!snap.ok) {

@@ -15,6 +15,11 @@ import { STDIO_CALLER } from "../tools/caller.ts";
 import { unreadBound } from "./backlog.ts";
 import { watchParent } from "./orphan.ts";
 import { BoundedStdioTransport } from "./stdio_transport.ts";
+import { startStdioEras } from "./stdio_era.ts";
+import { CallRegistry } from "../server/calls.ts";
+import { createModernEra, MODERN_ERA } from "../protocol/face.ts";
+import { serverIdentity } from "../server/identity.ts";
+import { serverInstructions } from "../server/instructions.ts";
 
 /**
  * Largest JSON-RPC message accepted on stdin. A command is at most 16 KiB, so
@@ -31,7 +36,17 @@ export const MAX_STDIO_MESSAGE_BYTES = 4 * 1024 * 1024;
  * @returns The reason the server stopped.
  */
 export async function serveStdio(context: ServerContext): Promise<string> {
-  const server = createMcpServer(context, STDIO_CALLER);
+  const modernEra = await createModernEra({
+    context,
+    info: serverIdentity(),
+    instructions: serverInstructions(context),
+    build: (caller, calls) => createMcpServer(context, caller, calls),
+  });
+  if (!modernEra.ok) {
+    await context.close(modernEra.message);
+    return modernEra.message;
+  }
+  const era = modernEra.era;
   const transport = new BoundedStdioTransport(nodeStdin(), Deno.stdout, {
     maxMessageBytes: MAX_STDIO_MESSAGE_BYTES,
     maxBacklogBytes: unreadBound(context.policy.limits.maxOutputBytes),
@@ -45,12 +60,31 @@ export async function serveStdio(context: ServerContext): Promise<string> {
     return [name, handler] as const;
   });
   const unwatch = watchParent((reason) => stop(reason));
-  await server.connect(transport);
+  // One caller for the whole connection (the operator's own client), in
+  // either era; the first message decides which.
+  const calls = new CallRegistry();
+  const eras = await startStdioEras({
+    transport,
+    legacy: () => createMcpServer(context, STDIO_CALLER, calls),
+    modern: () => era.serverFor(STDIO_CALLER, calls),
+    onUnclaimed: (method, code) => {
+      void context.audit.writeEvent("protocol_refused", {
+        protocol_era: MODERN_ERA,
+        transport: "stdio",
+        client_id: null,
+        check: "envelope",
+        jsonrpc_code: code,
+        method,
+        mcp_method_header: null,
+        mcp_name_header: null,
+      }).catch(() => {});
+    },
+  });
   const reason = await stopped;
   unwatch();
   for (const [name, handler] of handlers) Deno.removeSignalListener(name, handler);
   await context.close(reason);
-  await server.close().catch(() => {});
+  await eras.close().catch(() => {});
   return reason;
 }
 

@@ -4,8 +4,10 @@
  * 1. authenticate (bearer header only; the body is not touched yet),
  * 2. read the body under the size limit,
  * 3. parse it once, refuse tool calls the token has no scope for (403),
- * 4. find the caller's own session (or create one on `initialize`),
- * 5. hand the parsed body to the SDK transport.
+ * 4. a 2026-07-28 request (per-request `_meta` envelope) goes to the
+ *    stateless route (`modern_route.ts`); a 2025 one goes on:
+ * 5. find the caller's own session (or create one on `initialize`),
+ * 6. hand the parsed body to the SDK transport.
  *
  * Deny on failure: every branch that is not the happy path answers with a
  * refusal, never by passing the request on.
@@ -30,8 +32,9 @@ import {
   sessionOwner,
   type SessionTable,
 } from "./sessions.ts";
-import { containsInitialize, toolCallsIn } from "./tool_calls.ts";
+import { containsInitialize, type ToolCall, toolCallsIn } from "./tool_calls.ts";
 import { noteRequestClient } from "../../telemetry/mod.ts";
+import type { ModernRoute } from "./modern_route.ts";
 
 /** What the `/mcp` route needs. */
 export interface McpRouteDeps {
@@ -47,6 +50,8 @@ export interface McpRouteDeps {
   /** `[auth] allow_localhost_bypass`. */
   readonly localhostBypass: boolean;
   readonly sessions: SessionTable;
+  /** The 2026-07-28 (stateless) route. */
+  readonly modern: ModernRoute;
   /** Builds the MCP server of a new session for its caller. */
   readonly createServer: (caller: CallerIdentity, calls: CallRegistry) => McpServer;
 }
@@ -156,6 +161,12 @@ async function handleBody(
     }
   }
 
+  const era = deps.modern.classify(request, parsedBody);
+  if (era.kind !== "legacy") {
+    await auditToolCalls(deps, caller, calls);
+    return await deps.modern.handle(request, caller, parsedBody, era);
+  }
+
   if (sessionId === null) {
     if (!containsInitialize(parsedBody)) {
       return jsonRpcError(400, -32000, "Bad Request: Mcp-Session-Id header is required");
@@ -165,16 +176,23 @@ async function handleBody(
   const found = await findSession(deps, sessionId, caller, connection);
   if (!found.ok) return found.response;
 
-  if (caller.clientId !== null) {
-    for (const call of calls) {
-      await deps.audit.writeEvent("tool_call", {
-        client_id: caller.clientId,
-        request_id: call.requestId,
-        tool: call.tool ?? "",
-      });
-    }
-  }
+  await auditToolCalls(deps, caller, calls);
   return await dispatch(found.session, request, parsedBody, calls.map((call) => call.id));
+}
+
+async function auditToolCalls(
+  deps: McpRouteDeps,
+  caller: CallerIdentity,
+  calls: readonly ToolCall[],
+): Promise<void> {
+  if (caller.clientId === null) return;
+  for (const call of calls) {
+    await deps.audit.writeEvent("tool_call", {
+      client_id: caller.clientId,
+      request_id: call.requestId,
+      tool: call.tool ?? "",
+    });
+  }
 }
 
 /**

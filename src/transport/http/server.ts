@@ -14,6 +14,10 @@ import { createHttpHandler, MCP_PATH } from "./handler.ts";
 import { operatorLog, withRequestLog } from "../../telemetry/mod.ts";
 import { createHostCheck } from "./host_check.ts";
 import { handleMcp } from "./mcp_route.ts";
+import { createModernRoute } from "./modern_route.ts";
+import { createModernEra } from "../../protocol/face.ts";
+import { serverIdentity } from "../../server/identity.ts";
+import { serverInstructions } from "../../server/instructions.ts";
 import { unreadBound } from "../backlog.ts";
 import { ByteBudget } from "../../streams/mod.ts";
 import {
@@ -211,6 +215,32 @@ export async function serveHttp(
     auth = created.auth;
   }
 
+  // Download links exist over HTTP only: the URL is this server's.
+  const links = await startLinks(policy, audit);
+  // One server definition for both eras: the 2026 one reaches the same tools.
+  const buildServer = (caller: Parameters<typeof createMcpServer>[1], calls: CallRegistry) => {
+    const server = createMcpServer(context, caller, calls);
+    if (links !== null) {
+      registerLinkTools(server, context, caller, { store: links.store, baseUrl });
+    }
+    return server;
+  };
+  const modernEra = await createModernEra({
+    context,
+    info: serverIdentity(),
+    instructions: serverInstructions(context),
+    build: buildServer,
+  });
+  if (!modernEra.ok) {
+    await links?.stop();
+    closing = true;
+    listener.stopAccepting();
+    listener.closeConnections();
+    return { ok: false, message: modernEra.message };
+  }
+  const sseKeepAliveMs = options.sseKeepAliveMs ?? SSE_KEEP_ALIVE_MS;
+  const modern = createModernRoute(modernEra.era, audit, sseKeepAliveMs);
+
   const sessions = new SessionTable(options.sessionLimits ?? DEFAULT_SESSION_LIMITS);
   const hostCheck = createHostCheck({
     address,
@@ -220,23 +250,16 @@ export async function serveHttp(
     allowedOrigins: policy.http.allowedOrigins,
     allowedHosts: policy.http.allowedHosts,
   });
-  // Download links exist over HTTP only: the URL is this server's.
-  const links = await startLinks(policy, audit);
   const mcpDeps = {
     maxRequestBytes: policy.http.maxRequestBytes,
     bodyBudget: new ByteBudget(bodyBudgetBytes(policy.http.maxRequestBytes)),
-    sseKeepAliveMs: options.sseKeepAliveMs ?? SSE_KEEP_ALIVE_MS,
+    sseKeepAliveMs,
     audit,
     auth,
     localhostBypass: policy.auth.allowLocalhostBypass,
     sessions,
-    createServer: (caller: Parameters<typeof createMcpServer>[1], calls: CallRegistry) => {
-      const server = createMcpServer(context, caller, calls);
-      if (links !== null) {
-        registerLinkTools(server, context, caller, { store: links.store, baseUrl });
-      }
-      return server;
-    },
+    modern,
+    createServer: buildServer,
   };
   ready.resolve(withRequestLog(
     createHttpHandler({
@@ -275,6 +298,7 @@ export async function serveHttp(
         // In-flight calls are answered CANCELLED on their streams before
         // the streams end; open SSE streams would otherwise hold the
         // shutdown forever.
+        modern.cancelAll("The server is shutting down.");
         await sessions.closeAll("The server is shutting down.", CLOSE_GRACE_MS);
         listener.closeConnections();
         await listener.finished;
