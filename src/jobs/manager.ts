@@ -21,6 +21,7 @@ import { HEARTBEAT_MS, JobStore } from "./store.ts";
 import type { JobOrigin, JobRecord } from "./records.ts";
 import type { LiveOutput } from "./live_output.ts";
 import { capStored } from "./paging.ts";
+import { stateStoreFor } from "../state/mod.ts";
 
 declare module "../audit/mod.ts" {
   interface AuditEventFields {
@@ -387,13 +388,14 @@ const managers = new WeakMap<ServerContext, JobManager | null>();
 
 /**
  * The job manager of `context` (one per server process), or null when the
- * policy has no `state_dir`: jobs are durable or absent.
+ * policy has no state store (no `state_dir`, no `[state] backend`): jobs
+ * are durable or absent.
  */
 export function jobsFor(context: ServerContext): JobManager | null {
   let manager = managers.get(context);
   if (manager === undefined) {
-    const stateDir = context.policy.stateDir;
-    manager = stateDir === null ? null : new JobManager(context, new JobStore(stateDir));
+    const store = stateStoreFor(context.policy);
+    manager = store === null ? null : new JobManager(context, new JobStore(store));
     managers.set(context, manager);
   }
   return manager;

@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { isRecordName, RecordStore } from "../state/mod.ts";
+import { isRecordName, type StateStore } from "../state/mod.ts";
 import { isJobOutput, isJobRecord, type JobOutput, type JobRecord } from "./records.ts";
 
 const JOBS = "jobs";
@@ -47,11 +47,15 @@ export interface SweepReport {
 }
 
 export class JobStore {
-  readonly #store: RecordStore;
+  readonly #store: StateStore;
   readonly #now: () => number;
 
-  constructor(stateDir: string, now: () => number = Date.now) {
-    this.#store = new RecordStore(stateDir);
+  /**
+   * @param store The policy's state store: the state dir's files, or the
+   *   fleet's PostgreSQL database, so every replica sees the same jobs.
+   */
+  constructor(store: StateStore, now: () => number = Date.now) {
+    this.#store = store;
     this.#now = now;
   }
 

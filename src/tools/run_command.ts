@@ -522,10 +522,10 @@ function jobInputRefusal(policy: ServerContext["policy"], input: CommandInput): 
   if (input.timeoutMs !== undefined && input.timeoutMs > max) {
     return `The timeout_ms ${input.timeoutMs} is above this server's limit of ${max} ms (limits.max_timeout_ms).`;
   }
-  if (input.background && policy.stateDir === null) {
-    // Jobs are durable or absent: without a state_dir nobody could see,
+  if (input.background && policy.stateDir === null && policy.state?.backend !== "postgres") {
+    // Jobs are durable or absent: without a state store nobody could see,
     // page or cancel the job once this call returned.
-    return "Background jobs need a state_dir in the policy, and this server has none.";
+    return "Background jobs need a state_dir (or [state] backend) in the policy, and this server has none.";
   }
   return null;
 }

@@ -7,6 +7,7 @@
  */
 import { deepEqual, equal } from "node:assert/strict";
 import { type JobRecord, JobStore, LOST_AFTER_MS } from "../../src/jobs/mod.ts";
+import { LocalStateStore } from "../../src/state/mod.ts";
 
 const RETENTION = 60_000;
 
@@ -43,7 +44,11 @@ async function withStore(
   const dir = await Deno.makeTempDir({ prefix: "htmcp-job-store-" });
   const clock = { now: 10_000 };
   try {
-    await fn(new JobStore(`${dir}/state`, () => clock.now), clock, `${dir}/state`);
+    await fn(
+      new JobStore(new LocalStateStore(`${dir}/state`), () => clock.now),
+      clock,
+      `${dir}/state`,
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
