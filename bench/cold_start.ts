@@ -16,7 +16,7 @@
  * @module
  */
 import { fileURLToPath } from "node:url";
-import { serverUnderFlags, writePolicy } from "./main.ts";
+import { serverUnderFlags, writePolicy } from "./_server.ts";
 import { connect, percentiles, rssMiB, type ServerLaunch } from "./stdio_roundtrip.ts";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));

@@ -160,7 +160,7 @@ export function printEraRows(rows: readonly EraRow[]): void {
 }
 
 if (import.meta.main) {
-  const { serverUnderFlags, writePolicy } = await import("./main.ts");
+  const { serverUnderFlags, writePolicy } = await import("./_server.ts");
   const dir = await Deno.makeTempDir({ prefix: "htmcp-bench-" });
   await Deno.chmod(dir, 0o755);
   try {

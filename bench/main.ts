@@ -6,8 +6,6 @@
  *
  * @module
  */
-import { fileURLToPath } from "node:url";
-import { planLaunch } from "../scripts/launch.ts";
 import { bareSpawn, connect, percentiles, roundTrips, rssMiB } from "./stdio_roundtrip.ts";
 import { measureRedactionThroughput } from "./redact_throughput.ts";
 import { measureAuditAppend } from "./audit_append.ts";
@@ -18,51 +16,16 @@ import { measureHttpBench } from "./http_bench.ts";
 import { measureQueueBench } from "./queue_bench.ts";
 import { measureColdStart } from "./cold_start.ts";
 import { measureRssGrowth } from "./rss_growth.ts";
-import { prepareJail } from "../scripts/_jail.ts";
 import { soakMain } from "./soak.ts";
 import { printPipelineSection } from "./pipeline_main.ts";
 import { printStateSection } from "./state_ops.ts";
 import { measureEras, printEraRows } from "./era_bench.ts";
 
-const REPO = fileURLToPath(new URL("..", import.meta.url));
 const CALLS = Number(Deno.env.get("HTMCP_BENCH_CALLS") ?? 300);
 const fmt = (ms: number) => ms.toFixed(2);
 
-function denoDir(): string {
-  return Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME") ?? "/root"}/.cache/deno`;
-}
-
-export async function writePolicy(
-  dir: string,
-  sandbox: "none" | "bwrap",
-  commands: readonly string[] = ["true"],
-): Promise<string> {
-  await Deno.mkdir(`${dir}/jail`, { recursive: true });
-  // Commands run as the jail's owner, never root; bwrap must reach it.
-  await prepareJail(`${dir}/jail`);
-  const name = `${sandbox}-${commands.join("-")}`;
-  const path = `${dir}/policy-${name}.toml`;
-  await Deno.writeTextFile(
-    path,
-    `jail_root = "jail"\naudit_log = "audit-${name}.jsonl"\n[allowlist]\ncommands = ${
-      JSON.stringify(commands)
-    }\n` +
-      `[sandbox]\nmode = "${sandbox}"\n` +
-      (sandbox === "none" ? "accept_path_check_only = true\n" : ""),
-  );
-  return path;
-}
-
-/** The server exactly as `deno task htmcp serve` runs it, minus the launcher process. */
-export async function serverUnderFlags(policy: string) {
-  const plan = await planLaunch(["serve", "--policy", policy], REPO);
-  if (!plan.ok) throw new Error(plan.message);
-  return {
-    command: Deno.execPath(),
-    args: [...plan.argv],
-    env: { PATH: "/usr/bin:/bin", HOME: "/tmp", DENO_DIR: denoDir() },
-  };
-}
+export { serverUnderFlags, writePolicy } from "./_server.ts";
+import { serverUnderFlags, writePolicy } from "./_server.ts";
 
 async function stdioFigures(policy: string, label: string) {
   const launch = await serverUnderFlags(policy);

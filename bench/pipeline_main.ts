@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { serverUnderFlags, writePolicy } from "./main.ts";
+import { serverUnderFlags, writePolicy } from "./_server.ts";
 import { connect } from "./stdio_roundtrip.ts";
 import { measurePipeline, PIPELINE } from "./pipeline_bench.ts";
 

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { serverUnderFlags, writePolicy } from "./main.ts";
+import { serverUnderFlags, writePolicy } from "./_server.ts";
 import { connect, roundTrips, rssMiB } from "./stdio_roundtrip.ts";
 
 /** RSS after each checkpoint of calls. */

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { serverUnderFlags, writePolicy } from "./main.ts";
+import { serverUnderFlags, writePolicy } from "./_server.ts";
 import { connect, percentiles, roundTrips, rssMiB } from "./stdio_roundtrip.ts";
 
 const CALLS = Number(Deno.env.get("HTMCP_BENCH_CALLS") ?? 300);
