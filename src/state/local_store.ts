@@ -38,6 +38,7 @@ async function versionOf(value: unknown): Promise<string> {
 
 /** `StateStore` over the state directory. */
 export class LocalStateStore implements StateStore {
+  /** Always `"local"`. */
   readonly backend = "local" as const;
   readonly #root: string;
   readonly #records: RecordStore;
@@ -45,6 +46,8 @@ export class LocalStateStore implements StateStore {
   readonly #watches = new Set<() => void>();
 
   /**
+   * A store over the state directory's record files.
+   *
    * @param root The state directory (absolute; created 0700 or checked on first use).
    * @param options `pollMs`: how often a watch polls.
    */

@@ -16,11 +16,13 @@ export type {
 } from "./store.ts";
 export { LOCAL_POLL_MS, LocalStateStore } from "./local_store.ts";
 export { PostgresStateStore } from "./postgres/store.ts";
-export { openPool, type Sql } from "./postgres/client.ts";
+export { openPool, type OpenResult, type Sql } from "./postgres/client.ts";
+export type { StateSettings } from "../config/types.ts";
 export {
   type AppliedMigration,
   appliedVersion,
   migrate,
+  type Migration,
   MIGRATIONS,
   SCHEMA_VERSION,
   schemaMismatch,
@@ -31,5 +33,6 @@ export {
   type OpenStateResult,
   openStateStore,
   stateEnv,
+  type StatePolicy,
   stateStoreFor,
 } from "./open.ts";

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { Policy } from "../config/types.ts";
+import type { StateSettings } from "../config/types.ts";
 import { STATE_URL_ENV } from "./postgres/url.ts";
 import { LocalStateStore } from "./local_store.ts";
 import { openPool } from "./postgres/client.ts";
@@ -18,10 +18,17 @@ import { appliedVersion, schemaMismatch } from "./postgres/migrations.ts";
 import { PostgresStateStore } from "./postgres/store.ts";
 import type { StateStore } from "./store.ts";
 
-type StatePolicy = Pick<Policy, "stateDir" | "state">;
+/** What of a policy decides its state store. */
+export interface StatePolicy {
+  /** `state_dir` (absolute), or null. */
+  readonly stateDir: string | null;
+  /** `[state]`; absent means the local backend. */
+  readonly state?: StateSettings | undefined;
+}
 
 const stores = new WeakMap<object, StateStore>();
 
+/** The opened store (null: no durable state), or the sentence why the server must not start. */
 export type OpenStateResult =
   | { readonly ok: true; readonly store: StateStore | null }
   | { readonly ok: false; readonly message: string };

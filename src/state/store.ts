@@ -23,7 +23,9 @@
 
 /** A record with its version: an opaque string that changes whenever the record does. */
 export interface VersionedRecord {
+  /** The record as stored. */
   readonly value: unknown;
+  /** Changes whenever the record does; compared by `compareAndSwap`. */
   readonly version: string;
 }
 
@@ -32,7 +34,9 @@ export interface VersionedRecord {
  * alone, null deletes it, an object replaces it; `result` is returned.
  */
 export interface UpdateDecision<T> {
+  /** The record to store: undefined leaves it, null deletes it. */
   readonly next?: Record<string, unknown> | null;
+  /** What `update` returns to its caller. */
   readonly result: T;
 }
 
@@ -52,7 +56,12 @@ export interface Watch {
 /** Which backend a store is. */
 export type StateBackend = "local" | "postgres";
 
+/**
+ * Durable, namespaced records shared by every process (and, on PostgreSQL,
+ * every replica) of one policy: jobs, sessions, OAuth state, approvals.
+ */
 export interface StateStore {
+  /** Which backend this is. */
   readonly backend: StateBackend;
 
   // RecordStore's members ---------------------------------------------------

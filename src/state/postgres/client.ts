@@ -25,6 +25,7 @@ export type Sql = postgres.Sql;
 /** Connections per process: one is held by a `withLock`, others serve reads meanwhile. */
 const POOL_SIZE = 8;
 
+/** The pool, or the sentence why it could not be built (never quoting the URL). */
 export type OpenResult =
   | { readonly ok: true; readonly sql: Sql }
   | { readonly ok: false; readonly message: string };

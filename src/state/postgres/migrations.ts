@@ -11,9 +11,13 @@
  */
 import type { Sql } from "./client.ts";
 
+/** One schema step. */
 export interface Migration {
+  /** The schema version this step brings the database to. */
   readonly version: number;
+  /** Its name, as `htmcp state migrate` prints it. */
   readonly name: string;
+  /** The SQL that applies it, in one transaction. */
   readonly sql: string;
 }
 
@@ -54,7 +58,7 @@ CREATE TRIGGER htmcp_records_changed AFTER INSERT OR UPDATE OR DELETE ON htmcp_r
 ]);
 
 /** The version this build needs. */
-export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
+export const SCHEMA_VERSION: number = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
 
 /** The applied version (0 for an empty database). */
 export async function appliedVersion(sql: Sql): Promise<number> {
@@ -75,7 +79,9 @@ export function schemaMismatch(applied: number): string | null {
 
 /** One applied step. */
 export interface AppliedMigration {
+  /** The schema version the step brought the database to. */
   readonly version: number;
+  /** Its name, as `htmcp state migrate` prints it. */
   readonly name: string;
 }
 

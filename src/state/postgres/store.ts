@@ -32,6 +32,7 @@ const PING_TIMEOUT_MS = 2_000;
 
 /** `StateStore` over a PostgreSQL pool whose schema is current. */
 export class PostgresStateStore implements StateStore {
+  /** Always `"postgres"`. */
   readonly backend = "postgres" as const;
   readonly #sql: Sql;
   readonly #listeners = new Map<string, Set<ChangeListener>>();
@@ -40,7 +41,11 @@ export class PostgresStateStore implements StateStore {
   #listening: Promise<{ unlisten(): Promise<void> }> | null = null;
   #closed = false;
 
-  /** @param sql An open pool (see `openPool`); this store ends it on `close`. */
+  /**
+   * A store over the shared database.
+   *
+   * @param sql An open pool (see `openPool`); this store ends it on `close`.
+   */
   constructor(sql: Sql) {
     this.#sql = sql;
   }
