@@ -15,17 +15,10 @@ import { LAUNCH, readServingUrl } from "../../scripts/conformance.ts";
 import { prepareJail } from "../_helpers/jail.ts";
 import { postgresOrSkip } from "../_helpers/postgres.ts";
 import { connectWithOAuth } from "../transport/http/_oauth.ts";
+import { freePort, NGINX, startNginx } from "../_helpers/nginx.ts";
 
 const DENO = Deno.execPath();
-const NGINX = "/usr/sbin/nginx";
 const PIN = "fleet-7-harbor";
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
 
 async function output(command: string, args: string[], env: Record<string, string> = {}) {
   const result = await new Deno.Command(command, {
@@ -37,73 +30,6 @@ async function output(command: string, args: string[], env: Record<string, strin
   }).output();
   const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
   return { code: result.code, stdout: decode(result.stdout), stderr: decode(result.stderr) };
-}
-
-/** nginx in the foreground, one process (so the pid we hold is the server), as nobody. */
-async function startNginx(dir: string, listen: number, a: number, b: number) {
-  const conf = join(dir, "nginx.conf");
-  await Deno.writeTextFile(
-    conf,
-    `daemon off;
-master_process off;
-pid ${dir}/nginx.pid;
-error_log ${dir}/nginx-error.log warn;
-events { worker_connections 64; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  proxy_http_version 1.1;
-  proxy_buffering off;
-  proxy_set_header Host $http_host;
-  proxy_set_header Connection "";
-  server {
-    listen 127.0.0.1:${listen};
-    # The OAuth flow (in-memory codes) and /mcp on replica A ...
-    location / { proxy_pass http://127.0.0.1:${a}; }
-    # ... and replica B under /b/, for the test to address it.
-    location /b/ { proxy_pass http://127.0.0.1:${b}/; }
-  }
-}
-`,
-  );
-  const root = (await output("/usr/bin/id", ["-u"])).stdout.trim() === "0";
-  if (root) await output("/usr/bin/chown", ["-R", "nobody", dir]);
-  const argv = [NGINX, "-p", dir, "-c", conf];
-  const full = root
-    ? ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", ...argv]
-    : argv;
-  const child = new Deno.Command(full[0] as string, {
-    args: full.slice(1),
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  let exited = false;
-  const status = child.status.then((s) => {
-    exited = true;
-    return s;
-  });
-  const stderr = new Response(child.stderr).text();
-  for (let i = 0; i < 100; i++) {
-    if (exited) throw new Error(`nginx exited: ${await stderr}`);
-    try {
-      (await Deno.connect({ hostname: "127.0.0.1", port: listen })).close();
-      break;
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-  return {
-    async stop() {
-      if (!exited) child.kill("SIGTERM");
-      await status;
-      await stderr;
-    },
-  };
 }
 
 /** POSTs an MCP initialize with the bearer token: 200 accepted, 401 refused. */
@@ -183,7 +109,17 @@ Deno.test("a client revoked through the CLI is refused by every replica sharing 
       children.push(child);
     }
     await Promise.all(children.map((child) => readServingUrl(child)));
-    nginx = await startNginx(nginxDir, lb, portA, portB);
+    nginx = await startNginx(
+      nginxDir,
+      lb,
+      `  server {
+    listen 127.0.0.1:${lb};
+    # The OAuth flow (in-memory codes) and /mcp on replica A ...
+    location / { proxy_pass http://127.0.0.1:${portA}; }
+    # ... and replica B under /b/, for the test to address it.
+    location /b/ { proxy_pass http://127.0.0.1:${portB}/; }
+  }`,
+    );
 
     const viaA = `http://127.0.0.1:${lb}/mcp`;
     const viaB = `http://127.0.0.1:${lb}/b/mcp`;
