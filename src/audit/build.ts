@@ -136,6 +136,9 @@ export function buildAttempt(
           ),
         })),
       }),
+      ...(input.approval_id === undefined ? {} : {
+        approval_id: requireString("approval_id", input.approval_id),
+      }),
       ...(input.queued_ms === undefined ? {} : {
         queued_ms: requireCount("queued_ms", input.queued_ms),
       }),

@@ -109,6 +109,8 @@ export interface AttemptFields {
    * ms; absent when it did not wait. A call refused after waiting has it too.
    */
   readonly queued_ms?: number;
+  /** The approval a prompted command ran under; absent for a command no prompt rule held. */
+  readonly approval_id?: string;
 }
 
 /** What the audit keeps of a call's stdin text. */
