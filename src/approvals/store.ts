@@ -30,7 +30,11 @@ export interface ApprovalBinding {
 /** The result of answering or using an approval. */
 export type Transition =
   | { readonly ok: true; readonly record: ApprovalRecord }
-  | { readonly ok: false; readonly state: ApprovalState | "missing"; readonly record: ApprovalRecord | null };
+  | {
+    readonly ok: false;
+    readonly state: ApprovalState | "missing";
+    readonly record: ApprovalRecord | null;
+  };
 
 export class ApprovalStore {
   readonly #store: StateStore;
@@ -133,7 +137,9 @@ export class ApprovalStore {
 
   async #transition(
     id: string,
-    decide: (record: ApprovalRecord) => { next?: ApprovalRecord; refuse?: ApprovalState | "missing" },
+    decide: (
+      record: ApprovalRecord,
+    ) => { next?: ApprovalRecord; refuse?: ApprovalState | "missing" },
   ): Promise<Transition> {
     if (!isRecordName(id)) return { ok: false, state: "missing", record: null };
     return await this.#store.update(APPROVALS, id, (current) => {

@@ -72,7 +72,13 @@ const CONTENT_KEYS: ReadonlySet<string> = new Set([
 ]);
 
 /** Identifiers: random strings the redactor's entropy fallback could mistake for secrets. */
-const IDENTIFIER_KEYS: ReadonlySet<string> = new Set(["client_id", "call_id", "tool", "jti"]);
+const IDENTIFIER_KEYS: ReadonlySet<string> = new Set([
+  "client_id",
+  "call_id",
+  "tool",
+  "jti",
+  "approval_id",
+]);
 
 const EVENT_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 

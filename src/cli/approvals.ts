@@ -109,7 +109,13 @@ async function answer(approvals: ApprovalStore, id: string, allow: boolean): Pro
 /** The OS user answering: the name of the process's uid when known, else the uid. */
 function operatorName(): string {
   const env = processEnv();
-  const uid = Deno.uid();
+  let uid: number | null = null;
+  try {
+    uid = Deno.uid();
+  } catch {
+    // Without sys permission the name alone is recorded.
+  }
   const name = env.USER ?? env.LOGNAME;
-  return name === undefined || name === "" ? `uid ${uid}` : `${name} (uid ${uid})`;
+  if (name === undefined || name === "") return uid === null ? "unknown" : `uid ${uid}`;
+  return uid === null ? name : `${name} (uid ${uid})`;
 }

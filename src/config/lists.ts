@@ -135,7 +135,9 @@ function ruleShapeError(
   prompt: boolean,
 ): string | null {
   if (prompt) {
-    if (rule.args === undefined) return `Policy key "${key}.args" is required for decision = "prompt".`;
+    if (rule.args === undefined) {
+      return `Policy key "${key}.args" is required for decision = "prompt".`;
+    }
     if (rule.justification === undefined) {
       return `Policy key "${key}.justification" is required for decision = "prompt": it is what the human approving the command reads.`;
     }

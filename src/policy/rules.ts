@@ -58,8 +58,12 @@ export function findRuleHit(
   rules: readonly ArgRule[],
   enforce: ArgRule["enforce"] = "deny",
 ): RuleHit | null {
-  return firstHit(commandName, args, rules, (rule) =>
-    rule.enforce === enforce && rule.decision !== "prompt");
+  return firstHit(
+    commandName,
+    args,
+    rules,
+    (rule) => rule.enforce === enforce && rule.decision !== "prompt",
+  );
 }
 
 /**

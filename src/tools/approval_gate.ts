@@ -151,7 +151,9 @@ export async function holdForApproval(
     return allowed ? { ok: true, approvalId } : refuse(
       "APPROVAL_DENIED",
       approvalId,
-      `The human declined "${argv.join(" ")}" in the client (approval ${approvalId}); it did not run.`,
+      `The human declined "${
+        argv.join(" ")
+      }" in the client (approval ${approvalId}); it did not run.`,
     );
   }
 
@@ -202,7 +204,15 @@ export async function holdForApproval(
       expires_ms: record.expires_ms,
     });
   }
-  return await waitForAnswer(context, approvals, record, binding, held.callId, settings.waitMs, signal);
+  return await waitForAnswer(
+    context,
+    approvals,
+    record,
+    binding,
+    held.callId,
+    settings.waitMs,
+    signal,
+  );
 }
 
 /** Polls the record until it is answered, expires, or the wait bound passes. */
@@ -305,9 +315,11 @@ function approvalMessage(
   rule: string,
   justification: string,
 ): string {
-  const stages = held.checked.plan === null ? [] : held.checked.plan.pipelines.flatMap((p) =>
-    p.stages.map((stage) => JSON.stringify([stage.argv[0], ...stage.run.args]))
-  );
+  const stages = held.checked.plan === null
+    ? []
+    : held.checked.plan.pipelines.flatMap((p) =>
+      p.stages.map((stage) => JSON.stringify([stage.argv[0], ...stage.run.args]))
+    );
   return [
     "htmcp: a command needs your approval before it runs (once).",
     `Command: ${JSON.stringify(argv)}`,

@@ -253,12 +253,18 @@ async function runChecked(
     // for a human here, before its attempt record, so nothing runs unanswered.
     let approvalRecord: { approval_id?: string } = {};
     if (checked.prompts.length > 0) {
-      const gate = await holdForApproval(context, caller, {
-        callId,
-        commandRaw: command,
-        checked,
-        stdin: stdinRecord.stdin ?? null,
-      }, hooks.elicit, signal);
+      const gate = await holdForApproval(
+        context,
+        caller,
+        {
+          callId,
+          commandRaw: command,
+          checked,
+          stdin: stdinRecord.stdin ?? null,
+        },
+        hooks.elicit,
+        signal,
+      );
       if (!gate.ok) {
         await audit.writeAttempt({
           ...base,

@@ -21,7 +21,10 @@ Deno.test("an allowed command matching a prompt rule is allowed with the rule an
       entry: "push",
       justification: "a push publishes commits",
     });
-    assert.match(decision.reason, /holds it until a human approves it \(a push publishes commits\)/);
+    assert.match(
+      decision.reason,
+      /holds it until a human approves it \(a push publishes commits\)/,
+    );
     const plain = evaluateArgv(["git", "status"], policy);
     assert.ok(plain.ok);
     assert.equal(plain.prompt, null);
