@@ -112,8 +112,8 @@ export async function buildCommandLists(
       denyArgs,
       reason: rule.reason ?? rule.justification ?? "",
       enforce: rule.enforce ?? "deny",
-      decision: prompt ? "prompt" : "deny",
-      justification: prompt ? rule.justification! : "",
+      // Deny rules keep their old shape; only a prompt rule carries the two keys.
+      ...(prompt ? { decision: "prompt" as const, justification: rule.justification! } : {}),
     });
   }
 
@@ -146,8 +146,12 @@ function ruleShapeError(
     }
     return null;
   }
-  if (rule.deny_args === undefined) return `Policy key "${key}.deny_args" is required.`;
-  if (rule.reason === undefined) return `Policy key "${key}.reason" is required.`;
+  if (rule.deny_args === undefined) {
+    return `Policy key "${key}.deny_args" is missing; it must be an array of strings.`;
+  }
+  if (rule.reason === undefined) {
+    return `Policy key "${key}.reason" is missing; it must be a non-empty string.`;
+  }
   if (rule.args !== undefined || rule.justification !== undefined) {
     return `Policy key "${key}" takes args and justification only with decision = "prompt".`;
   }
