@@ -33,6 +33,7 @@ import {
   runDigest,
 } from "../approvals/mod.ts";
 import { jailRelative } from "./session_cwd.ts";
+import { redactArgv } from "../redact/mod.ts";
 
 declare module "../audit/mod.ts" {
   interface AuditEventFields {
@@ -91,6 +92,7 @@ export interface HeldCommand {
 }
 
 const POLL_MS = 200;
+const KEEP_ENDED_MS = 86_400_000;
 
 /**
  * Holds `held` until a human answers, within the policy's bounds.
@@ -180,8 +182,10 @@ export async function holdForApproval(
       id: newApprovalId(),
       owner: binding.owner,
       digest: binding.digest,
-      argv,
-      command_raw: held.commandRaw,
+      // The state store is durable: it keeps the redacted words (as the job
+      // records do); the digest binds the exact run all the same.
+      argv: redactArgv(context.redactor, argv),
+      command_raw: context.redactor.redact(held.commandRaw),
       cwd,
       policy_hash: binding.policyHash,
       rule,
@@ -193,6 +197,8 @@ export async function holdForApproval(
       answered_ms: null,
     };
     await approvals.create(record);
+    // Ended approvals are kept a day for `htmcp approvals list`, then dropped.
+    await approvals.sweep(KEEP_ENDED_MS).catch(() => {});
     await context.audit.writeEvent("approval_requested", {
       approval_id: record.id,
       call_id: held.callId,

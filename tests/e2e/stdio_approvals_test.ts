@@ -134,6 +134,19 @@ Deno.test("elicitation: declining gives APPROVAL_DENIED and nothing runs", async
     assert.deepEqual([attempt?.verdict, attempt?.code], ["deny", "APPROVAL_DENIED"]);
     assert.equal(attempt?.approval_id, answered?.approval_id);
     assert.equal(records.some((r) => r.kind === "attempt" && r.verdict === "allow"), false);
+
+    // A stage of a composed command holds the whole plan: nothing of it runs.
+    const plan = await h.call("run_command", { command: "touch first.txt && touch canary.txt" });
+    assert.equal(plan.code, "APPROVAL_DENIED");
+    assert.equal(asked, 2);
+    assert.equal(await exists(`${h.jail}/first.txt`), false);
+    assert.equal(await exists(`${h.jail}/canary.txt`), false);
+
+    // explain_command shows the hold and asks nobody.
+    const explained = await h.call("explain_command", { command: "touch canary.txt" });
+    assert.equal(explained.code, "OK");
+    assert.match(explained.policy_reason, /holds it until a human approves it/);
+    assert.equal(asked, 2);
   } finally {
     await h.close();
   }
