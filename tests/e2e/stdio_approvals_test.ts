@@ -9,7 +9,7 @@ import {
   exists,
   type Harness,
   type HarnessOptions,
-  MAIN,
+  LAUNCH,
   serverEnv,
   startHarness,
 } from "../_helpers/stdio_harness.ts";
@@ -30,10 +30,13 @@ function options(approval: string, extra: Partial<HarnessOptions> = {}): Harness
   };
 }
 
-/** `htmcp approvals ...` as the operator would run it, in its own process. */
+/**
+ * `htmcp approvals ...` as the operator would run it (`deno task htmcp`): in
+ * its own process, through the launcher, under the policy's generated flags.
+ */
 async function approvals(h: Harness, ...args: string[]) {
   const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--quiet", "--allow-all", MAIN, "approvals", ...args, "--policy", h.policyPath],
+    args: ["run", "--quiet", "--allow-all", LAUNCH, "approvals", ...args, "--policy", h.policyPath],
     env: { ...serverEnv(h.dir), USER: "operator-test" },
     clearEnv: true,
     stdout: "piped",
