@@ -40,7 +40,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["policy", "audit"],
   ["jail", "egress", "full_control"],
   ["config", "plan"],
-  ["exec", "session", "permissions", "auth", "links", "jobs"],
+  ["exec", "session", "permissions", "auth", "links", "jobs", "approvals"],
   ["tools"],
   ["policy_tools", "server", "telemetry", "health"],
   ["transport", "protocol"],

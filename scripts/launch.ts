@@ -103,10 +103,14 @@ export async function planLaunch(args: readonly string[], cwd: string): Promise<
   // A printed unit names the npm cache its `deno run` needs; only the verbs
   // that print one may read where that cache is (the server never needs to).
   const printsUnit = line.verb === "systemd" || line.verb === "permissions";
-  return {
-    ok: true,
-    argv: ["run", ...(printsUnit ? withEnvName(flags, "DENO_DIR") : flags), ...tail],
-  };
+  // `approvals allow|deny` records who answered: the OS user's name and uid.
+  const answers = line.verb === "approvals";
+  const verbFlags = printsUnit
+    ? withEnvName(flags, "DENO_DIR")
+    : answers
+    ? [...withEnvName(withEnvName(flags, "USER"), "LOGNAME"), "--allow-sys=uid"]
+    : flags;
+  return { ok: true, argv: ["run", ...verbFlags, ...tail] };
 }
 
 /** `flags` with `name` added to the `--allow-env` grant (or a grant of its own). */

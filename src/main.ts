@@ -33,6 +33,8 @@ Usage:
   htmcp auth revoke CLIENT_ID --policy FILE        revoke a client and its tokens
   htmcp state migrate --policy FILE                apply the PostgreSQL state schema's migrations
   htmcp state status --policy FILE                 the state backend, reachable, schema current
+  htmcp approvals list --policy FILE [--json]      commands held by prompt rules, and their answers
+  htmcp approvals allow|deny ID --policy FILE      answer one (the held command runs once, or never)
   htmcp version                                    print the version
   htmcp --help                                     print this help
 
@@ -55,6 +57,7 @@ const VERBS: ReadonlyMap<string, () => Promise<VerbRunner>> = new Map([
   ["auth", async () => (await import("./cli/auth.ts")).run],
   ["policy", async () => (await import("./cli/policy.ts")).run],
   ["state", async () => (await import("./cli/state.ts")).run],
+  ["approvals", async () => (await import("./cli/approvals.ts")).run],
 ]);
 
 /**

@@ -72,7 +72,13 @@ const CONTENT_KEYS: ReadonlySet<string> = new Set([
 ]);
 
 /** Identifiers: random strings the redactor's entropy fallback could mistake for secrets. */
-const IDENTIFIER_KEYS: ReadonlySet<string> = new Set(["client_id", "call_id", "tool", "jti"]);
+const IDENTIFIER_KEYS: ReadonlySet<string> = new Set([
+  "client_id",
+  "call_id",
+  "tool",
+  "jti",
+  "approval_id",
+]);
 
 const EVENT_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 
@@ -135,6 +141,9 @@ export function buildAttempt(
             redact(requireString(`plan[${index}].redirects[${at}]`, text))
           ),
         })),
+      }),
+      ...(input.approval_id === undefined ? {} : {
+        approval_id: requireString("approval_id", input.approval_id),
       }),
       ...(input.queued_ms === undefined ? {} : {
         queued_ms: requireCount("queued_ms", input.queued_ms),

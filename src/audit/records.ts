@@ -111,6 +111,8 @@ export interface AttemptFields {
   readonly queued_ms?: number;
   /** The MCP protocol era of the call (`2025`, `2026-07-28`). */
   readonly protocol_era?: string;
+  /** The approval a prompted command ran under; absent for a command no prompt rule held. */
+  readonly approval_id?: string;
 }
 
 /** What the audit keeps of a call's stdin text. */

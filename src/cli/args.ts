@@ -99,6 +99,7 @@ export const VERB_FLAGS: ReadonlyMap<string, FlagSpec> = new Map<string, FlagSpe
   }],
   ["policy", { values: ["--policy", "--replay", "--commands", "--from"], switches: ["--json"] }],
   ["state", { values: ["--policy"] }],
+  ["approvals", { values: ["--policy"], switches: ["--json"] }],
 ]);
 
 /** Verbs that read a policy. */
@@ -110,6 +111,7 @@ export const POLICY_VERBS: ReadonlySet<string> = new Set([
   "systemd",
   "auth",
   "state",
+  "approvals",
 ]);
 
 /** What the command line asks for, decided before any module is loaded. */
@@ -160,7 +162,8 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     return { ok: true, action: "help" };
   }
   // `auth` and `audit` take a sub-verb first; their flags follow it.
-  const flagArgs = verb === "auth" || verb === "policy" || verb === "audit" || verb === "state"
+  const flagArgs = verb === "auth" || verb === "policy" || verb === "audit" || verb === "state" ||
+      verb === "approvals"
     ? verbArgs.slice(1)
     : verbArgs;
   const parsed = parseArgs(flagArgs, spec);

@@ -96,16 +96,24 @@ export async function buildCommandLists(
         }, which is not on the allowlist, so the rule would never apply.`,
       );
     }
-    const denyArgs = rule.deny_args.map((words) => words.trim().split(/\s+/).join(" "));
+    const prompt = rule.decision === "prompt";
+    const shape = ruleShapeError(key, rule, prompt);
+    if (shape !== null) return fail(shape);
+    const argKey = prompt ? "args" : "deny_args";
+    const denyArgs = (prompt ? rule.args : rule.deny_args)!.map((words) =>
+      words.trim().split(/\s+/).join(" ")
+    );
     const blank = denyArgs.findIndex((words) => words === "");
     if (blank >= 0) {
-      return fail(`Policy key "${key}.deny_args[${blank + 1}]" holds only whitespace.`);
+      return fail(`Policy key "${key}.${argKey}[${blank + 1}]" holds only whitespace.`);
     }
     rules.push({
       command: rule.command,
       denyArgs,
-      reason: rule.reason,
+      reason: rule.reason ?? rule.justification ?? "",
       enforce: rule.enforce ?? "deny",
+      // Deny rules keep their old shape; only a prompt rule carries the two keys.
+      ...(prompt ? { decision: "prompt" as const, justification: rule.justification! } : {}),
     });
   }
 
@@ -113,4 +121,39 @@ export async function buildCommandLists(
     warnings.push("The allowlist is empty, so every command will be refused.");
   }
   return pass({ allowlist, denylist, rules, warnings });
+}
+
+/**
+ * A deny rule needs `deny_args` and `reason`; a prompt rule needs `args` and
+ * the `justification` the human reads, and takes no `enforce` (a prompt is
+ * never a rollout warning). Mixing the two shapes is refused, so a rule
+ * never silently does the other thing.
+ */
+function ruleShapeError(
+  key: string,
+  rule: NonNullable<PolicyFile["rules"]>[number],
+  prompt: boolean,
+): string | null {
+  if (prompt) {
+    if (rule.args === undefined) {
+      return `Policy key "${key}.args" is required for decision = "prompt".`;
+    }
+    if (rule.justification === undefined) {
+      return `Policy key "${key}.justification" is required for decision = "prompt": it is what the human approving the command reads.`;
+    }
+    if (rule.deny_args !== undefined || rule.enforce !== undefined) {
+      return `Policy key "${key}" has decision = "prompt", which takes args and justification, not deny_args or enforce.`;
+    }
+    return null;
+  }
+  if (rule.deny_args === undefined) {
+    return `Policy key "${key}.deny_args" is missing; it must be an array of strings.`;
+  }
+  if (rule.reason === undefined) {
+    return `Policy key "${key}.reason" is missing; it must be a non-empty string.`;
+  }
+  if (rule.args !== undefined || rule.justification !== undefined) {
+    return `Policy key "${key}" takes args and justification only with decision = "prompt".`;
+  }
+  return null;
 }

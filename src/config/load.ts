@@ -32,6 +32,7 @@ import { compileExtraPattern } from "./patterns.ts";
 import { buildRemoteSettings } from "./remote.ts";
 import { buildSandboxSettings } from "./sandbox.ts";
 import { buildLinkSettings } from "./links.ts";
+import { buildApprovalSettings } from "./approval.ts";
 import { buildAuditSettings } from "./audit_settings.ts";
 import { buildLogSettings, buildTelemetrySettings } from "./observability.ts";
 import { buildStateSettings } from "./state.ts";
@@ -247,6 +248,18 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
   const links = buildLinkSettings(file);
   if (!links.ok) return links;
 
+  // --- approvals -------------------------------------------------------------
+  const approval = buildApprovalSettings(file);
+  if (!approval.ok) return approval;
+  const prompts = lists.value.rules.some((rule) => rule.decision === "prompt");
+  if (prompts && stateDir.value === null && file.state?.backend !== "postgres") {
+    // An approval the operator answers from another process lives in the
+    // state store; without one a prompt rule could never be answered out of band.
+    return fail(
+      'Policy has [[rules]] with decision = "prompt", which need a state_dir (or the postgres state backend) to hold approvals.',
+    );
+  }
+
   // --- the kernel sandbox --------------------------------------------------
   const sandbox = buildSandboxSettings(file, warnings);
   if (!sandbox.ok) return sandbox;
@@ -348,6 +361,7 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
       maxPerCaller: file.sessions?.max_per_caller ?? 8,
     },
     links: links.value,
+    ...(prompts || file.approval !== undefined ? { approval: approval.value } : {}),
     sandbox: sandbox.value,
     ...(fullControl.value === null ? {} : { fullControl: fullControl.value }),
     http: remote.value.http,

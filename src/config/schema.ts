@@ -70,6 +70,9 @@ export const NUMBER_BOUNDS = {
   job_output_bytes: [1, 256 * MIB],
   job_retention_s: [10, 604_800],
   inline_output_bytes: [256, 256 * MIB],
+  // An approval lives ten seconds to a day; a call waits for one at most ten minutes.
+  ttl_s: [1, 86_400],
+  wait_ms: [0, 600_000],
 } as const satisfies Record<string, readonly [number, number]>;
 
 type BoundedKey = keyof typeof NUMBER_BOUNDS;
@@ -105,9 +108,16 @@ const ruleEntry = table({
   command: text(),
   deny_args: z.array(text(), { error: "must be an array of strings" }).min(1, {
     error: "must list at least one argument sequence",
-  }),
-  reason: text(),
+  }).optional(),
+  // A prompt rule names the argument sequences that are held for a human
+  // (`args`, matched exactly as deny_args is) and the sentence shown to them.
+  args: z.array(text(), { error: "must be an array of strings" }).min(1, {
+    error: "must list at least one argument sequence",
+  }).optional(),
+  reason: text().optional(),
   enforce: oneOf(["deny", "warn"]),
+  decision: oneOf(["deny", "prompt"]),
+  justification: text().optional(),
 });
 
 const extraPatternEntry = table({ name: text(), regex: text() });
@@ -196,6 +206,11 @@ export const PolicyFileSchema = table({
   sessions: table({
     idle_ttl_s: integer("idle_ttl_s"),
     max_per_caller: integer("max_per_caller"),
+  }).optional(),
+  approval: table({
+    ttl_s: integer("ttl_s"),
+    wait_ms: integer("wait_ms"),
+    require: oneOf(["any", "operator"]),
   }).optional(),
   links: table({
     enabled: flag(),

@@ -40,6 +40,24 @@ export interface ArgRule {
    */
   readonly enforce: "deny" | "warn";
   readonly reason: string;
+  /**
+   * `"deny"` (default): `denyArgs` refuse. `"prompt"`: a command every other
+   * check allowed is held until a human approves it (`denyArgs` then holds
+   * the rule's `args`, matched the same way).
+   */
+  readonly decision?: "deny" | "prompt";
+  /** The sentence shown to the human who answers a prompt rule ("" for deny rules). */
+  readonly justification?: string;
+}
+
+/** `[approval]`: how a prompted command is answered (docs/approvals.md). */
+export interface ApprovalSettings {
+  /** How long an approval may be answered and used, in ms. */
+  readonly ttlMs: number;
+  /** How long one call waits for an out-of-band answer, in ms. */
+  readonly waitMs: number;
+  /** `"any"`: client elicitation or the operator; `"operator"`: the out-of-band path only. */
+  readonly require: "any" | "operator";
 }
 
 /** An operator-supplied redaction pattern, compiled at startup. */
@@ -345,6 +363,8 @@ export interface Policy {
   readonly sessions: SessionSettings;
   /** `[links]`: file download links (HTTP only). */
   readonly links: LinkSettings;
+  /** `[approval]`; absent means the defaults (`APPROVAL_DEFAULTS`). */
+  readonly approval?: ApprovalSettings;
   readonly sandbox: SandboxSettings;
   /** Full-control mode; absent when off. */
   readonly fullControl?: FullControlSettings;

@@ -16,7 +16,7 @@
 import { posix } from "node:path";
 import type { Policy, ResolvedCommand } from "../config/types.ts";
 import { confineArgs, confineCwd } from "../jail/mod.ts";
-import type { RunSpec, Word } from "../policy/mod.ts";
+import type { PromptHit, RunSpec, Word } from "../policy/mod.ts";
 import { CheckBudget } from "../jail/mod.ts";
 import { checkWords } from "./check_words.ts";
 import type { ResultCode } from "../result/codes.ts";
@@ -39,6 +39,8 @@ export interface CheckedStage {
   readonly redirections: readonly CheckedRedirection[];
   /** `enforce = "warn"` rules that would have refused this stage. */
   readonly ruleWarnings: readonly string[];
+  /** The prompt rule that holds this stage (so the whole plan) for a human, or null. */
+  readonly prompt: PromptHit | null;
 }
 
 /** One pipeline as it will run, in its working folder. */
@@ -142,6 +144,7 @@ async function checkStage(
       command: checked.command,
       redirections: Object.freeze(redirections),
       ruleWarnings: checked.ruleWarnings,
+      prompt: checked.prompt,
     }),
   };
 }

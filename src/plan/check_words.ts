@@ -20,6 +20,7 @@ import {
   inspectGitRepository,
   needsGitRepositoryCheck,
   planPathChecks,
+  type PromptHit,
   type RunSpec,
   type Word,
 } from "../policy/mod.ts";
@@ -36,6 +37,8 @@ export type WordsCheck =
     readonly reason: string;
     /** `enforce = "warn"` rules that would have refused it (reply and audit say so). */
     readonly ruleWarnings: readonly string[];
+    /** The prompt rule that holds it for a human, or null. */
+    readonly prompt: PromptHit | null;
   }
   | {
     readonly ok: false;
@@ -99,6 +102,7 @@ export async function checkDecided(
       ? decision.reason
       : `${decision.reason} ${decision.ruleWarnings.join(" ")}`,
     ruleWarnings: decision.ruleWarnings,
+    prompt: decision.prompt,
   };
 }
 

@@ -21,7 +21,7 @@ import { basenameOf, resolveCommandWord } from "./command_word.ts";
 import { describeGuardHit, findGuardHit, programWordIndexes } from "./guard_check.ts";
 import { commandHardening, gitDiffSafetyArgs, isGit } from "./git_safety.ts";
 import { SYSTEM_POLICY_IO } from "./real_path_io.ts";
-import { findRuleHit } from "./rules.ts";
+import { findPromptHit, findRuleHit } from "./rules.ts";
 import { checkArgSchema } from "./arg_schema.ts";
 import { type SplitResult, splitWords, type Word, wordsFromArgv } from "./tokenize.ts";
 import type { Decision, PolicyIo } from "./types.ts";
@@ -152,6 +152,15 @@ export function evaluateWords(
     `The policy rule "${warnHit.entry}" ${WARN_RULE_PHRASE} (${warnHit.rule.reason}).`,
   ];
 
+  // Prompt rules are judged after every refusing check, so a command the
+  // policy refuses is refused, never offered to a human for approval.
+  const promptHit = findPromptHit(command.name, args, policy.rules);
+  const prompt = promptHit === null ? null : Object.freeze({
+    command: command.name,
+    entry: promptHit.entry,
+    justification: promptHit.rule.justification ?? promptHit.rule.reason,
+  });
+
   const runArgs = isGit(command) && !policy.disabledGuards.has("git-diff-drivers")
     ? gitDiffSafetyArgs(args)
     : args;
@@ -171,7 +180,11 @@ export function evaluateWords(
     ]),
     command,
     ruleWarnings: Object.freeze(ruleWarnings),
-    reason:
-      `Allowed: "${command.name}" is on the allowlist and no guard or rule refuses its arguments.`,
+    prompt,
+    reason: prompt === null
+      ? `Allowed: "${command.name}" is on the allowlist and no guard or rule refuses its arguments.`
+      : `Allowed after approval: "${command.name}" is on the allowlist and no guard or rule ` +
+        `refuses its arguments, but the policy rule "${prompt.entry}" holds it until a human ` +
+        `approves it (${prompt.justification}).`,
   };
 }

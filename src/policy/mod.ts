@@ -13,6 +13,7 @@ export type {
   PlanWord,
   PolicyIo,
   PolicyRefusalCode,
+  PromptHit,
   RunSpec,
   TokenizeResult,
 } from "./types.ts";
@@ -32,7 +33,7 @@ export {
   gitSafetyArgs,
   gitSafetyEnv,
 } from "./git_safety.ts";
-export { findRuleHit, ruleWordMatches } from "./rules.ts";
+export { findPromptHit, findRuleHit, ruleWordMatches } from "./rules.ts";
 export { type PathPlan, planPathChecks, type PlanResult } from "./path_model/mod.ts";
 export { describeRepositoryRefusal, needsGitRepositoryCheck } from "./guard_check.ts";
 export {

@@ -58,8 +58,34 @@ export function findRuleHit(
   rules: readonly ArgRule[],
   enforce: ArgRule["enforce"] = "deny",
 ): RuleHit | null {
+  return firstHit(
+    commandName,
+    args,
+    rules,
+    (rule) => rule.enforce === enforce && rule.decision !== "prompt",
+  );
+}
+
+/**
+ * Returns the first `decision = "prompt"` rule entry whose words all appear
+ * in `args`, or null.
+ */
+export function findPromptHit(
+  commandName: string,
+  args: readonly string[],
+  rules: readonly ArgRule[],
+): RuleHit | null {
+  return firstHit(commandName, args, rules, (rule) => rule.decision === "prompt");
+}
+
+function firstHit(
+  commandName: string,
+  args: readonly string[],
+  rules: readonly ArgRule[],
+  applies: (rule: ArgRule) => boolean,
+): RuleHit | null {
   for (const rule of rules) {
-    if (rule.command !== commandName || rule.enforce !== enforce) continue;
+    if (rule.command !== commandName || !applies(rule)) continue;
     for (const entry of rule.denyArgs) {
       const words = entry.split(/\s+/).filter((word) => word.length > 0);
       // An entry with no words would refuse everything; the loader rejects it, and

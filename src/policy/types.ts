@@ -51,6 +51,12 @@ export type Decision =
      * one sentence each, for the reply's reason and the audit record.
      */
     readonly ruleWarnings: readonly string[];
+    /**
+     * The `decision = "prompt"` rule this otherwise allowed command matches,
+     * or null. The engine only says so; the tool layer holds the command
+     * until a human answers.
+     */
+    readonly prompt: PromptHit | null;
   }
   | {
     readonly ok: false;
@@ -82,4 +88,14 @@ export interface PlanWord {
   readonly quoted: boolean;
   /** Code-unit indexes in `text` of unquoted glob characters; empty when none. */
   readonly globAt: readonly number[];
+}
+
+/** A command held for a human by a `decision = "prompt"` rule. */
+export interface PromptHit {
+  /** The allowlisted command the rule names. */
+  readonly command: string;
+  /** The rule's `args` entry that matched, as the operator wrote it. */
+  readonly entry: string;
+  /** The operator's sentence shown to whoever answers. */
+  readonly justification: string;
 }

@@ -32,7 +32,10 @@ export type ResultCode =
   | "NOT_A_REGULAR_FILE"
   | "FILE_TOO_LARGE"
   | "LINK_NOT_FOUND"
-  | "LINK_LIMIT_REACHED";
+  | "LINK_LIMIT_REACHED"
+  | "APPROVAL_PENDING"
+  | "APPROVAL_DENIED"
+  | "APPROVAL_EXPIRED";
 
 /**
  * One-line meaning of each code. The README table is generated from the same
@@ -76,6 +79,12 @@ export const RESULT_CODE_MEANINGS: Readonly<Record<ResultCode, string>> = Object
     "No live link of this caller has that link_id (revoked, expired, used up, or another caller's).",
   LINK_LIMIT_REACHED:
     "The caller already holds links.max_links_per_caller live links; revoke one or let one expire.",
+  APPROVAL_PENDING:
+    "A prompt rule holds the command for a human, who has not answered within approval.wait_ms; the reason names the approval id. Call again with the same command once it is allowed.",
+  APPROVAL_DENIED:
+    "A human declined the prompted command (in the client or with htmcp approvals deny); nothing ran.",
+  APPROVAL_EXPIRED:
+    "The approval for the prompted command passed approval.ttl_s before it was answered or used; nothing ran.",
 });
 
 /** All codes, in table order. */

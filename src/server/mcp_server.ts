@@ -38,6 +38,7 @@ import {
   sessionStartTool,
 } from "../tools/session_tools.ts";
 import { registerAuditTailTools } from "./register_audit_tail.ts";
+import { elicitHook } from "./elicit.ts";
 
 const EXPLAIN_INPUT = {
   command: z.string().optional().describe(
@@ -112,7 +113,10 @@ export function createMcpServer(
       const call = calls.begin(extra.requestId, extra.signal);
       try {
         return toToolResult(
-          await runCommandTool(context, caller, args, call.signal, progressHooks(extra)),
+          await runCommandTool(context, caller, args, call.signal, {
+            ...progressHooks(extra),
+            ...elicitHook(server),
+          }),
         );
       } finally {
         call.end();

@@ -83,6 +83,9 @@ export async function checkCommand(
     cwd: firstPipeline.cwd,
     reason: describePlan(checked.plan),
     ruleWarnings: checked.plan.pipelines.flatMap((p) => p.stages.flatMap((s) => s.ruleWarnings)),
+    prompts: checked.plan.pipelines.flatMap((p) =>
+      p.stages.flatMap((s) => s.prompt === null ? [] : [s.prompt])
+    ),
     plan: checked.plan,
   };
 }
@@ -116,7 +119,8 @@ async function checkSingle(
       cwd: cwd.value,
     };
   }
-  return { ...checked, cwd: cwd.value, plan: null };
+  const { prompt, ...rest } = checked;
+  return { ...rest, cwd: cwd.value, prompts: prompt === null ? [] : [prompt], plan: null };
 }
 
 /** One sentence for an allowed plan: how many commands, joined how. */

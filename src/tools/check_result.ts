@@ -6,7 +6,7 @@
  * @module
  */
 import type { ResolvedCommand } from "../config/types.ts";
-import type { RunSpec } from "../policy/mod.ts";
+import type { PromptHit, RunSpec } from "../policy/mod.ts";
 import type { CheckedPlan } from "../plan/mod.ts";
 import type { ResultCode } from "../result/codes.ts";
 
@@ -23,6 +23,11 @@ export type CheckResult =
     readonly reason: string;
     /** `enforce = "warn"` rules that would have refused it (reply and audit say so). */
     readonly ruleWarnings: readonly string[];
+    /**
+     * Every prompt rule that holds it (a plan: any stage's); empty when it
+     * may run without a human's approval.
+     */
+    readonly prompts: readonly PromptHit[];
     /** The whole plan when the text composes several commands; null for a plain command. */
     readonly plan: CheckedPlan | null;
   }

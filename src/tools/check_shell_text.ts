@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { findPromptHit } from "../policy/mod.ts";
 import type { FullControlSettings, Policy } from "../config/types.ts";
 import { judgeShellText } from "../full_control/mod.ts";
 import { confineCwd } from "../jail/mod.ts";
@@ -51,6 +52,16 @@ export async function checkShellText(
     reason: `Allowed (full-control mode): bash runs the text in the kernel sandbox; ` +
       `no simple command in it is denylisted${names === "" ? "" : ` (${names})`}.`,
     ruleWarnings: [],
+    // Prompt rules on each simple command's first word, as the denylist is
+    // applied: best effort, since bash may run words no parser here sees.
+    prompts: judged.commands.flatMap((words) => {
+      const hit = findPromptHit(words[0] ?? "", words.slice(1), policy.rules);
+      return hit === null ? [] : [{
+        command: hit.rule.command,
+        entry: hit.entry,
+        justification: hit.rule.justification ?? hit.rule.reason,
+      }];
+    }),
     plan: null,
   };
 }

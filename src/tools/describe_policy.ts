@@ -74,9 +74,15 @@ export function describePolicy(
     denied_commands: [...policy.denylist].sort(),
     argument_rules: policy.rules.map((rule) => ({
       command: rule.command,
-      rule: `Refused when the arguments contain ${
-        rule.denyArgs.map((a) => `"${a}"`).join(" or ")
-      }: ${rule.reason}`,
+      // A prompt rule is described as what it is, so the model expects the
+      // wait (and APPROVAL_PENDING) instead of retrying a "refusal".
+      rule: rule.decision === "prompt"
+        ? `Held for a human's approval when the arguments contain ${
+          rule.denyArgs.map((a) => `"${a}"`).join(" or ")
+        }: ${rule.justification ?? rule.reason}`
+        : `Refused when the arguments contain ${
+          rule.denyArgs.map((a) => `"${a}"`).join(" or ")
+        }: ${rule.reason}`,
     })),
     guards: activeGuardSummaries(policy),
     jail_root: jail,

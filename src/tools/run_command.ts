@@ -28,6 +28,7 @@ import type { ExecOutcome, StageStatus } from "../exec/mod.ts";
 import { headAndTail, jobsFor, LiveOutput, newJobId } from "../jobs/mod.ts";
 import type { CommandInput } from "./snapshot.ts";
 import type { Sessions } from "../session/mod.ts";
+import { type Elicit, holdForApproval } from "./approval_gate.ts";
 
 export const RUN_COMMAND_DESCRIPTION =
   "Run allowlisted commands inside the jail directory, without a shell: htmcp " +
@@ -49,6 +50,11 @@ export interface RunHooks {
    * last lines of each stream). Absent: no progress (no progressToken).
    */
   readonly progress?: (message: string, elapsedMs: number) => void;
+  /**
+   * Asks the human in the client (MCP form elicitation); present only when
+   * the client declared it. Used for commands a prompt rule holds.
+   */
+  readonly elicit?: Elicit;
 }
 
 /**
@@ -249,6 +255,39 @@ async function runChecked(
       });
       return makeResult(checked.code, { policyReason: checked.reason, startedAt });
     }
+    // A prompt rule holds a command every refusing check allowed: it waits
+    // for a human here, before its attempt record, so nothing runs unanswered.
+    let approvalRecord: { approval_id?: string } = {};
+    if (checked.prompts.length > 0) {
+      const gate = await holdForApproval(
+        context,
+        caller,
+        {
+          callId,
+          commandRaw: command,
+          checked,
+          stdin: stdinRecord.stdin ?? null,
+        },
+        hooks.elicit,
+        signal,
+      );
+      if (!gate.ok) {
+        await audit.writeAttempt({
+          ...base,
+          command_raw: command,
+          argv: [checked.argv[0] as string, ...checked.run.args],
+          cwd: checked.cwd,
+          verdict: "deny",
+          code: gate.code,
+          reason: gate.reason,
+          ...(gate.approvalId === null ? {} : { approval_id: gate.approvalId }),
+          ...stdinRecord,
+          ...queued,
+        });
+        return makeResult(gate.code, { policyReason: gate.reason, startedAt });
+      }
+      approvalRecord = { approval_id: gate.approvalId };
+    }
     // The audit records the argv that runs: the command word and the run
     // specification's arguments, the policy's safety options included.
     const attempt = await audit.writeAttempt({
@@ -260,6 +299,7 @@ async function runChecked(
       code: null,
       reason: checked.reason,
       ...(checked.plan === null ? {} : { plan: auditPlan(checked.plan) }),
+      ...approvalRecord,
       ...stdinRecord,
       ...queued,
     });

@@ -6,6 +6,7 @@
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { CommandResult } from "../../src/result/codes.ts";
 import { prepareJail } from "./jail.ts";
 
@@ -30,6 +31,11 @@ export interface HarnessOptions {
    * `accept_path_check_only = true` with it: only for tests of layer 1 alone.
    */
   sandbox?: "bwrap" | "none";
+  /**
+   * When given, the client declares form elicitation and answers every
+   * `elicitation/create` with this function (absent: no elicitation).
+   */
+  elicit?: (params: { message: string }) => { action: "accept" | "decline" | "cancel" };
 }
 
 export interface Harness {
@@ -117,7 +123,14 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   transport.stderr?.on("data", (chunk: Uint8Array) => {
     stderrText += new TextDecoder().decode(chunk);
   });
-  const client = new Client({ name: "htmcp-e2e", version: "1.0.0" });
+  const elicit = options.elicit;
+  const client = new Client(
+    { name: "htmcp-e2e", version: "1.0.0" },
+    elicit === undefined ? {} : { capabilities: { elicitation: { form: {} } } },
+  );
+  if (elicit !== undefined) {
+    client.setRequestHandler(ElicitRequestSchema, (request) => elicit(request.params));
+  }
   try {
     await client.connect(transport);
   } catch (error) {

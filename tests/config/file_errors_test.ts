@@ -65,7 +65,7 @@ Deno.test("loadPolicy() refuses an unknown top-level key and lists the allowed o
   await withScratch(async (s) => {
     assertRefused(
       await s.load(MINIMAL + 'jailroot = "x"\n'),
-      'Policy key "jailroot" is not recognised; the keys allowed at the top level are: jail_root, audit_log, audit_fail_mode, state_dir, audit, allowlist, denylist, rules, tests, commands, limits, redaction, env, paths, guards, describe, mode, sessions, links, log, telemetry, sandbox, http, auth, state.',
+      'Policy key "jailroot" is not recognised; the keys allowed at the top level are: jail_root, audit_log, audit_fail_mode, state_dir, audit, allowlist, denylist, rules, tests, commands, limits, redaction, env, paths, guards, describe, mode, sessions, approval, links, log, telemetry, sandbox, http, auth, state.',
     );
   });
 });
@@ -94,7 +94,7 @@ Deno.test("loadPolicy() refuses an unknown key inside a [[rules]] entry", async 
       '[[rules]]\ncommand = "ls"\ndeny_args = ["-a"]\nreason = "r"\ndeny_arg = ["x"]\n';
     assertRefused(
       await s.load(toml),
-      'Policy key "rules[2].deny_arg" is not recognised; the keys allowed in a [[rules]] entry are: command, deny_args, reason, enforce.',
+      'Policy key "rules[2].deny_arg" is not recognised; the keys allowed in a [[rules]] entry are: command, deny_args, args, reason, enforce, decision, justification.',
     );
   });
 });

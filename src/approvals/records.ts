@@ -1,0 +1,65 @@
+/**
+ * One approval: a human's answer to one prompted command, bound to exactly
+ * what it approves. The record is what `htmcp approvals` shows and answers,
+ * and what the server reads back before running anything.
+ *
+ * @module
+ */
+
+/** Where an approval is in its life; only `pending -> allowed/denied/expired` and `allowed -> used|expired` happen. */
+export type ApprovalState = "pending" | "allowed" | "denied" | "expired" | "used";
+
+/** The stored record (kind `approvals`). */
+export interface ApprovalRecord {
+  readonly id: string;
+  /** Who asked: the caller's owner key (`local` for stdio, `client:ID` over HTTP). */
+  readonly owner: string;
+  /** SHA-256 (hex) of the exact run specification: every stage's path, args, env, redirections, the cwd, the stdin digest. */
+  readonly digest: string;
+  /** The command as the human reads it: the argv that runs (a plan: its text). */
+  readonly argv: readonly string[];
+  readonly command_raw: string;
+  readonly cwd: string;
+  readonly policy_hash: string;
+  /** The prompt rule's `args` entry and the operator's justification. */
+  readonly rule: string;
+  readonly justification: string;
+  readonly created_ms: number;
+  readonly expires_ms: number;
+  readonly state: ApprovalState;
+  /** Who answered (`cli:USER`), null while pending. */
+  readonly answered_by: string | null;
+  readonly answered_ms: number | null;
+  /** Set when the server has written the `approval_answered` audit record. */
+  readonly answer_audited?: boolean;
+}
+
+const STATES: ReadonlySet<string> = new Set(["pending", "allowed", "denied", "expired", "used"]);
+
+/** A stored value is an approval record (anything else is treated as absent). */
+export function isApprovalRecord(value: unknown): value is ApprovalRecord {
+  if (value === null || typeof value !== "object") return false;
+  const r = value as Record<string, unknown>;
+  return typeof r.id === "string" && typeof r.owner === "string" &&
+    typeof r.digest === "string" && Array.isArray(r.argv) &&
+    r.argv.every((word) => typeof word === "string") && typeof r.command_raw === "string" &&
+    typeof r.cwd === "string" && typeof r.policy_hash === "string" &&
+    typeof r.rule === "string" && typeof r.justification === "string" &&
+    Number.isSafeInteger(r.created_ms) && Number.isSafeInteger(r.expires_ms) &&
+    typeof r.state === "string" && STATES.has(r.state) &&
+    (r.answered_by === null || typeof r.answered_by === "string") &&
+    (r.answered_ms === null || Number.isSafeInteger(r.answered_ms));
+}
+
+/** A fresh approval id: 128 random bits, hex, so it can be neither guessed nor a path. */
+export function newApprovalId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** SHA-256 (hex) of `value`'s JSON: the digest an approval is bound to. */
+export async function runDigest(value: unknown): Promise<string> {
+  const bytes = new TextEncoder().encode(JSON.stringify(value));
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+}

@@ -1,0 +1,164 @@
+/**
+ * Approval records in the state store (kind `approvals`), shared by the
+ * server that waits and the `htmcp approvals` CLI that answers.
+ *
+ * Threats and answers:
+ * - The model approving its own command: no MCP tool reaches `answer`; only
+ *   the CLI (the operator on the server's host, with the state directory's
+ *   owner-only permissions) does.
+ * - One approval run twice (a replay): `consume` turns `allowed` into `used`
+ *   in one atomic update, so of two racing calls exactly one wins.
+ * - An approval reused for something else: `consume` checks the owner, the
+ *   run digest and the policy hash inside the same update.
+ * - An old approval: an answer or a use past `expires_ms` is refused and the
+ *   record turned `expired`.
+ *
+ * @module
+ */
+import { isRecordName, type StateStore } from "../state/mod.ts";
+import { type ApprovalRecord, type ApprovalState, isApprovalRecord } from "./records.ts";
+
+export const APPROVALS = "approvals";
+
+/** What binds an approval: it is used only by this owner, for this run, under this policy. */
+export interface ApprovalBinding {
+  readonly owner: string;
+  readonly digest: string;
+  readonly policyHash: string;
+}
+
+/** The result of answering or using an approval. */
+export type Transition =
+  | { readonly ok: true; readonly record: ApprovalRecord }
+  | {
+    readonly ok: false;
+    readonly state: ApprovalState | "missing";
+    readonly record: ApprovalRecord | null;
+  };
+
+export class ApprovalStore {
+  readonly #store: StateStore;
+  readonly #now: () => number;
+
+  constructor(store: StateStore, now: () => number = Date.now) {
+    this.#store = store;
+    this.#now = now;
+  }
+
+  /** Stores a new pending record. */
+  async create(record: ApprovalRecord): Promise<void> {
+    const made = await this.#store.compareAndSwap(APPROVALS, record.id, null, { ...record });
+    if (!made) throw new Error("approval id collision");
+  }
+
+  /** The record, or null when absent or malformed. */
+  async get(id: string): Promise<ApprovalRecord | null> {
+    if (!isRecordName(id)) return null;
+    const value = await this.#store.read(APPROVALS, id);
+    return isApprovalRecord(value) && value.id === id ? value : null;
+  }
+
+  /** Every record, oldest first. */
+  async list(): Promise<ApprovalRecord[]> {
+    const all = await this.#store.readAll(APPROVALS);
+    return [...all.values()].filter(isApprovalRecord).sort((a, b) => a.created_ms - b.created_ms);
+  }
+
+  /**
+   * Answers a pending approval (the operator's CLI). Refused unless pending
+   * and unexpired; a pending one past its time becomes `expired`.
+   */
+  answer(id: string, allow: boolean, by: string): Promise<Transition> {
+    const now = this.#now();
+    return this.#transition(id, (record) => {
+      if (record.state === "pending" && now >= record.expires_ms) {
+        return { next: { ...record, state: "expired" }, refuse: "expired" };
+      }
+      if (record.state !== "pending") return { refuse: record.state };
+      return {
+        next: { ...record, state: allow ? "allowed" : "denied", answered_by: by, answered_ms: now },
+      };
+    });
+  }
+
+  /**
+   * Uses an allowed approval once: `allowed -> used` in one atomic step, and
+   * only for the binding it was made for and before it expires.
+   */
+  consume(id: string, binding: ApprovalBinding): Promise<Transition> {
+    const now = this.#now();
+    return this.#transition(id, (record) => {
+      if (!bindsTo(record, binding)) return { refuse: "missing" };
+      if ((record.state === "pending" || record.state === "allowed") && now >= record.expires_ms) {
+        return { next: { ...record, state: "expired" }, refuse: "expired" };
+      }
+      if (record.state !== "allowed") return { refuse: record.state };
+      return { next: { ...record, state: "used", answer_audited: true } };
+    });
+  }
+
+  /** Turns a pending or allowed record past its time into `expired`; returns it. */
+  expire(id: string): Promise<Transition> {
+    const now = this.#now();
+    return this.#transition(id, (record) => {
+      if ((record.state === "pending" || record.state === "allowed") && now >= record.expires_ms) {
+        return { next: { ...record, state: "expired" } };
+      }
+      return { refuse: record.state };
+    });
+  }
+
+  /** Marks that the server audited the answer, so it is audited once. */
+  markAnswerAudited(id: string): Promise<Transition> {
+    return this.#transition(id, (record) => ({ next: { ...record, answer_audited: true } }));
+  }
+
+  /**
+   * The caller's newest record for this binding that may still serve it:
+   * allowed or pending, unexpired. A later identical call uses (or waits on)
+   * it instead of asking again.
+   */
+  async findOpen(binding: ApprovalBinding): Promise<ApprovalRecord | null> {
+    const now = this.#now();
+    const open = (await this.list()).filter((record) =>
+      bindsTo(record, binding) && now < record.expires_ms &&
+      (record.state === "allowed" || record.state === "pending")
+    );
+    return open.at(-1) ?? null;
+  }
+
+  /** Deletes records that ended (or expired) more than `keepMs` ago. */
+  async sweep(keepMs: number): Promise<void> {
+    const now = this.#now();
+    for (const record of await this.list()) {
+      if (now - record.expires_ms > keepMs) await this.#store.remove(APPROVALS, record.id);
+    }
+  }
+
+  async #transition(
+    id: string,
+    decide: (
+      record: ApprovalRecord,
+    ) => { next?: ApprovalRecord; refuse?: ApprovalState | "missing" },
+  ): Promise<Transition> {
+    if (!isRecordName(id)) return { ok: false, state: "missing", record: null };
+    return await this.#store.update(APPROVALS, id, (current) => {
+      if (!isApprovalRecord(current) || current.id !== id) {
+        return { result: { ok: false, state: "missing", record: null } as Transition };
+      }
+      const step = decide(current);
+      const next = step.next;
+      const record = next ?? current;
+      const result: Transition = step.refuse === undefined
+        ? { ok: true, record }
+        : { ok: false, state: step.refuse, record };
+      return next === undefined ? { result } : { next: { ...next }, result };
+    });
+  }
+}
+
+/** Whether `record` was made for exactly this owner, run and policy. */
+function bindsTo(record: ApprovalRecord, binding: ApprovalBinding): boolean {
+  return record.owner === binding.owner && record.digest === binding.digest &&
+    record.policy_hash === binding.policyHash;
+}

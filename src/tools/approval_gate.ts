@@ -1,0 +1,350 @@
+/**
+ * The hold a `decision = "prompt"` rule puts on a command the policy
+ * otherwise allowed: nothing runs until a human answers, and an answer
+ * counts for exactly one run of exactly this command.
+ *
+ * Two ways to answer, in this order:
+ *
+ * - in the client, by MCP elicitation (form mode), when the client declared
+ *   it and `[approval] require` is not `"operator"`: the answer is for this
+ *   call alone and is never stored, so a second identical call asks again;
+ * - out of band, otherwise: a pending record in the state store that the
+ *   operator answers with `htmcp approvals allow|deny ID`; the call waits at
+ *   most `approval.wait_ms` for it, then returns `APPROVAL_PENDING` with the
+ *   id. A later identical call by the same caller uses the allowed record
+ *   (once: `allowed -> used` atomically) or waits on the pending one.
+ *
+ * No MCP tool can answer: the store's `answer` is reached only by the CLI.
+ *
+ * @module
+ */
+import type { ResultCode } from "../result/codes.ts";
+import type { ServerContext } from "../server/context.ts";
+import type { CheckResult } from "./check_result.ts";
+import type { CallerIdentity } from "./caller.ts";
+import { sessionOwner } from "../session/mod.ts";
+import { stateStoreFor } from "../state/mod.ts";
+import { APPROVAL_DEFAULTS } from "../config/approval.ts";
+import {
+  type ApprovalBinding,
+  type ApprovalRecord,
+  ApprovalStore,
+  newApprovalId,
+  runDigest,
+} from "../approvals/mod.ts";
+import { jailRelative } from "./session_cwd.ts";
+import { redactArgv } from "../redact/mod.ts";
+
+declare module "../audit/mod.ts" {
+  interface AuditEventFields {
+    /** A prompt rule held a command; `via` says who may answer (`client` or `operator`). */
+    approval_requested: {
+      readonly approval_id: string;
+      readonly call_id: string;
+      readonly via: string;
+      readonly argv: readonly string[];
+      readonly cwd: string;
+      readonly rule: string;
+      readonly justification: string;
+      readonly expires_ms: number;
+    };
+    /** A human answered; `by` is `client_elicitation` or `cli:USER`. */
+    approval_answered: {
+      readonly approval_id: string;
+      readonly call_id: string;
+      readonly answer: string;
+      readonly by: string;
+    };
+    /** An approval passed `approval.ttl_s` unanswered or unused. */
+    approval_expired: { readonly approval_id: string; readonly call_id: string };
+  }
+}
+
+/** The client's answer to an elicitation. */
+export type ElicitAnswer = "accept" | "decline" | "cancel" | "timeout";
+
+/**
+ * Asks the human in the client (present only when the client declared form
+ * elicitation). Resolves with the answer; a client that cannot answer in
+ * `timeoutMs` gives "timeout".
+ */
+export type Elicit = (message: string, timeoutMs: number, signal?: AbortSignal) => Promise<
+  ElicitAnswer
+>;
+
+/** Whether the held command may run now, under which approval. */
+export type GateResult =
+  | { readonly ok: true; readonly approvalId: string }
+  | {
+    readonly ok: false;
+    readonly code: ResultCode;
+    readonly reason: string;
+    readonly approvalId: string | null;
+  };
+
+/** What is held: the checked command and the call it belongs to. */
+export interface HeldCommand {
+  readonly callId: string;
+  readonly commandRaw: string;
+  readonly checked: Extract<CheckResult, { ok: true }>;
+  /** The stdin's digest, when the call gave stdin (part of what is approved). */
+  readonly stdin: unknown;
+}
+
+const POLL_MS = 200;
+const KEEP_ENDED_MS = 86_400_000;
+
+/**
+ * Holds `held` until a human answers, within the policy's bounds.
+ *
+ * @param context The server context (policy, audit log, policy hash).
+ * @param caller Who asks: the approval is bound to them.
+ * @param held The command as checked (every refusing check already passed).
+ * @param elicit The client's elicitation, when it declared it.
+ * @param signal Aborted when the client cancels the call.
+ */
+export async function holdForApproval(
+  context: ServerContext,
+  caller: CallerIdentity,
+  held: HeldCommand,
+  elicit: Elicit | undefined,
+  signal: AbortSignal | undefined,
+): Promise<GateResult> {
+  const settings = context.policy.approval ?? APPROVAL_DEFAULTS;
+  const { checked } = held;
+  const argv = [checked.argv[0] as string, ...checked.run.args];
+  const cwd = jailRelative(context.policy.jailRoot, checked.cwd);
+  const [prompt] = checked.prompts;
+  if (prompt === undefined) throw new RangeError("holdForApproval() needs a prompted command.");
+  const rule = `${prompt.command} ${prompt.entry}`;
+  const justification = [...new Set(checked.prompts.map((p) => p.justification))].join(" ");
+
+  if (elicit !== undefined && settings.require !== "operator") {
+    const approvalId = newApprovalId();
+    await context.audit.writeEvent("approval_requested", {
+      approval_id: approvalId,
+      call_id: held.callId,
+      via: "client",
+      argv,
+      cwd,
+      rule,
+      justification,
+      expires_ms: Date.now() + settings.ttlMs,
+    });
+    const answer = await elicit(
+      approvalMessage(argv, held, cwd, rule, justification),
+      settings.ttlMs,
+      signal,
+    );
+    if (answer === "timeout") {
+      await context.audit.writeEvent("approval_expired", {
+        approval_id: approvalId,
+        call_id: held.callId,
+      });
+      return refuse("APPROVAL_EXPIRED", approvalId, expiredReason(approvalId));
+    }
+    const allowed = answer === "accept";
+    await context.audit.writeEvent("approval_answered", {
+      approval_id: approvalId,
+      call_id: held.callId,
+      answer: allowed ? "allow" : "deny",
+      by: "client_elicitation",
+    });
+    return allowed ? { ok: true, approvalId } : refuse(
+      "APPROVAL_DENIED",
+      approvalId,
+      `The human declined "${
+        argv.join(" ")
+      }" in the client (approval ${approvalId}); it did not run.`,
+    );
+  }
+
+  const state = stateStoreFor(context.policy);
+  // The loader refuses prompt rules without a state store; this is the
+  // second check should that ever change.
+  if (state === null) throw new Error("prompt rules need a state store");
+  const approvals = new ApprovalStore(state);
+  const binding: ApprovalBinding = {
+    owner: sessionOwner(caller.clientId),
+    digest: await runDigest({
+      argv,
+      run: checked.run,
+      cwd: checked.cwd,
+      plan: checked.plan,
+      stdin: held.stdin ?? null,
+    }),
+    policyHash: context.policyHash,
+  };
+  let record = await approvals.findOpen(binding);
+  if (record === null) {
+    const now = Date.now();
+    record = {
+      id: newApprovalId(),
+      owner: binding.owner,
+      digest: binding.digest,
+      // The state store is durable: it keeps the redacted words (as the job
+      // records do); the digest binds the exact run all the same.
+      argv: redactArgv(context.redactor, argv),
+      command_raw: context.redactor.redact(held.commandRaw),
+      cwd,
+      policy_hash: binding.policyHash,
+      rule,
+      justification,
+      created_ms: now,
+      expires_ms: now + settings.ttlMs,
+      state: "pending",
+      answered_by: null,
+      answered_ms: null,
+    };
+    await approvals.create(record);
+    // Ended approvals are kept a day for `htmcp approvals list`, then dropped.
+    await approvals.sweep(KEEP_ENDED_MS).catch(() => {});
+    await context.audit.writeEvent("approval_requested", {
+      approval_id: record.id,
+      call_id: held.callId,
+      via: "operator",
+      argv,
+      cwd,
+      rule,
+      justification,
+      expires_ms: record.expires_ms,
+    });
+  }
+  return await waitForAnswer(
+    context,
+    approvals,
+    record,
+    binding,
+    held.callId,
+    settings.waitMs,
+    signal,
+  );
+}
+
+/** Polls the record until it is answered, expires, or the wait bound passes. */
+async function waitForAnswer(
+  context: ServerContext,
+  approvals: ApprovalStore,
+  first: ApprovalRecord,
+  binding: ApprovalBinding,
+  callId: string,
+  waitMs: number,
+  signal: AbortSignal | undefined,
+): Promise<GateResult> {
+  const id = first.id;
+  const giveUpAt = performance.now() + waitMs;
+  let record: ApprovalRecord | null = first;
+  for (;;) {
+    if (record === null) {
+      return refuse("APPROVAL_DENIED", id, `Approval ${id} no longer exists; nothing ran.`);
+    }
+    if (record.state === "pending" && Date.now() >= record.expires_ms) {
+      await approvals.expire(id);
+      record = { ...record, state: "expired" };
+    }
+    if (record.state === "allowed" || record.state === "denied") {
+      if (record.answer_audited !== true) {
+        await context.audit.writeEvent("approval_answered", {
+          approval_id: id,
+          call_id: callId,
+          answer: record.state === "allowed" ? "allow" : "deny",
+          by: record.answered_by ?? "unknown",
+        });
+        await approvals.markAnswerAudited(id);
+      }
+      if (record.state === "denied") {
+        return refuse(
+          "APPROVAL_DENIED",
+          id,
+          `The operator (${record.answered_by ?? "unknown"}) denied approval ${id}; nothing ran.`,
+        );
+      }
+      // Used once: of two calls racing for this approval, one runs.
+      const used = await approvals.consume(id, binding);
+      if (used.ok) return { ok: true, approvalId: id };
+      if (used.state === "expired") {
+        await context.audit.writeEvent("approval_expired", { approval_id: id, call_id: callId });
+        return refuse("APPROVAL_EXPIRED", id, expiredReason(id));
+      }
+      return refuse(
+        "APPROVAL_DENIED",
+        id,
+        `Approval ${id} was already used (an approval runs its command once); nothing ran.`,
+      );
+    }
+    if (record.state === "expired") {
+      await context.audit.writeEvent("approval_expired", { approval_id: id, call_id: callId });
+      return refuse("APPROVAL_EXPIRED", id, expiredReason(id));
+    }
+    if (record.state === "used") {
+      return refuse(
+        "APPROVAL_DENIED",
+        id,
+        `Approval ${id} was already used (an approval runs its command once); nothing ran.`,
+      );
+    }
+    if (signal?.aborted) {
+      return refuse(
+        "CANCELLED",
+        id,
+        `The call was cancelled while approval ${id} was pending; nothing ran.`,
+      );
+    }
+    const left = giveUpAt - performance.now();
+    if (left <= 0) {
+      return refuse(
+        "APPROVAL_PENDING",
+        id,
+        `The command waits for a human: approval ${id} is pending until the operator runs ` +
+          `"htmcp approvals allow ${id}" (or deny) on the server's host. Call run_command again ` +
+          "with exactly the same command once it is allowed; it then runs once.",
+      );
+    }
+    await sleep(Math.min(POLL_MS, left), signal);
+    record = await approvals.get(id);
+  }
+}
+
+function refuse(code: ResultCode, approvalId: string | null, reason: string): GateResult {
+  return { ok: false, code, reason, approvalId };
+}
+
+function expiredReason(id: string): string {
+  return `Approval ${id} expired (approval.ttl_s) before it was answered or used; nothing ran.`;
+}
+
+/** What the human reads: exactly what runs, where, and why the operator asked to be asked. */
+function approvalMessage(
+  argv: readonly string[],
+  held: HeldCommand,
+  cwd: string,
+  rule: string,
+  justification: string,
+): string {
+  const stages = held.checked.plan === null
+    ? []
+    : held.checked.plan.pipelines.flatMap((p) =>
+      p.stages.map((stage) => JSON.stringify([stage.argv[0], ...stage.run.args]))
+    );
+  return [
+    "htmcp: a command needs your approval before it runs (once).",
+    `Command: ${JSON.stringify(argv)}`,
+    ...(stages.length > 1 ? [`Stages: ${stages.join(" ")}`, `Text: ${held.commandRaw}`] : []),
+    `Working directory (in the jail): ${cwd}`,
+    `Rule: ${rule}`,
+    `Why the operator asks: ${justification}`,
+    "Accept to run it once; decline or cancel and it does not run.",
+  ].join("\n");
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
