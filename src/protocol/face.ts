@@ -13,6 +13,7 @@ import type { CallRegistry } from "../server/calls.ts";
 import type { CallerIdentity } from "../tools/caller.ts";
 import { createModernServer } from "./modern_server.ts";
 import { argumentsDigest, RequestStateSealer } from "./request_state.ts";
+import { stateStoreFor } from "../state/mod.ts";
 
 /** The protocol revision of the stateless era, as audit records name it. */
 export const MODERN_ERA = "2026-07-28";
@@ -46,7 +47,11 @@ export function stateCaller(caller: CallerIdentity): string {
 export async function createModernEra(
   deps: ModernEraDeps,
 ): Promise<{ ok: true; era: ModernEra } | { ok: false; message: string }> {
-  const keyed = await RequestStateSealer.fromStateDir(deps.context.policy.stateDir);
+  // The policy's store, so every replica on a shared store opens (once) what any sealed.
+  const keyed = await RequestStateSealer.forStore(
+    stateStoreFor(deps.context.policy),
+    deps.context.policy.stateDir,
+  );
   if (!keyed.ok) return keyed;
   const sealer = keyed.sealer;
   const era: ModernEra = {

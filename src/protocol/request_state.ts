@@ -20,6 +20,8 @@
  */
 import { ensureStateDir } from "../state/state_dir.ts";
 import { loadOrCreateSecret } from "../auth/state/secret.ts";
+import { loadOrCreateSharedSecret } from "../auth/state/shared_secret.ts";
+import type { StateStore } from "../state/mod.ts";
 import { encodeBase64Url as toBase64Url } from "../auth/_base64url.ts";
 
 /** What a state is bound to; all of it must match when it comes back. */
@@ -64,16 +66,52 @@ interface Sealed {
   readonly s: unknown;
 }
 
+/** The state-store kind that records states already accepted once (fleet-wide single use). */
+const USED_KIND = "request_states_used";
+/** Opens between two sweeps of expired used-state records in the store. */
+const SWEEP_EVERY = 256;
+
 /** Seals and opens request states with one key. */
 export class RequestStateSealer {
   readonly #key: CryptoKey;
   readonly #now: () => number;
-  /** Nonce -> expiry of states already accepted once. */
+  /** Nonce -> expiry of states already accepted once (this process). */
   readonly #used = new Map<string, number>();
+  /** Where single use is recorded for every process sharing the store, or null. */
+  readonly #store: StateStore | null;
+  #opens = 0;
 
-  constructor(key: CryptoKey, now: () => number = Date.now) {
+  constructor(key: CryptoKey, now: () => number = Date.now, store: StateStore | null = null) {
     this.#key = key;
     this.#now = now;
+    this.#store = store;
+  }
+
+  /**
+   * The sealer of a policy's state store: keyed from the fleet's shared
+   * secret on PostgreSQL (every replica opens what any replica sealed), else
+   * from the state dir's secret; single use is recorded in the store, so a
+   * state accepted by one process or replica is a replay on every other.
+   * Without any store: a random key in memory, single use per process.
+   */
+  static async forStore(
+    store: StateStore | null,
+    stateDir: string | null,
+  ): Promise<
+    | { readonly ok: true; readonly sealer: RequestStateSealer }
+    | { readonly ok: false; readonly message: string }
+  > {
+    if (store !== null && store.backend === "postgres") {
+      const loaded = await loadOrCreateSharedSecret(store);
+      if (!loaded.ok) return loaded;
+      return {
+        ok: true,
+        sealer: new RequestStateSealer(await deriveKey(loaded.key), Date.now, store),
+      };
+    }
+    const keyed = await RequestStateSealer.fromStateDir(stateDir);
+    if (!keyed.ok || store === null) return keyed;
+    return { ok: true, sealer: new RequestStateSealer(keyed.sealer.#key, Date.now, store) };
   }
 
   /**
@@ -97,19 +135,7 @@ export class RequestStateSealer {
       if (!loaded.ok) return loaded;
       secret = loaded.key;
     }
-    const base = await crypto.subtle.importKey("raw", bytes(secret), "HKDF", false, [
-      "deriveKey",
-    ]);
-    // A key of its own, so a MAC over a request state can never double as a
-    // token signature made with the same secret.
-    const key = await crypto.subtle.deriveKey(
-      { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(0), info: HKDF_INFO },
-      base,
-      { name: "HMAC", hash: "SHA-256", length: 256 },
-      false,
-      ["sign", "verify"],
-    );
-    return { ok: true, sealer: new RequestStateSealer(key) };
+    return { ok: true, sealer: new RequestStateSealer(await deriveKey(secret)) };
   }
 
   /** Seals `payload` for `binding`, valid for `ttlMs`. */
@@ -166,8 +192,31 @@ export class RequestStateSealer {
       // Full of unexpired states: refusing is safe, forgetting one is not.
       return { ok: false, reason: "replayed" };
     }
+    if (this.#store !== null && !(await this.#claimInStore(sealed.n, sealed.e, now))) {
+      return { ok: false, reason: "replayed" };
+    }
     this.#used.set(sealed.n, sealed.e);
     return { ok: true, payload: sealed.s };
+  }
+
+  /**
+   * Records `nonce` as used in the shared store: create-if-absent, so of two
+   * processes opening the same state at once exactly one wins. A store that
+   * cannot be reached refuses (fail closed: a replay must never pass).
+   */
+  async #claimInStore(nonce: string, expiry: number, now: number): Promise<boolean> {
+    const store = this.#store!;
+    try {
+      if (++this.#opens % SWEEP_EVERY === 0) {
+        for (const id of await store.list(USED_KIND)) {
+          const record = await store.read(USED_KIND, id) as { e?: unknown } | null;
+          if (typeof record?.e === "number" && record.e <= now) await store.remove(USED_KIND, id);
+        }
+      }
+      return await store.compareAndSwap(USED_KIND, nonce, null, { e: expiry });
+    } catch {
+      return false;
+    }
   }
 
   #forgetExpired(now: number): void {
@@ -181,6 +230,21 @@ export class RequestStateSealer {
  * SHA-256 of the arguments as canonical JSON (keys sorted at every depth),
  * so the same arguments in another key order bind the same.
  */
+/**
+ * A key of its own, derived from `secret`, so a MAC over a request state can
+ * never double as a token signature made with the same secret.
+ */
+async function deriveKey(secret: Uint8Array): Promise<CryptoKey> {
+  const base = await crypto.subtle.importKey("raw", bytes(secret), "HKDF", false, ["deriveKey"]);
+  return await crypto.subtle.deriveKey(
+    { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(0), info: HKDF_INFO },
+    base,
+    { name: "HMAC", hash: "SHA-256", length: 256 },
+    false,
+    ["sign", "verify"],
+  );
+}
+
 export async function argumentsDigest(args: unknown): Promise<string> {
   const digest = await crypto.subtle.digest(
     "SHA-256",

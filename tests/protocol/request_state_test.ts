@@ -6,6 +6,8 @@ import {
   RequestStateSealer,
   type StateBinding,
 } from "../../src/protocol/request_state.ts";
+import { LocalStateStore, migrate, openPool, PostgresStateStore } from "../../src/state/mod.ts";
+import { postgresOrSkip } from "../_helpers/postgres.ts";
 
 async function sealerAt(now: () => number): Promise<RequestStateSealer> {
   const key = await crypto.subtle.generateKey({ name: "HMAC", hash: "SHA-256" }, false, [
@@ -118,6 +120,52 @@ Deno.test("fromStateDir() keys from the state dir's owner-only secret: two seale
     await Deno.chmod(join(dir, "state", "oauth-jwt-secret"), 0o644);
     const loose = await RequestStateSealer.fromStateDir(join(dir, "state"));
     assert.equal(loose.ok, false);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("replicas on one PostgreSQL store open what any of them sealed, exactly once across them", async () => {
+  const database = await postgresOrSkip("request states across replicas");
+  if (database === null) return;
+  const stores: PostgresStateStore[] = [];
+  try {
+    const url = await database.createDatabase("request_states");
+    for (let n = 0; n < 2; n++) {
+      const pool = await openPool(
+        { backend: "postgres", urlFile: null, host: "127.0.0.1", port: database.port },
+        { HTMCP_STATE_URL: url },
+      );
+      assert.ok(pool.ok);
+      if (stores.length === 0) await migrate(pool.sql);
+      stores.push(new PostgresStateStore(pool.sql));
+    }
+    const [a, b] = await Promise.all(
+      stores.map((store) => RequestStateSealer.forStore(store, null)),
+    );
+    assert.ok(a?.ok && b?.ok);
+    const state = await a.sealer.seal(BINDING, { step: 2 }, 60_000);
+    // Sealed on A, opened on B: one fleet key.
+    assert.deepEqual(await b.sealer.open(state, BINDING), { ok: true, payload: { step: 2 } });
+    // Replayed to A, which never opened it itself: single use is the store's.
+    assert.deepEqual(await a.sealer.open(state, BINDING), { ok: false, reason: "replayed" });
+  } finally {
+    for (const store of stores) await store.close();
+    await database.stop();
+  }
+});
+
+Deno.test("two servers on one state dir refuse a state the other already accepted", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "htmcp-request-state-" });
+  try {
+    const stateDir = join(dir, "state");
+    const [a, b] = await Promise.all(
+      [0, 1].map(() => RequestStateSealer.forStore(new LocalStateStore(stateDir), stateDir)),
+    );
+    assert.ok(a?.ok && b?.ok);
+    const state = await a.sealer.seal(BINDING, "x", 60_000);
+    assert.equal((await b.sealer.open(state, BINDING)).ok, true);
+    assert.deepEqual(await a.sealer.open(state, BINDING), { ok: false, reason: "replayed" });
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
