@@ -4,7 +4,8 @@
  * client for which that client's running task does not exist (get, result,
  * cancel, list), and whose attempts leave the task running.
  */
-import { equal, ok } from "node:assert/strict";
+import { deepEqual, equal, ok, rejects } from "node:assert/strict";
+import { CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { join } from "node:path";
 import { createServerContext } from "../../src/server/context.ts";
 import { serveHttp } from "../../src/transport/http/server.ts";
@@ -51,6 +52,34 @@ Deno.test("MCP Tasks over HTTP with OAuth: a task is a job of its client only", 
     // The other client's cancel changed nothing: the task still runs, for its owner.
     equal((await owner.client.experimental.tasks.getTask(left.runningTaskId)).status, "working");
     ok((await procStates(left.pids)).every((s) => s !== null), "its processes still run");
+    // Scopes: tasks/* are not tool calls, so the store checks the job tools' scopes itself.
+    const reader = await connectWithOAuth(url, PIN, "shell:read");
+    const runner = await connectWithOAuth(url, PIN, "shell:execute");
+    try {
+      deepEqual((await reader.client.experimental.tasks.listTasks()).tasks, []);
+      await rejects(runner.client.experimental.tasks.listTasks(), /lacks the "shell:read" scope/);
+      await rejects(
+        runner.client.experimental.tasks.getTask(left.runningTaskId),
+        /lacks the "shell:read" scope/,
+      );
+      // A read-only token cannot start one: the HTTP layer refuses the tool call (403).
+      const before = (await records()).filter((r) => r.kind === "attempt").length;
+      await rejects(
+        reader.client.request(
+          {
+            method: "tools/call",
+            params: { name: "run_command", arguments: { command: "echo no" }, task: {} },
+          },
+          CreateTaskResultSchema,
+        ),
+      );
+      equal((await records()).filter((r) => r.kind === "attempt").length, before, "nothing ran");
+      ok((await records()).some((r) => r.kind === "event" && r.event === "scope_denied"));
+    } finally {
+      await reader.client.close();
+      await runner.client.close();
+    }
+    equal((await owner.client.experimental.tasks.getTask(left.runningTaskId)).status, "working");
     await left.cancel();
   } finally {
     await owner.client.close();
