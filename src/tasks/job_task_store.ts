@@ -19,6 +19,8 @@ import {
   type CallToolResult,
   ErrorCode,
   McpError,
+  type Request,
+  type RequestId,
   type Result,
   type Task,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -97,8 +99,8 @@ export class JobTaskStore implements TaskStore {
 
   createTask(
     _params: CreateTaskOptions,
-    _requestId: unknown,
-    request: { method: string },
+    _requestId: RequestId,
+    request: Request,
   ): Promise<Task> {
     // A task is a job, and a job starts only through run_command's checks.
     return Promise.reject(
@@ -113,7 +115,11 @@ export class JobTaskStore implements TaskStore {
     return record === null ? null : taskOf(record, this.#retentionMs);
   }
 
-  storeTaskResult(taskId: string): Promise<void> {
+  storeTaskResult(
+    taskId: string,
+    _status: "completed" | "failed",
+    _result: Result,
+  ): Promise<void> {
     // Only the job's own end writes its result; a client cannot forge one.
     return Promise.reject(
       new McpError(ErrorCode.InvalidRequest, `The result of task ${taskId} is the job's own.`),
