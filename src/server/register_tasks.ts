@@ -16,7 +16,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { jobsFor } from "../jobs/mod.ts";
 import { sessionOwner } from "../session/mod.ts";
-import { JobTaskStore, taskOf } from "../tasks/job_task_store.ts";
+import { JobTaskStore, taskOf } from "./job_task_store.ts";
 import type { CallerIdentity } from "../tools/caller.ts";
 import { runCommandTool } from "../tools/run_command.ts";
 import type { ServerContext } from "./context.ts";

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { type Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { PIN, withHttp } from "../transport/http/_harness.ts";
 import { connectWithOAuth } from "../transport/http/_oauth.ts";
 import { v2Client } from "./_v2_clients.ts";

@@ -11,7 +11,7 @@ import { createServerContext } from "../../src/server/mod.ts";
 import { runCommandTool } from "../../src/tools/run_command.ts";
 import type { CallerIdentity } from "../../src/tools/caller.ts";
 import { jobsFor } from "../../src/jobs/mod.ts";
-import { JobTaskStore } from "../../src/tasks/job_task_store.ts";
+import { JobTaskStore } from "../../src/server/job_task_store.ts";
 
 const FULL: CallerIdentity = {
   transport: "http",
