@@ -129,7 +129,10 @@ export async function taskLifecycle(
       },
       CreateTaskResultSchema,
     ),
-    (error: unknown) => error instanceof McpError && /POLICY_DENIED/.test(error.message),
+    (error: unknown) =>
+      error instanceof McpError && error.code === ErrorCode.InvalidRequest &&
+      /-32600: POLICY_DENIED: /.test(error.message) &&
+      (error.data as Rec | undefined)?.code === "POLICY_DENIED",
   );
   equal((await client.experimental.tasks.listTasks()).tasks.length, before);
   ok(
