@@ -39,6 +39,7 @@ import {
 } from "../tools/session_tools.ts";
 import { registerAuditTailTools } from "./register_audit_tail.ts";
 import { elicitHook } from "./elicit.ts";
+import { registerTaskSupport, taskServerOptions } from "./register_tasks.ts";
 
 const EXPLAIN_INPUT = {
   command: z.string().optional().describe(
@@ -88,8 +89,12 @@ export function createMcpServer(
   calls: CallRegistry = new CallRegistry(),
 ): McpServer {
   const sandbox = context.executor.describe();
-  const server = new McpServer(serverIdentity(), { instructions: serverInstructions(context) });
+  const server = new McpServer(serverIdentity(), {
+    instructions: serverInstructions(context),
+    ...taskServerOptions(context, caller),
+  });
   instrumentToolCalls(server, context.redactor, caller);
+  registerTaskSupport(server, context, caller);
   const description = describePolicy(context.policy, sandbox, context.policyHash);
 
   server.registerTool(

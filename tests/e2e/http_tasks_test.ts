@@ -1,0 +1,96 @@
+/**
+ * MCP Tasks over HTTP with OAuth and the real SDK v1 client: the shared
+ * task script (`_task_script.ts`) for one OAuth client, and a second OAuth
+ * client for which that client's running task does not exist (get, result,
+ * cancel, list), and whose attempts leave the task running.
+ */
+import { deepEqual, equal, ok, rejects } from "node:assert/strict";
+import { CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { join } from "node:path";
+import { createServerContext } from "../../src/server/context.ts";
+import { serveHttp } from "../../src/transport/http/server.ts";
+import { verifyAuditChain } from "../../src/audit/mod.ts";
+import { harnessPolicy, PIN } from "../transport/http/_harness.ts";
+import { connectWithOAuth } from "../transport/http/_oauth.ts";
+import { assertSandboxMode, prepareJail } from "../_helpers/jail.ts";
+import { procStates } from "../exec/_fixtures.ts";
+import { foreignSeesNothing, taskLifecycle } from "./_task_script.ts";
+
+Deno.test("MCP Tasks over HTTP with OAuth: a task is a job of its client only", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "htmcp-http-tasks-" });
+  await Deno.mkdir(join(dir, "jail"));
+  await prepareJail(join(dir, "jail"));
+  const base = harnessPolicy(dir, {
+    allow: ["sh", "sleep", "echo"],
+    limits: { timeoutMs: 20_000 },
+  });
+  const policy = {
+    ...base,
+    sandbox: { ...base.sandbox, mode: "bwrap" as const, acceptPathCheckOnly: false },
+  };
+  const built = await createServerContext(policy);
+  if (!built.ok) throw new Error(built.message);
+  const context = built.context;
+  await assertSandboxMode(context.executor, "bwrap");
+  const started = await serveHttp(context, {
+    listen: "127.0.0.1:0",
+    baseUrl: null,
+    adminPin: PIN,
+    warn: () => {},
+  });
+  if (!started.ok) throw new Error(started.message);
+  const url = new URL(`${started.server.url}/mcp`);
+  const owner = await connectWithOAuth(url, PIN);
+  const other = await connectWithOAuth(url, PIN);
+  const records = async () =>
+    (await Deno.readTextFile(policy.auditLog)).split("\n").filter((l) => l !== "").map((l) =>
+      JSON.parse(l) as Record<string, unknown>
+    );
+  try {
+    const left = await taskLifecycle(owner.client, records);
+    await foreignSeesNothing(other.client, left.runningTaskId);
+    // The other client's cancel changed nothing: the task still runs, for its owner.
+    equal((await owner.client.experimental.tasks.getTask(left.runningTaskId)).status, "working");
+    ok((await procStates(left.pids)).every((s) => s !== null), "its processes still run");
+    // Scopes: tasks/* are not tool calls, so the store checks the job tools' scopes itself.
+    const reader = await connectWithOAuth(url, PIN, "shell:read");
+    const runner = await connectWithOAuth(url, PIN, "shell:execute");
+    try {
+      deepEqual((await reader.client.experimental.tasks.listTasks()).tasks, []);
+      await rejects(runner.client.experimental.tasks.listTasks(), /lacks the "shell:read" scope/);
+      await rejects(
+        runner.client.experimental.tasks.getTask(left.runningTaskId),
+        /lacks the "shell:read" scope/,
+      );
+      // A read-only token cannot start one: the HTTP layer refuses the tool call (403).
+      const before = (await records()).filter((r) => r.kind === "attempt").length;
+      await rejects(
+        reader.client.request(
+          {
+            method: "tools/call",
+            params: { name: "run_command", arguments: { command: "echo no" }, task: {} },
+          },
+          CreateTaskResultSchema,
+        ),
+      );
+      equal((await records()).filter((r) => r.kind === "attempt").length, before, "nothing ran");
+      ok((await records()).some((r) => r.kind === "event" && r.event === "scope_denied"));
+    } finally {
+      await reader.client.close();
+      await runner.client.close();
+    }
+    equal((await owner.client.experimental.tasks.getTask(left.runningTaskId)).status, "working");
+    await left.cancel();
+  } finally {
+    await owner.client.close();
+    await other.client.close();
+    await started.server.shutdown();
+    await context.close("test finished");
+  }
+  try {
+    const report = verifyAuditChain(await Deno.readFile(policy.auditLog));
+    ok(report.ok, JSON.stringify(report));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
