@@ -10,8 +10,15 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { RunHooks } from "../tools/run_command.ts";
 
-/** `{ elicit }` when the connected client can answer a form elicitation; `{}` otherwise. */
-export function elicitHook(server: McpServer): Pick<RunHooks, "elicit"> {
+/**
+ * `{ elicit }` when the connected client can answer a form elicitation; `{}`
+ * otherwise. A 2026-07-28 call has no server-to-client channel (the era
+ * delivers such questions as multi round-trip results, not built for
+ * approvals yet), so it takes the out-of-band path rather than a question
+ * that would fail and read as a denial.
+ */
+export function elicitHook(server: McpServer, protocolEra?: string): Pick<RunHooks, "elicit"> {
+  if (protocolEra !== undefined && protocolEra !== "2025") return {};
   const capabilities = server.server.getClientCapabilities();
   if (capabilities?.elicitation?.form === undefined) return {};
   return {

@@ -120,7 +120,7 @@ export function createMcpServer(
         return toToolResult(
           await runCommandTool(context, caller, args, call.signal, {
             ...progressHooks(extra),
-            ...elicitHook(server),
+            ...elicitHook(server, caller.protocolEra),
           }),
         );
       } finally {
