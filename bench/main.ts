@@ -20,6 +20,7 @@ import { soakMain } from "./soak.ts";
 import { printPipelineSection } from "./pipeline_main.ts";
 import { printStateSection } from "./state_ops.ts";
 import { measureEras, printEraRows } from "./era_bench.ts";
+import { measureFleet, printFleetRows } from "./fleet_bench.ts";
 
 const CALLS = Number(Deno.env.get("HTMCP_BENCH_CALLS") ?? 300);
 const fmt = (ms: number) => ms.toFixed(2);
@@ -196,6 +197,11 @@ async function main(): Promise<void> {
     printEraRows(
       await measureEras(await serverUnderFlags(await writePolicy(dir, "none")), 150),
     );
+
+    console.log(
+      "\n10. A fleet: 8 clients in 2026-07-28, one replica (state dir, PostgreSQL), nginx in front, three replicas",
+    );
+    printFleetRows(await measureFleet(25));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
