@@ -181,15 +181,26 @@ export async function runConformance(
   scenarios: readonly string[] = SCENARIOS,
   cachedOnly = false,
 ): Promise<ScenarioResult[]> {
-  const dir = await Deno.makeTempDir({ prefix: "htmcp-conformance-" });
+  return await withLoopbackServer("htmcp-conformance-", async (url) => {
+    const results: ScenarioResult[] = [];
+    for (const scenario of scenarios) results.push(await runScenario(url, scenario, cachedOnly));
+    return results;
+  });
+}
+
+/**
+ * Runs `fn` against `htmcp serve --http` with auth off on loopback, in a
+ * temp folder of its own, and stops that server (the child it started).
+ */
+export async function withLoopbackServer<T>(
+  prefix: string,
+  fn: (url: string) => Promise<T>,
+): Promise<T> {
+  const dir = await Deno.makeTempDir({ prefix });
   let server: CliServer | null = null;
   try {
     server = await startCliServer(await writeLoopbackPolicy(dir));
-    const results: ScenarioResult[] = [];
-    for (const scenario of scenarios) {
-      results.push(await runScenario(server.url, scenario, cachedOnly));
-    }
-    return results;
+    return await fn(server.url);
   } finally {
     if (server !== null) {
       server.child.kill("SIGTERM");

@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { startCliServer, writeLoopbackPolicy } from "./conformance.ts";
+import { withLoopbackServer } from "./conformance.ts";
 
 /** The suite version with the 2026-07-28 scenarios. */
 export const CONFORMANCE_2026_PACKAGE = "npm:@modelcontextprotocol/conformance@0.2.0-alpha.12";
@@ -129,22 +129,13 @@ export async function runConformance2026(
   scenarios: readonly string[] = SCENARIOS_2026,
   cachedOnly = false,
 ): Promise<Scenario2026Result[]> {
-  const dir = await Deno.makeTempDir({ prefix: "htmcp-conformance-2026-" });
-  let server: Awaited<ReturnType<typeof startCliServer>> | null = null;
-  try {
-    server = await startCliServer(await writeLoopbackPolicy(dir));
+  return await withLoopbackServer("htmcp-conformance-2026-", async (url) => {
     const results: Scenario2026Result[] = [];
     for (const scenario of scenarios) {
-      results.push(await runScenario2026(server.url, scenario, cachedOnly));
+      results.push(await runScenario2026(url, scenario, cachedOnly));
     }
     return results;
-  } finally {
-    if (server !== null) {
-      server.child.kill("SIGTERM");
-      await server.child.status;
-    }
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 }
 
 if (import.meta.main) {

@@ -16,6 +16,7 @@
  */
 
 import { parseRecordLine } from "./line.ts";
+import { readRange } from "./tail.ts";
 
 const CHUNK_BYTES = 64 * 1024;
 const NEWLINE = 0x0a;
@@ -50,18 +51,6 @@ export type RecentResult =
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-async function readRange(file: Deno.FsFile, from: number, length: number): Promise<Uint8Array> {
-  const buffer = new Uint8Array(length);
-  await file.seek(from, Deno.SeekMode.Start);
-  let filled = 0;
-  while (filled < length) {
-    const read = await file.read(buffer.subarray(filled));
-    if (read === null) break;
-    filled += read;
-  }
-  return buffer.subarray(0, filled);
 }
 
 /**

@@ -50,7 +50,12 @@ export type TailResult =
   | { readonly ok: true; readonly tail: ChainTail }
   | { readonly ok: false; readonly reason: string };
 
-async function readRange(file: Deno.FsFile, from: number, length: number): Promise<Uint8Array> {
+/** Up to `length` bytes of `file` from `from` (fewer at its end). */
+export async function readRange(
+  file: Deno.FsFile,
+  from: number,
+  length: number,
+): Promise<Uint8Array> {
   const buffer = new Uint8Array(length);
   await file.seek(from, Deno.SeekMode.Start);
   let filled = 0;
