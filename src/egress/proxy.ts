@@ -145,32 +145,15 @@ async function handleConnection(
   const audit = (
     fields: Omit<AuditEventFields["egress"], "connection">,
   ) => options.audit.writeEvent("egress", { connection, ...fields });
+  // A request we could not read or parse names no destination: refused, audited, answered.
+  const refuseUnread = async (status: number, reason: string) => {
+    await audit({ verdict: "refused", method: null, host: null, port: null, rule: null, reason });
+    await answer(client, status, reason);
+  };
   const head = await readHead(client, options.headTimeoutMs ?? 10_000);
-  if (!head.ok) {
-    await audit({
-      verdict: "refused",
-      method: null,
-      host: null,
-      port: null,
-      rule: null,
-      reason: head.reason,
-    });
-    await answer(client, 400, head.reason);
-    return;
-  }
+  if (!head.ok) return await refuseUnread(400, head.reason);
   const request = parseProxyRequest(head.text);
-  if (!request.ok) {
-    await audit({
-      verdict: "refused",
-      method: null,
-      host: null,
-      port: null,
-      rule: null,
-      reason: request.reason,
-    });
-    await answer(client, request.status, request.reason);
-    return;
-  }
+  if (!request.ok) return await refuseUnread(request.status, request.reason);
   const { host, port, method } = request;
   const rule = findEgressRule(options.rules, host, port);
   if (rule === null) {
