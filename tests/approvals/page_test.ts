@@ -384,3 +384,16 @@ Deno.test("answers to an unknown, an already answered and an expired approval ar
     assert.deepEqual(await pageEvents(h, "approval_page_answer"), []);
   });
 });
+
+Deno.test("with [auth] mode = none a PIN still opens the page, and a weak PIN stops the server", async () => {
+  await withPage({ auth: { mode: "none" } }, async (h, approvals) => {
+    const held = record();
+    await approvals.create(held);
+    const { html } = await unlocked(h);
+    assert.ok(html.includes(held.id));
+  });
+  await assert.rejects(
+    withPage({ auth: { mode: "none" }, adminPin: "12345678" }, () => Promise.resolve()),
+    /HTMCP_OAUTH_ADMIN_PIN is a placeholder or an easy sequence/,
+  );
+});
