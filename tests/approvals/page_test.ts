@@ -397,3 +397,36 @@ Deno.test("with [auth] mode = none a PIN still opens the page, and a weak PIN st
     /HTMCP_OAUTH_ADMIN_PIN is a placeholder or an easy sequence/,
   );
 });
+
+Deno.test("two concurrent answers from one page: exactly one is accepted", async () => {
+  await withPage({}, async (h, approvals) => {
+    const a = record();
+    const b = record();
+    await approvals.create(a);
+    await approvals.create(b);
+    const { form } = await unlocked(h);
+    const [first, second] = await Promise.all([
+      post(h, { ...form, id: a.id, action: "allow" }),
+      post(h, { ...form, id: b.id, action: "allow" }),
+    ]);
+    assert.deepEqual([first.status, second.status].sort(), [200, 403]);
+    const states = [(await approvals.get(a.id))?.state, (await approvals.get(b.id))?.state].sort();
+    assert.deepEqual(states, ["allowed", "pending"]);
+  });
+});
+
+Deno.test("what a caller chose (argv, command text, folder) is escaped on the page", async () => {
+  await withPage({}, async (h, approvals) => {
+    const hostile = record({
+      argv: ["/usr/bin/touch", "<script>alert(1)</script>", 'x" onfocus="y'],
+      command_raw: "touch '<script>alert(1)</script>'",
+      cwd: "<img src=x>",
+    });
+    await approvals.create(hostile);
+    const { html } = await unlocked(h);
+    assert.ok(html.includes(hostile.id));
+    assert.ok(!html.includes("<script>") && !html.includes("<img"), html);
+    assert.ok(!html.includes('" onfocus="'));
+    assert.ok(html.includes("&lt;script&gt;alert(1)&lt;/script&gt;"));
+  });
+});
