@@ -42,6 +42,8 @@ export interface AuthorizationServerOptions {
   readonly now?: () => number;
   /** Failed-PIN throttling (tests); defaults to 5 per address and 50 overall per 15 minutes. */
   readonly pinLimits?: FailureLimits;
+  /** A failed-PIN limiter shared with another page of the same PIN (the approvals page). */
+  readonly pinLimiter?: FailureLimiter;
   /** Where lines for the operator go (refused approvals); default stderr. */
   readonly operatorLog?: (line: string) => void;
 }
@@ -133,7 +135,8 @@ export async function createAuthorizationServer(
     pending: new ExpiringMap(MAX_PENDING_CLIENTS, "refuse", now),
     transactions: new ExpiringMap(MAX_TRANSACTIONS, "refuse", now),
     codes: new CodeStore(now),
-    pinLimiter: new FailureLimiter(options.pinLimits ?? DEFAULT_FAILURE_LIMITS, now),
+    pinLimiter: options.pinLimiter ??
+      new FailureLimiter(options.pinLimits ?? DEFAULT_FAILURE_LIMITS, now),
     operatorLog: rateLimitedLog(options.operatorLog ?? ((line) => console.error(line)), now),
   };
   const route = createRouter(deps);

@@ -16,7 +16,7 @@ export const HTMCP_ENV_NAMES: ReadonlyMap<string, string> = new Map([
   ["HTMCP_STATE_DIR", "overrides state_dir (OAuth secret and clients)"],
   ["HTMCP_STATE_URL", 'the PostgreSQL state store\'s URL ([state] backend = "postgres")'],
   ["HTMCP_BASE_URL", "overrides [http] base_url"],
-  ["HTMCP_OAUTH_ADMIN_PIN", "the PIN that approves OAuth clients"],
+  ["HTMCP_OAUTH_ADMIN_PIN", "the PIN that approves OAuth clients and held commands"],
   ["HTMCP_OAUTH_ACCESS_TOKEN_TTL_S", "overrides the access-token lifetime"],
   ["HTMCP_FD_LIMIT", "the file-descriptor limit the launcher read, which sizes max_connections"],
 ]);

@@ -19,7 +19,10 @@ export function mintFormToken(): string {
  * hashed first, so neither their content nor their length shows in the
  * timing.
  */
-export function formTokenMatches(submitted: string, txn: AuthorizeTransaction): boolean {
+export function formTokenMatches(
+  submitted: string,
+  txn: Pick<AuthorizeTransaction, "csrf">,
+): boolean {
   const a = createHash("sha256").update(submitted, "utf8").digest();
   const b = createHash("sha256").update(txn.csrf, "utf8").digest();
   return timingSafeEqual(a, b) && submitted.length > 0;

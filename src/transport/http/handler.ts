@@ -6,7 +6,8 @@
  * 2. `/healthz` and `/readyz` (booleans only, answered to any Host);
  *    then DNS rebinding: a foreign `Host` or `Origin` gets 403;
  * 3. routing: `/mcp` (which authenticates before it reads the body),
- *    `/download/{token}` (the token is the capability; src/links/), then the
+ *    `/download/{token}` (the token is the capability; src/links/),
+ *    `/approvals` (the operator's page behind the admin PIN), then the
  *    OAuth and well-known routes of the authorization server (which get a
  *    body metered under the same limit, beneath their own smaller one),
  *    else 404.
@@ -28,6 +29,7 @@ import type { HostCheck } from "./host_check.ts";
 import type { ConnectionRequestInfo } from "./listener.ts";
 import type { ConnectionInfo } from "./mcp_route.ts";
 import { isDownloadPath, maskedPath } from "../../links/mod.ts";
+import { APPROVAL_PAGE_PATH } from "../../approvals/page/mod.ts";
 
 /** What the pipeline needs. */
 export interface HandlerDeps {
@@ -41,6 +43,8 @@ export interface HandlerDeps {
   readonly mcp: (request: Request, connection: ConnectionInfo) => Promise<Response>;
   /** `GET /download/{token}` (src/links/), or null when links are off. */
   readonly download?: ((request: Request, remoteAddr: string) => Promise<Response>) | null;
+  /** `/approvals`, the operator's approval page (src/approvals/page/), or null when off. */
+  readonly approvals?: ((request: Request, remoteAddr: string) => Promise<Response>) | null;
   /** `/healthz` and `/readyz` (src/health/): null for any other path. */
   readonly health?: (request: Request, path: string) => Promise<Response | null>;
 }
@@ -88,6 +92,9 @@ export function createHttpHandler(
 
     if (path === MCP_PATH) return await deps.mcp(request, connection);
     if (deps.download && isDownloadPath(path)) return await deps.download(request, remoteAddr);
+    if (deps.approvals && path === APPROVAL_PAGE_PATH) {
+      return await deps.approvals(request, remoteAddr);
+    }
 
     if (deps.auth !== null) {
       const limited = limitRequest(request, limit);

@@ -44,6 +44,13 @@ import { checkExposure } from "./startup_checks.ts";
 import { startLinks } from "../../links/mod.ts";
 import { registerLinkTools } from "../../server/register_links.ts";
 import { createHealthRoute, createReadiness, jwksProbeFor } from "../../health/mod.ts";
+import { createApprovalPage } from "../../approvals/page/mod.ts";
+import {
+  DEFAULT_FAILURE_LIMITS,
+  FailureLimiter,
+  type FailureLimits,
+} from "../../auth/server/mod.ts";
+import { stateStoreFor } from "../../state/mod.ts";
 
 /** Options of {@linkcode serveHttp}. */
 export interface ServeHttpOptions {
@@ -64,6 +71,8 @@ export interface ServeHttpOptions {
   readonly sseKeepAliveMs?: number;
   /** Refusal-record aggregation (tests); default one minute, 64 sources and reasons. */
   readonly refusalLimits?: RefusalLedgerLimits;
+  /** Failed-PIN throttling of both PIN pages (tests); default 5 per address, 50 overall, per 15 minutes. */
+  readonly pinLimits?: FailureLimits;
   /** Connection limits (tests); default from the policy and the descriptor limit. */
   readonly connectionLimits?: ConnectionLimits;
 }
@@ -197,6 +206,8 @@ export async function serveHttp(
   const audit = withRefusalLedger(context.audit, ledger);
   const url = boundOrigin(address, listener.addr.port, tls);
   const baseUrl = options.baseUrl ?? url;
+  // One PIN, one budget of guesses: the OAuth page and the approvals page share it.
+  const pinLimiter = new FailureLimiter(options.pinLimits ?? DEFAULT_FAILURE_LIMITS, Date.now);
   let auth: AuthorizationServer | null = null;
   if (policy.auth.mode !== "none") {
     const created = await createAuthorizationServer({
@@ -205,6 +216,7 @@ export async function serveHttp(
       audit,
       stateDir: policy.stateDir as string,
       adminPin: options.adminPin,
+      pinLimiter,
     });
     if (!created.ok) {
       closing = true;
@@ -213,6 +225,20 @@ export async function serveHttp(
       return { ok: false, message: created.message };
     }
     auth = created.auth;
+  }
+  const approvalPage = createApprovalPage({
+    adminPin: options.adminPin,
+    store: stateStoreFor(policy),
+    ownOrigin: new URL(baseUrl).origin,
+    audit,
+    pinLimiter,
+    maxBodyBytes: policy.http.maxRegistrationBytes,
+  });
+  if (!approvalPage.ok) {
+    closing = true;
+    listener.stopAccepting();
+    listener.closeConnections();
+    return { ok: false, message: approvalPage.message };
   }
 
   // Download links exist over HTTP only: the URL is this server's.
@@ -270,6 +296,7 @@ export async function serveHttp(
       mcp: (request, connection) => handleMcp(mcpDeps, request, connection),
       health: createHealthRoute(createReadiness(context, { jwks: jwksProbeFor(policy) })),
       download: links === null ? null : links.route,
+      approvals: approvalPage.route,
     }),
     (info) => info.remoteAddr.hostname,
   ));
