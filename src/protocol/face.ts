@@ -14,9 +14,9 @@ import type { CallerIdentity } from "../tools/caller.ts";
 import { createModernServer } from "./modern_server.ts";
 import { argumentsDigest, RequestStateSealer } from "./request_state.ts";
 import { stateStoreFor } from "../state/mod.ts";
-import { MODERN_ERA } from "./era_name.ts";
+import { MODERN_ERA } from "../tools/caller.ts";
 
-export { MODERN_ERA } from "./era_name.ts";
+export { MODERN_ERA } from "../tools/caller.ts";
 
 /** What the era needs from the rest of the server. */
 export interface ModernEraDeps {

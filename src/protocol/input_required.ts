@@ -33,7 +33,7 @@ import {
   MAX_STATE_TTL_MS,
   readQuestion,
   type RoundTripAnswer,
-} from "./round_trip_meta.ts";
+} from "../approvals/round_trip.ts";
 
 /** One tool call, as the state is bound to it. */
 export interface RoundTripCall {

@@ -31,7 +31,7 @@ import {
   ROUND_TRIP_META_KEY,
   type RoundTripAnswer,
   roundTripMeta,
-} from "./round_trip_meta.ts";
+} from "../approvals/round_trip.ts";
 
 /**
  * How long a 2026 client may reuse a `tools/list` answer. Short, because the

@@ -20,8 +20,8 @@ import {
   type ApprovalQuestion,
   QUESTION_META_KEY,
   readRoundTrip,
-} from "../protocol/round_trip_meta.ts";
-import { MODERN_ERA } from "../protocol/era_name.ts";
+} from "../approvals/round_trip.ts";
+import { MODERN_ERA } from "../tools/caller.ts";
 
 /** The hooks of one call, and how its result carries a question out. */
 export interface ClientQuestion {

@@ -15,13 +15,12 @@
  * @module
  */
 import type { ServerContext } from "../server/context.ts";
-import type { GateResult } from "./approval_gate.ts";
 import { newApprovalId } from "../approvals/mod.ts";
 import {
   type ApprovalQuestion,
   MAX_STATE_TTL_MS,
   type RoundTripAnswer,
-} from "../protocol/round_trip_meta.ts";
+} from "../approvals/round_trip.ts";
 
 /** The 2026-07-28 client's channel for one call. */
 export interface ClientRoundTrip {
@@ -44,12 +43,22 @@ export interface HeldView {
   readonly ttlMs: number;
 }
 
+/** What the round trip came to (a `GateResult` of the approval gate). */
+export type RoundTripResult =
+  | { readonly ok: true; readonly approvalId: string }
+  | {
+    readonly ok: false;
+    readonly code: "APPROVAL_DENIED" | "APPROVAL_PENDING";
+    readonly reason: string;
+    readonly approvalId: string;
+  };
+
 /** Answers the held command from the round trip's answer, or asks. */
 export async function holdOverRoundTrip(
   context: ServerContext,
   roundTrip: ClientRoundTrip,
   held: HeldView,
-): Promise<GateResult> {
+): Promise<RoundTripResult> {
   const answer = roundTrip.answer;
   // An answer about another run (the same arguments now resolve to other
   // files, another binary) approves nothing: that run is asked about anew.

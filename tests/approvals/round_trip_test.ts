@@ -7,7 +7,7 @@ import {
   readRoundTrip,
   ROUND_TRIP_META_KEY,
   roundTripMeta,
-} from "../../src/protocol/round_trip_meta.ts";
+} from "../../src/approvals/round_trip.ts";
 
 const ANSWER = { approvalId: "a".repeat(32), runDigest: "d".repeat(64), action: "accept" } as const;
 
