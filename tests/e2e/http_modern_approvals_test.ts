@@ -3,14 +3,17 @@
  * in its own process): the real SDK v2 client with an elicitation handler
  * is asked through an `input_required` result and its auto-fulfil driver
  * retries with the answer; raw requests replay a retry, change its
- * arguments, let its state expire and send answers the server cannot read.
+ * arguments, let its state expire and send answers the server cannot read;
+ * two replicas on one state dir share the question and its single use.
  * `touch canary.txt` is the held command: the canary proves what ran.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import type { CommandResult } from "../../src/result/codes.ts";
-import { cleanUp, type ServerProcess, startServer } from "./_http_server.ts";
+import { assertAuditVerifies, cleanUp, type ServerProcess, startServer } from "./_http_server.ts";
+import { LAUNCH, readServingUrl } from "../../scripts/conformance.ts";
+import { prepareJail } from "../_helpers/jail.ts";
 
 const POLICY = (ttlS: number) =>
   [
@@ -70,7 +73,7 @@ async function connect(
 
 /** One raw 2026 `tools/call` (the retry fields as given); the JSON-RPC answer. */
 async function post(
-  server: ServerProcess,
+  server: { readonly url: string },
   args: Record<string, unknown>,
   retry: Record<string, unknown> = {},
 ): Promise<Record<string, unknown>> {
@@ -96,7 +99,10 @@ async function post(
     : JSON.parse(/^data: (.*)$/m.exec(text)?.[1] ?? "{}");
 }
 
-async function asked(server: ServerProcess, args: Record<string, unknown>): Promise<string> {
+async function asked(
+  server: { readonly url: string },
+  args: Record<string, unknown>,
+): Promise<string> {
   const first = await post(server, args);
   const result = first.result as Record<string, unknown>;
   assert.equal(result?.resultType, "input_required", JSON.stringify(first));
@@ -233,5 +239,98 @@ Deno.test("http 2026-07-28: a replayed retry, other arguments, an expired state 
     );
   } finally {
     await cleanUp(server);
+  }
+});
+
+/** One replica: `htmcp serve --http` on the fleet's policy file (one jail, state dir, audit log). */
+async function startReplica(policy: string) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", LAUNCH, "serve", "--policy", policy, "--http", "127.0.0.1:0"],
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const { url, stderr } = await readServingUrl(child);
+  // Each replica runs its commands in the kernel sandbox, never without one.
+  assert.match(stderr(), /sandbox: Commands run in the kernel sandbox .*mode=bwrap/);
+  return {
+    url,
+    async stop() {
+      child.kill("SIGTERM");
+      await child.status;
+    },
+  };
+}
+
+async function writeFleetPolicy(dir: string): Promise<string> {
+  const policy = join(dir, "policy.toml");
+  await Deno.writeTextFile(
+    policy,
+    [
+      `jail_root = "jail"`,
+      `audit_log = "audit.jsonl"`,
+      `state_dir = "state"`,
+      "[allowlist]",
+      'commands = ["touch"]',
+      "[auth]",
+      'mode = "none"',
+      POLICY(300),
+      "",
+    ].join("\n"),
+  );
+  return policy;
+}
+
+Deno.test("http 2026-07-28: replicas on one state dir: a question asked by one is answered on the other, once; its replay on the first is refused", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-e2e-mrtr-fleet-" }));
+  await Deno.mkdir(join(dir, "jail"));
+  await prepareJail(join(dir, "jail"));
+  const canary = join(dir, "jail", "canary.txt");
+  const policy = await writeFleetPolicy(dir);
+  const first = await startReplica(policy);
+  let second: Awaited<ReturnType<typeof startReplica>> | null = null;
+  try {
+    // Started after the first made the state dir's secret: both seal with it.
+    second = await startReplica(policy);
+    const state = await asked(first, CANARY.arguments);
+    assert.equal(await exists(canary), false, "nothing runs before the answer");
+    const ran = await post(second, CANARY.arguments, {
+      inputResponses: ACCEPT,
+      requestState: state,
+    });
+    const result = (ran.result as { structuredContent: CommandResult }).structuredContent;
+    assert.equal(result.code, "OK", result.policy_reason);
+    assert.ok(await exists(canary));
+    await Deno.remove(canary);
+
+    const replay = await post(first, CANARY.arguments, {
+      inputResponses: ACCEPT,
+      requestState: state,
+    });
+    assert.equal(codeOf(replay), -32602);
+    assert.equal(await exists(canary), false);
+
+    const records = (await Deno.readTextFile(join(dir, "audit.jsonl"))).split("\n")
+      .filter((l) => l !== "").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const requested = events(records, "approval_requested");
+    const answered = events(records, "approval_answered");
+    assert.equal(requested.length, 1);
+    assert.deepEqual(answered.map((r) => r.approval_id), [requested[0]?.approval_id]);
+    // Asked by one replica's writer, answered and run by the other's.
+    assert.notEqual(requested[0]?.writer, answered[0]?.writer);
+    const runs = records.filter((r) => r.kind === "attempt" && r.verdict === "allow");
+    assert.deepEqual(runs.map((r) => [r.approval_id, r.writer]), [
+      [requested[0]?.approval_id, answered[0]?.writer],
+    ]);
+    const refused = events(records, "request_state_refused");
+    assert.deepEqual(refused.map((r) => [r.reason, r.writer]), [[
+      "replayed",
+      requested[0]?.writer,
+    ]]);
+  } finally {
+    await second?.stop();
+    await first.stop();
+    await assertAuditVerifies(join(dir, "audit.jsonl"));
+    await Deno.remove(dir, { recursive: true });
   }
 });
