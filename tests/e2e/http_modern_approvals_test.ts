@@ -106,8 +106,18 @@ async function asked(
   const first = await post(server, args);
   const result = first.result as Record<string, unknown>;
   assert.equal(result?.resultType, "input_required", JSON.stringify(first));
-  const requests = result.inputRequests as Record<string, { method: string }>;
+  const requests = result.inputRequests as Record<
+    string,
+    { method: string; params: Record<string, unknown> }
+  >;
+  assert.deepEqual(Object.keys(requests), ["htmcp_approval"]);
   assert.equal(requests.htmcp_approval?.method, "elicitation/create");
+  // A form with no fields: the answer carries nothing but the human's choice.
+  assert.equal(requests.htmcp_approval?.params.mode, "form");
+  assert.deepEqual(requests.htmcp_approval?.params.requestedSchema, {
+    type: "object",
+    properties: {},
+  });
   return result.requestState as string;
 }
 
