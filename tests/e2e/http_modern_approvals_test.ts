@@ -13,7 +13,11 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import type { CommandResult } from "../../src/result/codes.ts";
 import { assertAuditVerifies, cleanUp, type ServerProcess, startServer } from "./_http_server.ts";
 import { LAUNCH, readServingUrl } from "../../scripts/conformance.ts";
-import { prepareJail } from "../_helpers/jail.ts";
+import { assertSandboxMode, prepareJail } from "../_helpers/jail.ts";
+import { createServerContext } from "../../src/server/context.ts";
+import { serveHttp } from "../../src/transport/http/server.ts";
+import { harnessPolicy, PIN } from "../transport/http/_harness.ts";
+import { connectWithOAuth } from "../transport/http/_oauth.ts";
 
 const POLICY = (ttlS: number) =>
   [
@@ -73,7 +77,7 @@ async function connect(
 
 /** One raw 2026 `tools/call` (the retry fields as given); the JSON-RPC answer. */
 async function post(
-  server: { readonly url: string },
+  server: { readonly url: string; readonly token?: string },
   args: Record<string, unknown>,
   retry: Record<string, unknown> = {},
 ): Promise<Record<string, unknown>> {
@@ -85,6 +89,7 @@ async function post(
       "mcp-protocol-version": "2026-07-28",
       "mcp-method": "tools/call",
       "mcp-name": "run_command",
+      ...(server.token === undefined ? {} : { authorization: `Bearer ${server.token}` }),
     },
     body: JSON.stringify({
       jsonrpc: "2.0",
@@ -341,6 +346,85 @@ Deno.test("http 2026-07-28: replicas on one state dir: a question asked by one i
     await second?.stop();
     await first.stop();
     await assertAuditVerifies(join(dir, "audit.jsonl"));
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("http 2026-07-28 with OAuth: a question asked of one client cannot be answered by another; its own retry runs once", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-e2e-mrtr-oauth-" }));
+  const jail = join(dir, "jail");
+  await Deno.mkdir(jail);
+  await prepareJail(jail);
+  const base = harnessPolicy(dir, { allow: ["touch"] });
+  const policy = {
+    ...base,
+    sandbox: { ...base.sandbox, mode: "bwrap" as const, acceptPathCheckOnly: false },
+    rules: [{
+      command: "touch",
+      denyArgs: ["canary.txt"],
+      reason: "a risky command",
+      enforce: "deny" as const,
+      decision: "prompt" as const,
+      justification: "a risky command",
+    }],
+    approval: { ttlMs: 60_000, waitMs: 300, require: "any" as const },
+  };
+  const built = await createServerContext(policy);
+  if (!built.ok) throw new Error(built.message);
+  const context = built.context;
+  await assertSandboxMode(context.executor, "bwrap");
+  const started = await serveHttp(context, {
+    listen: "127.0.0.1:0",
+    baseUrl: null,
+    adminPin: PIN,
+    warn: () => {},
+  });
+  if (!started.ok) throw new Error(started.message);
+  const url = `${started.server.url}/mcp`;
+  const tokens: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const connection = await connectWithOAuth(new URL(url), PIN);
+    const token = connection.provider.tokens()?.access_token;
+    await connection.close();
+    assert.ok(token !== undefined);
+    tokens.push(token);
+  }
+  const owner = { url, token: tokens[0] as string };
+  const other = { url, token: tokens[1] as string };
+  try {
+    const state = await asked(owner, CANARY.arguments);
+    const stolen = await post(other, CANARY.arguments, {
+      inputResponses: ACCEPT,
+      requestState: state,
+    });
+    assert.equal(codeOf(stolen), -32602);
+    assert.equal(await exists(join(jail, "canary.txt")), false, "nothing ran for the other client");
+
+    // The refusal spent nothing of the owner's: the state is checked for its caller first.
+    const ran = await post(owner, CANARY.arguments, {
+      inputResponses: ACCEPT,
+      requestState: state,
+    });
+    const result = (ran.result as { structuredContent: CommandResult }).structuredContent;
+    assert.equal(result.code, "OK", result.policy_reason);
+    assert.ok(await exists(join(jail, "canary.txt")));
+
+    const records = (await Deno.readTextFile(policy.auditLog)).split("\n").filter((l) => l !== "")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const refused = events(records, "request_state_refused");
+    assert.deepEqual(refused.map((r) => r.reason), ["other_caller"]);
+    const runs = records.filter((r) => r.kind === "attempt" && r.verdict === "allow");
+    assert.equal(runs.length, 1);
+    const requested = events(records, "approval_requested")[0];
+    const held = records.find((r) =>
+      r.kind === "attempt" && r.approval_id === requested?.approval_id
+    );
+    assert.equal(runs[0]?.client_id, held?.client_id);
+    assert.notEqual(refused[0]?.client_id, runs[0]?.client_id);
+  } finally {
+    await started.server.shutdown();
+    await context.close("test finished");
+    await assertAuditVerifies(policy.auditLog);
     await Deno.remove(dir, { recursive: true });
   }
 });
