@@ -60,9 +60,8 @@ export async function holdOverRoundTrip(
   held: HeldView,
 ): Promise<RoundTripResult> {
   const answer = roundTrip.answer;
-  // An answer about another run (the same arguments now resolve to other
-  // files, another binary) approves nothing: that run is asked about anew.
-  if (answer !== null && answer.runDigest === held.digest) {
+  if (answer !== null) {
+    // Every answer is on record, even one that ends up approving nothing.
     const allowed = answer.action === "accept";
     await context.audit.writeEvent("approval_answered", {
       approval_id: answer.approvalId,
@@ -71,6 +70,11 @@ export async function holdOverRoundTrip(
       by: "client_elicitation",
       delivery: "mrtr",
     });
+  }
+  // An answer about another run (the same arguments now resolve to other
+  // files, another binary) approves nothing: that run is asked about anew.
+  if (answer !== null && answer.runDigest === held.digest) {
+    const allowed = answer.action === "accept";
     return allowed ? { ok: true, approvalId: answer.approvalId } : {
       ok: false,
       code: "APPROVAL_DENIED",

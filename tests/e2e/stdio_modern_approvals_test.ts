@@ -62,6 +62,10 @@ async function start(client: Client, extra = ""): Promise<V2StdioHarness> {
   return h;
 }
 
+function events(records: Record<string, unknown>[], name: string) {
+  return records.filter((r) => r.kind === "event" && r.event === name);
+}
+
 function resultOf(result: unknown): CommandResult {
   return (result as { structuredContent: CommandResult }).structuredContent;
 }
@@ -233,6 +237,21 @@ Deno.test("stdio 2026-07-28: a replayed retry, a retry for other arguments, a fo
     }
     assert.equal(await exists(`${h.jail}/canary.txt`), false);
 
+    // An answer binds the run it was asked about, not only the words: a
+    // glob that matches one more file by the retry is another run, asked anew.
+    await Deno.writeTextFile(`${h.jail}/x1`, "");
+    const globbed = { name: "run_command", arguments: { command: "touch canary.txt x*" } };
+    const before = await h.client.callTool(globbed as never, { allowInputRequired: true } as never)
+      .then((r) => r as unknown as Record<string, unknown>);
+    assert.equal(before.resultType, "input_required", JSON.stringify(before));
+    await Deno.writeTextFile(`${h.jail}/x2`, "");
+    const after = await h.client.callTool(
+      { ...globbed, inputResponses: accept, requestState: before.requestState } as never,
+      { allowInputRequired: true } as never,
+    ) as unknown as Record<string, unknown>;
+    assert.equal(after.resultType, "input_required", "another run is asked about anew");
+    assert.equal(await exists(`${h.jail}/canary.txt`), false);
+
     // A valid state with no answer at all: asked again, under a new state.
     const unanswered = await firstRound(h.client);
     const again = await rawCall(h.client, {
@@ -264,6 +283,11 @@ Deno.test("stdio 2026-07-28: a replayed retry, a retry for other arguments, a fo
     );
     const runs = records.filter((r) => r.kind === "attempt" && r.verdict === "allow");
     assert.equal(runs.length, 1, "only the one accepted retry ran");
+    // The answer for the run that changed is on record, and approved nothing.
+    const superseded = events(records, "approval_answered").filter((r) =>
+      !runs.some((run) => run.approval_id === r.approval_id)
+    );
+    assert.deepEqual(superseded.map((r) => r.answer), ["allow"]);
     await assertAuditVerifies(h.auditLog);
   } finally {
     await h.close().catch(() => {});
