@@ -29,6 +29,18 @@ declare module "../audit/mod.ts" {
       readonly tool: string;
       readonly reason: string;
     };
+    /**
+     * A retry with a valid approval state whose `inputResponses` held no
+     * well-formed answer: refused with `-32602`, nothing ran.
+     */
+    input_response_refused: {
+      readonly protocol_era: string;
+      readonly transport: string;
+      readonly client_id: string | null;
+      readonly tool: string;
+      readonly approval_id: string;
+      readonly reason: string;
+    };
   }
 }
 

@@ -14,9 +14,9 @@ import type { CallerIdentity } from "../tools/caller.ts";
 import { createModernServer } from "./modern_server.ts";
 import { argumentsDigest, RequestStateSealer } from "./request_state.ts";
 import { stateStoreFor } from "../state/mod.ts";
+import { MODERN_ERA } from "../tools/caller.ts";
 
-/** The protocol revision of the stateless era, as audit records name it. */
-export const MODERN_ERA = "2026-07-28";
+export { MODERN_ERA } from "../tools/caller.ts";
 
 /** What the era needs from the rest of the server. */
 export interface ModernEraDeps {
@@ -78,6 +78,29 @@ export async function createModernEra(
             });
           }
           return opened;
+        },
+        roundTrip: {
+          seal: async (call, payload, ttlMs) =>
+            await sealer.seal(
+              {
+                caller: stateCaller(caller),
+                tool: call.name,
+                argumentsDigest: await argumentsDigest(call.arguments),
+                policyHash: deps.context.policyHash,
+              },
+              payload,
+              ttlMs,
+            ),
+          refused: async (call, approvalId, reason) => {
+            await deps.context.audit.writeEvent("input_response_refused", {
+              protocol_era: MODERN_ERA,
+              transport: caller.transport,
+              client_id: caller.clientId,
+              tool: call.name,
+              approval_id: approvalId,
+              reason,
+            });
+          },
         },
       });
     },

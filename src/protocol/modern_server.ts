@@ -5,7 +5,8 @@
  * the 2026 wire (`server/discover`, the per-request `_meta` envelope,
  * `resultType`, the `Mcp-Method`/`Mcp-Name` checks, streams); this module only
  * adds what the spec leaves to the server: a deterministic, cacheable tool
- * list and the `requestState` verifier.
+ * list, the `requestState` verifier, and the delivery of approval
+ * questions as `input_required` results (`input_required.ts`).
  *
  * Deny on failure: an error the linked server answers is passed on as the
  * same JSON-RPC error; a link that fails to initialize refuses the request.
@@ -14,7 +15,6 @@
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import {
-  type CallToolResult,
   CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
   type Implementation,
@@ -25,6 +25,13 @@ import {
 } from "@modelcontextprotocol/server";
 import { type LinkOutcome, V1Link } from "./v1_link.ts";
 import type { OpenedState } from "./request_state.ts";
+import { answerOf, deliverQuestion, type RoundTripDeps } from "./input_required.ts";
+import {
+  declaresFormElicitation,
+  ROUND_TRIP_META_KEY,
+  type RoundTripAnswer,
+  roundTripMeta,
+} from "../approvals/round_trip.ts";
 
 /**
  * How long a 2026 client may reuse a `tools/list` answer. Short, because the
@@ -49,6 +56,8 @@ export interface ModernServerOptions {
     state: string,
     call: { readonly name: string; readonly arguments: Record<string, unknown> },
   ) => Promise<OpenedState>;
+  /** Seals a question's state and audits an answer refused at this edge. */
+  readonly roundTrip: RoundTripDeps;
 }
 
 /**
@@ -105,15 +114,17 @@ export function createModernServer(options: ModernServerOptions): Server {
   server.setRequestHandler("tools/call", async (request, ctx) => {
     const link = await open(ctx);
     const args = request.params.arguments ?? {};
-    const params: Record<string, unknown> = { name: request.params.name, arguments: args };
+    const call = { name: request.params.name, arguments: args };
+    const params: Record<string, unknown> = { ...call };
     // Only what the tools use is passed on from the client's `_meta`.
     const meta: Record<string, unknown> = {};
     const progressToken = ctx.mcpReq._meta?.progressToken;
     if (progressToken !== undefined) meta.progressToken = progressToken;
     const state: unknown = ctx.mcpReq.requestState();
+    let answer: RoundTripAnswer | null = null;
     if (state !== undefined) {
       const opened = typeof state === "string"
-        ? await options.openState(state, { name: request.params.name, arguments: args })
+        ? await options.openState(state, call)
         : { ok: false as const, reason: "malformed" as const };
       if (!opened.ok) {
         throw new ProtocolError(-32602, "Invalid or expired requestState", {
@@ -121,7 +132,14 @@ export function createModernServer(options: ModernServerOptions): Server {
         });
       }
       meta[VERIFIED_STATE_META_KEY] = opened.payload;
+      answer = await answerOf(ctx, opened.payload, call, options.roundTrip);
     }
+    // The request's own capabilities decide whether a question may be asked.
+    const envelope: Readonly<Record<string, unknown>> = ctx.mcpReq.envelope ?? {};
+    meta[ROUND_TRIP_META_KEY] = roundTripMeta({
+      form: declaresFormElicitation(envelope[CLIENT_CAPABILITIES_META_KEY]),
+      answer,
+    });
     if (Object.keys(meta).length > 0) params._meta = meta;
     const result = unwrap(
       await link.request("tools/call", params, {
@@ -135,7 +153,7 @@ export function createModernServer(options: ModernServerOptions): Server {
         },
       }),
     );
-    return result as CallToolResult;
+    return await deliverQuestion(result, call, options.roundTrip);
   });
   return server;
 }

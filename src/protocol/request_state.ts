@@ -23,6 +23,7 @@ import { loadOrCreateSecret } from "../auth/state/secret.ts";
 import { loadOrCreateSharedSecret } from "../auth/state/shared_secret.ts";
 import type { StateStore } from "../state/mod.ts";
 import { encodeBase64Url as toBase64Url } from "../auth/_base64url.ts";
+import { MAX_STATE_TTL_MS } from "../approvals/round_trip.ts";
 
 /** What a state is bound to; all of it must match when it comes back. */
 export interface StateBinding {
@@ -49,8 +50,7 @@ export type OpenedState =
   | { readonly ok: true; readonly payload: unknown }
   | { readonly ok: false; readonly reason: StateRefusal };
 
-/** Longest lifetime a state may be sealed with: an operator's approval wait. */
-export const MAX_STATE_TTL_MS = 15 * 60_000;
+export { MAX_STATE_TTL_MS } from "../approvals/round_trip.ts";
 /** Bound on remembered used states, so a flood cannot grow memory without end. */
 const MAX_REMEMBERED = 100_000;
 const VERSION = "v1";

@@ -38,7 +38,7 @@ import {
   sessionStartTool,
 } from "../tools/session_tools.ts";
 import { registerAuditTailTools } from "./register_audit_tail.ts";
-import { elicitHook } from "./elicit.ts";
+import { clientQuestion } from "./elicit.ts";
 import { registerTaskSupport, taskServerOptions } from "./register_tasks.ts";
 
 const EXPLAIN_INPUT = {
@@ -116,13 +116,14 @@ export function createMcpServer(
     },
     async (args: CommandArgs, extra) => {
       const call = calls.begin(extra.requestId, extra.signal);
+      const question = clientQuestion(server, caller.protocolEra, extra._meta);
       try {
-        return toToolResult(
+        return question.carry(toToolResult(
           await runCommandTool(context, caller, args, call.signal, {
             ...progressHooks(extra),
-            ...elicitHook(server, caller.protocolEra),
+            ...question.hooks,
           }),
-        );
+        ));
       } finally {
         call.end();
       }

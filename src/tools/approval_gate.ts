@@ -7,7 +7,11 @@
  *
  * - in the client, by MCP elicitation (form mode), when the client declared
  *   it and `[approval] require` is not `"operator"`: the answer is for this
- *   call alone and is never stored, so a second identical call asks again;
+ *   call alone and is never stored, so a second identical call asks again.
+ *   A 2025 session asks with an elicitation request and waits; the
+ *   2026-07-28 era asks with an `input_required` result and reads the
+ *   answer from the retried call (`approval_round_trip.ts`): one question,
+ *   two deliveries;
  * - out of band, otherwise: a pending record in the state store that the
  *   operator answers with `htmcp approvals allow|deny ID`; the call waits at
  *   most `approval.wait_ms` for it, then returns `APPROVAL_PENDING` with the
@@ -34,6 +38,7 @@ import {
 } from "../approvals/mod.ts";
 import { jailRelative } from "./session_cwd.ts";
 import { redactArgv } from "../redact/mod.ts";
+import { type ClientRoundTrip, holdOverRoundTrip } from "./approval_round_trip.ts";
 
 declare module "../audit/mod.ts" {
   interface AuditEventFields {
@@ -47,6 +52,8 @@ declare module "../audit/mod.ts" {
       readonly rule: string;
       readonly justification: string;
       readonly expires_ms: number;
+      /** `"mrtr"` when asked through a 2026-07-28 `input_required` result. */
+      readonly delivery?: string;
     };
     /** A human answered; `by` is `client_elicitation` or `cli:USER`. */
     approval_answered: {
@@ -54,6 +61,8 @@ declare module "../audit/mod.ts" {
       readonly call_id: string;
       readonly answer: string;
       readonly by: string;
+      /** `"mrtr"` when answered on a 2026-07-28 retry with a sealed state. */
+      readonly delivery?: string;
     };
     /** An approval passed `approval.ttl_s` unanswered or unused. */
     approval_expired: { readonly approval_id: string; readonly call_id: string };
@@ -100,8 +109,10 @@ const KEEP_ENDED_MS = 86_400_000;
  * @param context The server context (policy, audit log, policy hash).
  * @param caller Who asks: the approval is bound to them.
  * @param held The command as checked (every refusing check already passed).
- * @param elicit The client's elicitation, when it declared it.
+ * @param elicit The client's elicitation, when it declared it (2025).
  * @param signal Aborted when the client cancels the call.
+ * @param roundTrip The 2026-07-28 client's question and answer channel,
+ *   when its request declared form elicitation.
  */
 export async function holdForApproval(
   context: ServerContext,
@@ -109,6 +120,7 @@ export async function holdForApproval(
   held: HeldCommand,
   elicit: Elicit | undefined,
   signal: AbortSignal | undefined,
+  roundTrip?: ClientRoundTrip,
 ): Promise<GateResult> {
   const settings = context.policy.approval ?? APPROVAL_DEFAULTS;
   const { checked } = held;
@@ -119,6 +131,18 @@ export async function holdForApproval(
   const rule = `${prompt.command} ${prompt.entry}`;
   const justification = [...new Set(checked.prompts.map((p) => p.justification))].join(" ");
 
+  if (roundTrip !== undefined && settings.require !== "operator") {
+    return await holdOverRoundTrip(context, roundTrip, {
+      callId: held.callId,
+      argv,
+      cwd,
+      rule,
+      justification,
+      digest: await heldDigest(argv, held),
+      message: approvalMessage(argv, held, cwd, rule, justification),
+      ttlMs: settings.ttlMs,
+    });
+  }
   if (elicit !== undefined && settings.require !== "operator") {
     const approvalId = newApprovalId();
     await context.audit.writeEvent("approval_requested", {
@@ -166,13 +190,7 @@ export async function holdForApproval(
   const approvals = new ApprovalStore(state);
   const binding: ApprovalBinding = {
     owner: sessionOwner(caller.clientId),
-    digest: await runDigest({
-      argv,
-      run: checked.run,
-      cwd: checked.cwd,
-      plan: checked.plan,
-      stdin: held.stdin ?? null,
-    }),
+    digest: await heldDigest(argv, held),
     policyHash: context.policyHash,
   };
   let record = await approvals.findOpen(binding);
@@ -303,6 +321,18 @@ async function waitForAnswer(
     await sleep(Math.min(POLL_MS, left), signal);
     record = await approvals.get(id);
   }
+}
+
+/** The digest an approval binds: every stage's argv and environment, redirections, cwd, stdin. */
+function heldDigest(argv: readonly string[], held: HeldCommand): Promise<string> {
+  const { checked } = held;
+  return runDigest({
+    argv,
+    run: checked.run,
+    cwd: checked.cwd,
+    plan: checked.plan,
+    stdin: held.stdin ?? null,
+  });
 }
 
 function refuse(code: ResultCode, approvalId: string | null, reason: string): GateResult {

@@ -24,6 +24,9 @@ export interface CallerIdentity {
   readonly protocolEra?: string;
 }
 
+/** The protocol revision of the stateless era, as callers and audit records name it. */
+export const MODERN_ERA = "2026-07-28";
+
 /** The stdio caller: the local operator's own client. */
 export const STDIO_CALLER: CallerIdentity = Object.freeze({
   transport: "stdio",

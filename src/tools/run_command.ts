@@ -29,6 +29,7 @@ import { headAndTail, jobsFor, LiveOutput, newJobId } from "../jobs/mod.ts";
 import type { CommandInput } from "./snapshot.ts";
 import type { Sessions } from "../session/mod.ts";
 import { type Elicit, holdForApproval } from "./approval_gate.ts";
+import type { ClientRoundTrip } from "./approval_round_trip.ts";
 
 export const RUN_COMMAND_DESCRIPTION =
   "Run allowlisted commands inside the jail directory, without a shell: htmcp " +
@@ -55,6 +56,12 @@ export interface RunHooks {
    * the client declared it. Used for commands a prompt rule holds.
    */
   readonly elicit?: Elicit;
+  /**
+   * The 2026-07-28 client's question channel (an `input_required` result
+   * and the retried call's answer); present only when the request declared
+   * form elicitation.
+   */
+  readonly roundTrip?: ClientRoundTrip;
 }
 
 /**
@@ -270,6 +277,7 @@ async function runChecked(
         },
         hooks.elicit,
         signal,
+        hooks.roundTrip,
       );
       if (!gate.ok) {
         await audit.writeAttempt({

@@ -35,7 +35,12 @@ export interface V2StdioHarness {
 /** Starts the server over stdio and connects a v2 client in `era`. */
 export async function startV2Stdio(
   era: Era,
-  options: { allow?: readonly string[]; extraToml?: string } = {},
+  options: {
+    allow?: readonly string[];
+    extraToml?: string;
+    /** A client built by the test (capabilities, handlers), connected here; else `v2Client(era)`. */
+    client?: Client;
+  } = {},
 ): Promise<V2StdioHarness> {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-e2e-v2-" }));
   const jail = `${dir}/jail`;
@@ -61,7 +66,7 @@ export async function startV2Stdio(
   transport.stderr?.on("data", (chunk: Uint8Array) => {
     stderrText += new TextDecoder().decode(chunk);
   });
-  const client = v2Client(era);
+  const client = options.client ?? v2Client(era);
   try {
     await client.connect(transport);
   } catch (error) {
