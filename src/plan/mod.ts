@@ -16,7 +16,7 @@ export type {
   Redirection,
   Step,
 } from "./types.ts";
-export { isSimpleCommand, parsePlan, PLAN_LIMITS } from "./parse.ts";
+export { isSimpleCommand, parsePlan, PLAN_LIMITS, type PlanLimits } from "./parse.ts";
 export {
   type CheckedPipeline,
   type CheckedPlan,
@@ -26,5 +26,9 @@ export {
   DEV_NULL,
   type PlanCheckResult,
 } from "./check_plan.ts";
-export { expandGlob, GLOB_LIMITS, type GlobResult } from "./expand_glob.ts";
+export { expandGlob, GLOB_LIMITS, type GlobLimits, type GlobResult } from "./expand_glob.ts";
 export { checkDecided, checkWords, type WordsCheck } from "./check_words.ts";
+// The vocabulary the checks return, so the surface is complete (the policy's
+// own types are the policy module's).
+export type { ResolvedCommand } from "../config/types.ts";
+export type { ResultCode } from "../result/codes.ts";
