@@ -28,7 +28,8 @@ export {
 } from "./check_plan.ts";
 export { expandGlob, GLOB_LIMITS, type GlobLimits, type GlobResult } from "./expand_glob.ts";
 export { checkDecided, checkWords, type WordsCheck } from "./check_words.ts";
-// The vocabulary the checks return, so the surface is complete (the policy's
-// own types are the policy module's).
+// The vocabulary and the policy's types the checks take and return, so the
+// surface is complete.
 export type { ResolvedCommand } from "../config/types.ts";
 export type { ResultCode } from "../result/codes.ts";
+export type { Decision, PolicyRefusalCode, PromptHit, RunSpec, Word } from "../policy/mod.ts";
