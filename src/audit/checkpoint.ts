@@ -43,6 +43,7 @@ export interface CheckpointFields {
   readonly ts: string;
   /** Writer id of the `AuditLog` that wrote it (the `writer` of its records). */
   readonly writer: string;
+  /** What made the writer sign now: a `seq` interval, a rotation or shutdown. */
   readonly reason: CheckpointReason;
   /** Fingerprint of the signing key (see `keyFingerprint`). */
   readonly key: string;
@@ -50,6 +51,7 @@ export interface CheckpointFields {
 
 /** A checkpoint with its signature (base64url, 64 bytes). */
 export interface Checkpoint extends CheckpointFields {
+  /** Ed25519 signature over the fields in signing order, base64url. */
   readonly sig: string;
 }
 

@@ -29,15 +29,21 @@ const ALGORITHM = { name: "Ed25519" } as const;
 
 /** The public key as a JWK (RFC 8037), with its fingerprint as `kid`. */
 export interface PublicKeyJwk {
+  /** RFC 8037 key type for Edwards-curve keys. */
   readonly kty: "OKP";
+  /** The only curve the checkpoints are signed with. */
   readonly crv: "Ed25519";
+  /** The raw 32-byte public key, base64url. */
   readonly x: string;
+  /** The key's fingerprint (`keyFingerprint` of `x`), which each checkpoint names. */
   readonly kid: string;
 }
 
 /** The signing key, ready to use. */
 export interface CheckpointKey {
+  /** Signs checkpoints; never leaves the state directory. */
   readonly privateKey: CryptoKey;
+  /** The half an operator copies off the machine to verify with (`htmcp audit key`). */
   readonly publicJwk: PublicKeyJwk;
   /** First 16 hex digits of the SHA-256 of the raw public key. */
   readonly fingerprint: string;
@@ -50,9 +56,16 @@ export type KeyResult =
 
 /** A public key read for verification. */
 export interface VerifyKey {
+  /** Checks checkpoint signatures. */
   readonly publicKey: CryptoKey;
+  /** Recomputed from the key bytes (a `kid` in the file is not trusted). */
   readonly fingerprint: string;
 }
+
+/** A public key read from its file, or the sentence why the text is not one. */
+export type ReadVerifyKeyResult =
+  | { readonly ok: true; readonly key: VerifyKey }
+  | { readonly ok: false; readonly problem: string };
 
 /** Fingerprint of a raw 32-byte Ed25519 public key. */
 export function keyFingerprint(raw: Uint8Array): string {
@@ -82,6 +95,7 @@ function publicJwkOf(x: string): PublicKeyJwk {
  * @returns the key, or why it cannot be used
  * @example
  * ```ts
+ * import { loadOrCreateCheckpointKey } from "./checkpoint_key.ts";
  * const loaded = await loadOrCreateCheckpointKey("/var/lib/htmcp");
  * if (loaded.ok) console.log(JSON.stringify(loaded.key.publicJwk));
  * ```
@@ -153,7 +167,7 @@ export async function loadOrCreateCheckpointKey(stateDir: string): Promise<KeyRe
  */
 export async function readVerifyKey(
   text: string,
-): Promise<{ ok: true; key: VerifyKey } | { ok: false; problem: string }> {
+): Promise<ReadVerifyKeyResult> {
   let value: unknown;
   try {
     value = JSON.parse(text);

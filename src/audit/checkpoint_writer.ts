@@ -35,6 +35,7 @@ export interface CheckpointSettings {
   readonly path: string;
   /** A checkpoint each time `seq` passes a multiple of this; 0: only at rotation and shutdown. */
   readonly every: number;
+  /** The signing key from the state directory (`loadOrCreateCheckpointKey`). */
   readonly key: CheckpointKey;
   /** Also print each checkpoint as one line on stderr. */
   readonly stderr: boolean;

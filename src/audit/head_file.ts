@@ -10,6 +10,9 @@
 import { readChainTail } from "./tail.ts";
 
 /**
+ * Prints the chain head of the log at `path` as `seq=N sha256=HEX`, the
+ * line an operator pins elsewhere to detect a later cut of the log's end.
+ *
  * @param path the log file
  * @param print receives the one output line (default: stdout)
  * @returns 0 when printed, 2 when the file cannot be read as a log

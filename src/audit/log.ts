@@ -255,10 +255,14 @@ export class AuditLog {
    * @throws {TypeError} on a bad `failMode` or missing `redact`
    * @example
    * ```ts
+   * import { type AttemptFields, AuditLog } from "./mod.ts";
+   * declare const fields: AttemptFields;
+   * declare function refuse(code: "AUDIT_UNAVAILABLE"): never;
+   * const redact = (text: string) => text; // the policy's redactor
    * const opened = await AuditLog.open("/var/log/htmcp/audit.jsonl", "closed", { redact });
    * if (!opened.ok) throw new Error(opened.reason);
    * const written = await opened.log.writeAttempt(fields);
-   * if (!written.ok && opened.log.failMode === "closed") return refuse("AUDIT_UNAVAILABLE");
+   * if (!written.ok && opened.log.failMode === "closed") refuse("AUDIT_UNAVAILABLE");
    * ```
    */
   static async open(

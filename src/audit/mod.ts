@@ -8,11 +8,15 @@
  *
  * @example
  * ```ts
- * import { AuditLog } from "./src/audit/mod.ts";
- * const opened = await AuditLog.open(policy.auditLog, policy.auditFailMode, { redact });
+ * import { AuditLog, verifyAuditChain } from "./mod.ts";
+ * const path = `${await Deno.makeTempDir()}/audit.jsonl`;
+ * const opened = await AuditLog.open(path, "closed", { redact: (text) => text });
  * if (!opened.ok) throw new Error(opened.reason); // startup fails loudly
- * const attempt = await opened.log.writeAttempt({ call_id, tool: "run_command", ... });
- * if (!attempt.ok && opened.log.failMode === "closed") return "AUDIT_UNAVAILABLE";
+ * const written = await opened.log.writeEvent("server_stop", { reason: "example" });
+ * // In fail-closed mode a write that did not reach the disk refuses the call.
+ * if (!written.ok && opened.log.failMode === "closed") throw new Error("AUDIT_UNAVAILABLE");
+ * await opened.log.close();
+ * verifyAuditChain(await Deno.readTextFile(path)).ok; // true
  * ```
  *
  * @module
@@ -62,13 +66,21 @@ export {
   type CheckpointFields,
   type CheckpointReason,
   parseCheckpointLine,
+  type ParseCheckpointResult,
 } from "./checkpoint.ts";
+// The types the records and options name, so the surface is complete.
+export type { ResultCode } from "../result/codes.ts";
+export type { AuditRotation } from "../config/types.ts";
 export {
   type CheckpointKey,
   keyFingerprint,
+  type KeyResult,
   loadOrCreateCheckpointKey,
   type PublicKeyJwk,
   readVerifyKey,
+  type ReadVerifyKeyResult,
+  type VerifyKey,
 } from "./checkpoint_key.ts";
-export { type CheckpointSettings, CheckpointWriter } from "./checkpoint_writer.ts";
+// The writer itself is the AuditLog's own part (one per log): only its settings are public.
+export type { CheckpointSettings } from "./checkpoint_writer.ts";
 export { type CheckpointVerifyRequest, runCheckpointVerify } from "./verify_checkpoints.ts";

@@ -117,7 +117,9 @@ export interface AttemptFields {
 
 /** What the audit keeps of a call's stdin text. */
 export interface AuditStdin {
+  /** Length of the text in UTF-8 bytes. */
   readonly bytes: number;
+  /** SHA-256 (hex) of those bytes: proves which input ran without keeping it. */
   readonly sha256: string;
 }
 
@@ -125,6 +127,7 @@ export interface AuditStdin {
 export interface AuditPlanStage {
   /** `null` for the first stage, `|` inside a pipeline, or the sequence connector. */
   readonly joined: "|" | "&&" | "||" | ";" | null;
+  /** The stage's argv as it runs (redacted by the log, word by word). */
   readonly argv: readonly string[];
   /** Redirections as text (`> /jail/out.txt`, `2>&1`), in order. */
   readonly redirects: readonly string[];
@@ -325,6 +328,7 @@ export type SegmentFinding =
  * replaced log is never a silent new chain at `seq 1`.
  */
 export interface SegmentFields {
+  /** What the writer found at the path that made it start a new segment. */
   readonly found: SegmentFinding;
   /** `seq` of the last record the writer knew of in the previous file; 0 when none. */
   readonly previous_seq: number;

@@ -11,14 +11,19 @@ import type { AuditLog } from "./log.ts";
 /**
  * Makes SIGHUP call `log.reopen()` until the returned function is called.
  *
- * @param log the server's audit log
+ * @param owner holds the server's audit log (`audit`), read at each signal
  * @param warn receives one line when the reopened log is still unwritable (default: stderr)
  * @returns a function that removes the listener
  * @example
  * ```ts
- * const stop = reopenAuditOnSighup(context);
- * await served;
+ * import { AuditLog, reopenAuditOnSighup } from "./mod.ts";
+ * const path = `${await Deno.makeTempDir()}/audit.jsonl`;
+ * const opened = await AuditLog.open(path, "closed", { redact: (text) => text });
+ * if (!opened.ok) throw new Error(opened.reason);
+ * const stop = reopenAuditOnSighup({ audit: opened.log });
+ * // ... serve; logrotate's postrotate sends SIGHUP ...
  * stop();
+ * await opened.log.close();
  * ```
  */
 export function reopenAuditOnSighup(

@@ -23,8 +23,11 @@ const TRACESTATE_MEMBER =
 
 /** A checked trace context. */
 export interface TraceContext {
+  /** The whole checked `traceparent` header value, as the client sent it. */
   readonly traceparent: string;
+  /** Its 32 hex digits of trace id (never all zero). */
   readonly traceId: string;
+  /** Its 16 hex digits of parent span id (never all zero). */
   readonly parentId: string;
   /** The checked `tracestate`, or null when absent or malformed. */
   readonly tracestate: string | null;

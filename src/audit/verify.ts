@@ -44,12 +44,15 @@ export interface ChainResetNote {
 
 /** A `segment` record: where the writer started anew, and what it found. */
 export interface SegmentNote {
+  /** 1-based line of the `segment` record in the file. */
   readonly line: number;
+  /** Its `seq`. */
   readonly seq: number;
   /** `path_missing`, `new_empty_file`, `file_replaced` or `file_truncated`. */
   readonly found: string;
   /** The last head the writer knew before: `seq` and line hash. */
   readonly previousSeq: number;
+  /** The line hash of that previous head, which the previous file must end with. */
   readonly previousSha256: string;
   /** `seq` of a record the writer's append displaced to the start of a truncated file; else null. */
   readonly firstDisplacedSeq: number | null;
@@ -57,11 +60,17 @@ export interface SegmentNote {
 
 /** A `records_dropped` record: records an open-mode writer could not write. */
 export interface DroppedNote {
+  /** 1-based line of the `records_dropped` record in the file. */
   readonly line: number;
+  /** Its `seq`. */
   readonly seq: number;
+  /** How many records the writer could not write. */
   readonly count: number;
+  /** When the first of them was due (ISO 8601 UTC). */
   readonly firstTs: string;
+  /** When the last of them was due (ISO 8601 UTC). */
   readonly lastTs: string;
+  /** The writer id that dropped them; null in records that predate writer ids. */
   readonly writer: string | null;
 }
 
@@ -131,6 +140,8 @@ export class ChainVerifier {
   readonly #allowDisplacedStart: boolean;
 
   /**
+   * Starts a verifier at the beginning of a file; feed it with `push`.
+   *
    * @param options `allowDisplacedStart`: report an unexplained displaced
    *   first record as `displacedStart` instead of failing (for a series, whose
    *   next file may explain it)

@@ -197,6 +197,10 @@ function describeCheckpoint(checkpoint: Checkpoint): string {
 }
 
 /**
+ * `htmcp audit verify --checkpoints`: verifies the chain of a log series and
+ * checks each signed checkpoint against it, so records cut off the end
+ * (which leave a valid, shorter chain) are found and counted.
+ *
  * @param request the logs, the checkpoint file and the public key file
  * @param print receives each verdict line (default: stdout)
  * @returns 0 intact and every checkpoint matched; 1 a broken chain, a

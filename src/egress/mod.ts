@@ -15,6 +15,8 @@ export {
 export { MAX_HEAD_BYTES, parseProxyRequest, type ProxyRequest } from "./request_head.ts";
 export { isLocalAddress } from "./local_address.ts";
 export { type EgressProxy, type EgressProxyOptions, startEgressProxy } from "./proxy.ts";
+// The fail mode the proxy's options name (the audit log is the audit module's).
+export type { AuditFailMode } from "../audit/mod.ts";
 export {
   EGRESS_SLOTS,
   egressSocketDir,

@@ -56,9 +56,13 @@ declare module "../audit/mod.ts" {
 export interface EgressProxyOptions {
   /** The listening Unix socket (`listenOnFreeSlot`) and its path. */
   readonly listener: Deno.Listener;
+  /** The socket's path, removed again by `close`. */
   readonly socketPath: string;
+  /** `[sandbox] network_allow`: the only destinations a request may name. */
   readonly rules: readonly EgressRule[];
+  /** Where each allowed and refused connection is recorded. */
   readonly audit: Pick<AuditLog, "writeEvent">;
+  /** `closed`: a connection whose audit record could not be written is never opened (503). */
   readonly failMode: AuditFailMode;
   /** Connections open at once (default 256); beyond, 503. */
   readonly maxConnections?: number;
@@ -68,6 +72,7 @@ export interface EgressProxyOptions {
 
 /** A running proxy. */
 export interface EgressProxy {
+  /** The socket the in-sandbox forwarder connects to. */
   readonly socketPath: string;
   /** Stops accepting, ends open connections, removes the socket. */
   close(): Promise<void>;

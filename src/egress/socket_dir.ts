@@ -15,14 +15,17 @@
  *
  * @module
  */
-import type { Policy } from "../config/types.ts";
-
 /**
  * The folder for `policy`'s socket: `/tmp/htmcp-egress-` and a 64-bit FNV-1a
  * of the jail root and audit log, so servers of different policies do not
  * share one. Pure.
+ *
+ * @param policy The jail root and audit log path of the policy (a `Policy` is one).
+ * @returns The folder's absolute path.
  */
-export function egressSocketDir(policy: Pick<Policy, "jailRoot" | "auditLog">): string {
+export function egressSocketDir(
+  policy: { readonly jailRoot: string; readonly auditLog: string },
+): string {
   let hash = 0xcbf29ce484222325n;
   for (const byte of new TextEncoder().encode(`${policy.jailRoot}\0${policy.auditLog}`)) {
     hash = ((hash ^ BigInt(byte)) * 0x100000001b3n) & 0xffffffffffffffffn;

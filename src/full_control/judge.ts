@@ -14,7 +14,7 @@
  *
  * @module
  */
-import type { Policy } from "../config/types.ts";
+import type { ArgRule } from "../config/types.ts";
 import { findRuleHit } from "../policy/mod.ts";
 import { type ShellWord, splitSimpleCommands } from "./split.ts";
 
@@ -81,13 +81,33 @@ const OPTION_OR_NUMBER = /^(-.*|[0-9][0-9.]*[smhd]?)$/;
 const MAX_NESTING = 8;
 
 /**
+ * What of a policy the shell judge applies (a loaded `Policy` is one): the
+ * denylist and the argument rules, which is all full-control mode keeps of
+ * the policy (the allowlist does not apply to bash text).
+ */
+export interface ShellPolicy {
+  /** Command names refused wherever they start a simple command (compared in lower case). */
+  readonly denylist: ReadonlySet<string>;
+  /** The argument rules, applied to each simple command as to an argv call. */
+  readonly rules: readonly ArgRule[];
+}
+
+/**
  * Judges `text` for full-control mode.
  *
  * @param policy The loaded policy (its denylist and rules).
  * @param text The bash text the model sent.
  * @returns The simple commands found, or the refusal with its code.
+ *
+ * @example
+ * ```ts
+ * import { judgeShellText } from "./judge.ts";
+ * const policy = { denylist: new Set(["rm"]), rules: [] };
+ * judgeShellText(policy, "ls | grep x").ok; // true
+ * judgeShellText(policy, "ls && $(echo x; rm -rf /tmp/x)").ok; // false: rm starts a simple command
+ * ```
  */
-export function judgeShellText(policy: Policy, text: string): ShellJudgement {
+export function judgeShellText(policy: ShellPolicy, text: string): ShellJudgement {
   const denied = new Set([...policy.denylist].map((name) => name.toLowerCase()));
   const found: string[][] = [];
   const refusal = judgeText(policy, denied, text, found, 0);
@@ -97,7 +117,7 @@ export function judgeShellText(policy: Policy, text: string): ShellJudgement {
 type Refusal = Extract<ShellJudgement, { ok: false }>;
 
 function judgeText(
-  policy: Policy,
+  policy: ShellPolicy,
   denied: ReadonlySet<string>,
   text: string,
   found: string[][],
@@ -123,7 +143,7 @@ function judgeText(
 }
 
 function judgeCommand(
-  policy: Policy,
+  policy: ShellPolicy,
   denied: ReadonlySet<string>,
   words: readonly ShellWord[],
   found: string[][],
@@ -175,7 +195,7 @@ function judgeCommand(
 
 /** `bash -c TEXT` (also `-ec`, `-lc`): TEXT is judged as bash text. */
 function judgeShellArgument(
-  policy: Policy,
+  policy: ShellPolicy,
   denied: ReadonlySet<string>,
   args: readonly ShellWord[],
   found: string[][],

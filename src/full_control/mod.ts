@@ -5,7 +5,9 @@
  * @module
  */
 export { type ShellWord, type SplitResult, splitSimpleCommands } from "./split.ts";
-export { judgeShellText, type ShellJudgement } from "./judge.ts";
+export { judgeShellText, type ShellJudgement, type ShellPolicy } from "./judge.ts";
+// The argument rules `ShellPolicy` names, so the surface is complete.
+export type { ArgRule } from "../config/types.ts";
 export {
   FULL_CONTROL_NOTICE,
   FULL_CONTROL_RUN_DESCRIPTION,

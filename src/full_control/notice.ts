@@ -15,7 +15,7 @@ export const FULL_CONTROL_NOTICE =
   "Full-control mode is on: command text runs as bash -c TEXT (pipes, variables, loops, $(...) and interpreters work) inside the kernel sandbox, which is the boundary; only the jail is writable. The denylist still refuses a denylisted first word of any simple command. argv input is judged by the ordinary policy.";
 
 /** `run_command`'s description in full-control mode. */
-export const FULL_CONTROL_RUN_DESCRIPTION =
+export const FULL_CONTROL_RUN_DESCRIPTION: string =
   "Run a bash command line inside the sandboxed jail directory: the text runs as " +
   "bash -c TEXT, so pipes, redirections, variables, loops, $(...), && and " +
   "interpreters (python3, node, sh) all work. Only the jail is writable and the " +

@@ -10,7 +10,12 @@
 import type { Policy } from "../config/types.ts";
 import { DEFAULT_FETCH_BOUNDS, discoverJwksUri, fetchJsonObject } from "../auth/bearer/mod.ts";
 
-/** The probe for `policy`, or null when it is not in external mode. */
+/**
+ * The probe for `policy`, or null when it is not in external mode.
+ *
+ * @param policy The loaded policy (its `[auth]` mode and external provider).
+ * @returns A probe resolving true when the key set was fetched and holds a key, else false.
+ */
 export function jwksProbeFor(policy: Policy): (() => Promise<boolean>) | null {
   const external = policy.auth.mode === "external" ? policy.auth.external : null;
   if (external === null) return null;

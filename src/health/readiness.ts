@@ -26,21 +26,32 @@ import { stateStoreFor } from "../state/mod.ts";
 
 /** The per-check booleans, and whether all of them hold. */
 export interface ReadinessReport {
+  /** True only when every check holds: `/readyz` answers 200 then, 503 otherwise. */
   readonly ready: boolean;
+  /** Each check by name (`policy`, `audit`, `sandbox`, `store`, `jwks`), booleans only. */
   readonly checks: Readonly<Record<string, boolean>>;
 }
 
 /** How long one computed report is reused. */
 export const READINESS_CACHE_MS = 1_000;
 
+/** What `createReadiness` needs besides the server's context. */
 export interface ReadinessOptions {
   /** In external mode, whether the provider's key set is reachable; null otherwise. */
   readonly jwks: (() => Promise<boolean>) | null;
+  /** How long a computed report is reused; default `READINESS_CACHE_MS`. */
   readonly cacheMs?: number;
+  /** Clock in milliseconds; default `Date.now` (tests pass their own). */
   readonly now?: () => number;
 }
 
-/** Builds the readiness probe of one server. */
+/**
+ * Builds the readiness probe of one server.
+ *
+ * @param context The policy and the executor whose sandbox probes are reported.
+ * @param options The provider key check, the cache time and the clock.
+ * @returns A probe that resolves the current report, computed at most once per `cacheMs`.
+ */
 export function createReadiness(
   context: Pick<ServerContext, "policy" | "executor">,
   options: ReadinessOptions,

@@ -23,6 +23,15 @@ const HEADERS = {
  * Answers a health path, or returns null for any other path.
  *
  * @param readiness The server's readiness probe.
+ * @returns The route: a response for `/healthz` and `/readyz`, null for any other path.
+ *
+ * @example
+ * ```ts
+ * import { createHealthRoute } from "./route.ts";
+ * const route = createHealthRoute(() => Promise.resolve({ ready: false, checks: { audit: false } }));
+ * const response = await route(new Request("http://10.0.0.7:8080/readyz"), "/readyz");
+ * response?.status; // 503: a load balancer stops sending traffic here
+ * ```
  */
 export function createHealthRoute(
   readiness: () => Promise<ReadinessReport>,

@@ -40,6 +40,13 @@ export function isDownloadPath(path: string): boolean {
 /**
  * `path` as every record and log line may show it: a download path's last
  * segment is the token itself, the whole capability, so it is masked.
+ *
+ * @example
+ * ```ts
+ * import { maskedPath } from "./route.ts";
+ * maskedPath("/download/Zm9vYmFyYmF6"); // "/download/{token}"
+ * maskedPath("/mcp"); // "/mcp"
+ * ```
  */
 export function maskedPath(path: string): string {
   return isDownloadPath(path) ? `${DOWNLOAD_PREFIX}{token}` : path;

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Policy } from "../config/types.ts";
+import type { AuditFailMode, LinkSettings } from "../config/types.ts";
 import { type LinkAudit, ownerClientId } from "./audit_events.ts";
 import { handleDownload } from "./route.ts";
 import { LinkStore } from "./store.ts";
@@ -16,6 +16,7 @@ export const SWEEP_INTERVAL_MS = 60_000;
 
 /** A running link feature. */
 export interface LinkService {
+  /** The links themselves (the tools create, list and revoke through it). */
   readonly store: LinkStore;
   /** Serves `GET /download/{token}`. */
   route(request: Request, remoteAddr: string): Promise<Response>;
@@ -25,15 +26,28 @@ export interface LinkService {
   stop(): void;
 }
 
+/** What of a policy the link feature reads (a loaded `Policy` is one). */
+export interface LinksPolicy {
+  /** `[links]`: whether they are on, and their limits. */
+  readonly links: LinkSettings;
+  /** Where links and snapshots are kept; null: no links (they are durable or absent). */
+  readonly stateDir: string | null;
+  /** The jail the linked files must be in. */
+  readonly jailRoot: string;
+  /** `closed`: a download whose audit record could not be written is not served. */
+  readonly auditFailMode: AuditFailMode;
+}
+
 /**
  * Starts links for `policy`, or returns null when they are off.
  *
  * @param policy The frozen policy.
  * @param audit Where link events go.
  * @param now The clock (tests move it).
+ * @returns The running feature (its sweep already run once), or null.
  */
 export async function startLinks(
-  policy: Policy,
+  policy: LinksPolicy,
   audit: LinkAudit,
   now: () => number = Date.now,
 ): Promise<LinkService | null> {

@@ -29,31 +29,43 @@ const STALE_TEMP_MS = 60 * 60 * 1000;
 
 /** What is stored of one link (never the token). */
 export interface LinkRecord {
+  /** The record's name: the SHA-256 of the token, so the store never holds a usable token. */
   readonly link_id: string;
   /** `local` or `client:<id>` (`sessionOwner`). */
   readonly owner: string;
   /** The file's path relative to the jail root. */
   readonly path: string;
+  /** SHA-256 (hex) of the snapshot: what a download serves, whatever the file became. */
   readonly sha256: string;
+  /** The snapshot's length in bytes. */
   readonly size: number;
+  /** Served `inline` (shown by a browser) rather than as an attachment. */
   readonly inline: boolean;
   /** The Content-Type an inline download gets (text/plain or application/octet-stream). */
   readonly inline_type: string;
+  /** When it was created (ms since the epoch). */
   readonly created_ms: number;
+  /** When it stops working (ms since the epoch). */
   readonly expires_ms: number;
   /** Null: unlimited within the lifetime. */
   readonly max_downloads: number | null;
+  /** Downloads so far; the one that reaches `max_downloads` deletes the link. */
   readonly downloads: number;
 }
 
 /** What `create_file_link` asks for, after validation against the settings. */
 export interface LinkRequest {
+  /** The file, as the caller named it (confined to the jail when the snapshot is taken). */
   readonly path: string;
+  /** The lifetime in milliseconds, at most the settings' `maxTtlMs`. */
   readonly ttlMs: number;
+  /** Downloads allowed, or null for any number within the lifetime. */
   readonly maxDownloads: number | null;
+  /** Serve it inline rather than as an attachment. */
   readonly inline: boolean;
 }
 
+/** The new link's token (shown once, never stored) and record, or the refusal with its code. */
 export type CreateResult =
   | { readonly ok: true; readonly token: string; readonly record: LinkRecord }
   | {
@@ -64,13 +76,16 @@ export type CreateResult =
 
 /** A claimed download: the open snapshot and the record after this download was counted. */
 export interface Claimed {
+  /** The record with this download counted. */
   readonly record: LinkRecord;
+  /** The snapshot, open for reading; the caller serves it and then closes it. */
   readonly file: Deno.FsFile;
 }
 
 /** Why a token did not lead to a download (for the audit only; the client sees one 404). */
 export type ClaimRefusal = "malformed" | "unknown" | "expired" | "missing_snapshot";
 
+/** The download to serve, or why the token leads to none (with the record, when one exists). */
 export type ClaimResult =
   | { readonly ok: true; readonly claimed: Claimed }
   | { readonly ok: false; readonly why: ClaimRefusal; readonly record: LinkRecord | null };
@@ -96,6 +111,8 @@ export class LinkStore {
   readonly #now: () => number;
 
   /**
+   * Opens nothing: links are read and written in the state directory on each call.
+   *
    * @param stateDir The state directory (checked 0700 on first use).
    * @param jailRoot The jail's real path.
    * @param settings The policy's `[links]`.

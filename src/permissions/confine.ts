@@ -72,6 +72,7 @@ export function layerLine(layer: PermissionLayer, detail: string): string {
   return `htmcp: permission layer: ${layer} (${detail})`;
 }
 
+/** What `serveConfined` confines, and how it reports. */
 export interface ServeConfinedOptions {
   /** The loaded policy; the set is derived from it (on the main thread only). */
   readonly policy: Policy;
@@ -94,11 +95,15 @@ export interface ServeConfinedOptions {
  * @returns The exit code of the core, wherever it ran; 1 when it could not be confined.
  * @example
  * ```ts
- * return await serveConfined({ policy, listen }, async (layer) => {
- *   const built = await createServerContext(policy);
- *   ...
- *   return 0;
+ * import { layerLine, serveConfined } from "./mod.ts";
+ * import type { Policy } from "../config/types.ts";
+ * declare const policy: Policy;
+ * declare function serve(policy: Policy): Promise<number>; // opens the audit log, serves
+ * const code = await serveConfined({ policy, listen: "127.0.0.1:8080" }, async (layer) => {
+ *   console.error(layerLine(layer, "serving"));
+ *   return await serve(policy);
  * });
+ * Deno.exit(code);
  * ```
  */
 export async function serveConfined(

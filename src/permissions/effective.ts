@@ -58,10 +58,15 @@ function ancestors(path: string): string[] {
 }
 
 /**
+ * Compares the permissions in force with `set`, for `htmcp check` and the
+ * startup line: a process started with broader grants is not confined.
+ *
  * @param set The permission set the process should run under.
  * @returns What is broader than the set and what the set grants that is missing.
  * @example
  * ```ts
+ * import { comparePermissions, type PermissionSet } from "./mod.ts";
+ * declare const set: PermissionSet;
  * const { broader } = comparePermissions(set);
  * if (broader.length > 0) console.error(`not confined: ${broader.join(", ")}`);
  * ```

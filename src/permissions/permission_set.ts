@@ -57,6 +57,9 @@ const LAUNCHER_REASONS: ReadonlyMap<string, string> = new Map([
  * @returns The set, or a refusal naming the path that would undo the layer.
  * @example
  * ```ts
+ * import { permissionSetFor, renderDenoFlags } from "./mod.ts";
+ * import type { Policy } from "../config/types.ts";
+ * declare const policy: Policy;
  * const result = permissionSetFor(policy, { transport: "stdio", launcherPaths: [] });
  * if (result.ok) console.log(renderDenoFlags(result.set).join(" "));
  * ```

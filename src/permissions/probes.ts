@@ -17,7 +17,9 @@ import type { PermissionSet } from "./types.ts";
 
 /** One probe: what was tried and what happened. */
 export interface LiveProbe {
+  /** What was tried, in words (`read a file outside the read set`). */
   readonly name: string;
+  /** The program, path, variable or address tried: one the set must refuse. */
   readonly target: string;
   /** `NotCapable`, `ok`, or another error class name. */
   readonly outcome: string;

@@ -36,6 +36,8 @@ const join = (grants: readonly Grant[]) => grants.map((grant) => grant.value).jo
  * @returns Flags for `deno run` or `deno compile`, one argv element each.
  * @example
  * ```ts
+ * import { type PermissionSet, renderDenoFlags } from "./mod.ts";
+ * declare const set: PermissionSet;
  * const flags = renderDenoFlags(set);
  * new Deno.Command(Deno.execPath(), { args: ["run", ...flags, "src/main.ts"] });
  * ```

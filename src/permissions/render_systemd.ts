@@ -48,7 +48,9 @@ export type UnitProgram =
     readonly config?: string | null;
   };
 
+/** What the unit runs and for whom, besides the set and the policy. */
 export interface SystemdOptions {
+  /** The installed binary, or Deno and the module it runs. */
   readonly program: UnitProgram;
   /** A `systemctl --user` unit (no system-wide target, no User=). */
   readonly user: boolean;
@@ -109,13 +111,30 @@ function pathList(paths: readonly string[]): string {
 }
 
 /**
+ * A systemd service unit for the HTTP server: the set's flags on
+ * `ExecStart=` (or a pinned binary that carries them) plus the OS hardening
+ * that fits a command server, a layer that holds even if Deno's own checks
+ * were bypassed.
+ *
  * @param set The permission set.
  * @param policy The policy it came from (paths, sandbox mode).
  * @param options What to run and for whom.
  * @returns The unit file text.
+ * @throws {TypeError} When the policy has no file or the set is not for HTTP.
  * @example
  * ```ts
- * console.log(renderSystemdUnit(set, policy, { program: { kind: "binary", path: "/usr/local/bin/htmcp" }, user: false }));
+ * import { type PermissionSet, renderSystemdUnit } from "./mod.ts";
+ * import type { Policy } from "../config/types.ts";
+ * declare const set: PermissionSet;
+ * declare const policy: Policy;
+ * const program = { kind: "binary", path: "/usr/local/bin/htmcp" } as const;
+ * const options = {
+ *   program,
+ *   user: false,
+ *   listen: "127.0.0.1:8080",
+ *   environmentFile: "/etc/htmcp/htmcp.env",
+ * };
+ * await Deno.writeTextFile("/etc/systemd/system/htmcp.service", renderSystemdUnit(set, policy, options));
  * ```
  */
 export function renderSystemdUnit(

@@ -13,7 +13,9 @@ export type Transport = "stdio" | "http";
 
 /** One granted value (a path, `host:port` or env name) and why it is needed. */
 export interface Grant {
+  /** Exactly what is granted, as the flag or Worker option carries it. */
   readonly value: string;
+  /** Why the server needs it, shown by `htmcp permissions` and `htmcp check`. */
   readonly reason: string;
 }
 
@@ -23,6 +25,7 @@ export interface Grant {
  * them explicitly.
  */
 export interface PermissionSet {
+  /** The transport the set was built for: only `http` grants a listening socket. */
   readonly transport: Transport;
   /** Absolute paths the server may read. */
   readonly read: readonly Grant[];
@@ -53,12 +56,14 @@ export type PermissionSetErrorCode =
   | "NOT_ABSOLUTE"
   | "NOT_REPRESENTABLE";
 
+/** The set, or the code and sentence naming the grant that would undo the layer. */
 export type PermissionSetResult =
   | { readonly ok: true; readonly set: PermissionSet }
   | { readonly ok: false; readonly code: PermissionSetErrorCode; readonly reason: string };
 
 /** Inputs besides the policy. */
 export interface PermissionOptions {
+  /** How the server will talk to its client. */
   readonly transport: Transport;
   /**
    * Programs the server itself starts around the allowlisted ones (the

@@ -35,7 +35,9 @@ export interface CheckedStage {
   readonly argv: readonly string[];
   /** Exactly what runs: the policy's run specification (git's safety options included). */
   readonly run: RunSpec;
+  /** The allowlist entry the command word resolved to. */
   readonly command: ResolvedCommand;
+  /** The redirections with their paths confined to the jail, in order. */
   readonly redirections: readonly CheckedRedirection[];
   /** `enforce = "warn"` rules that would have refused this stage. */
   readonly ruleWarnings: readonly string[];
@@ -45,8 +47,11 @@ export interface CheckedStage {
 
 /** One pipeline as it will run, in its working folder. */
 export interface CheckedPipeline {
+  /** How it is joined to the pipeline before it; null for the first. */
   readonly connector: Connector | null;
+  /** The jail-confined real folder it runs in (after the `cd`s before it). */
   readonly cwd: string;
+  /** Its stages, left to right. */
   readonly stages: readonly CheckedStage[];
 }
 
@@ -54,6 +59,7 @@ export interface CheckedPipeline {
 export interface CheckedPlan {
   /** The folder the leading `cd`s lead to (the jail-confined real path). */
   readonly cwd: string;
+  /** The pipelines in order; a `cd` step leaves none of its own. */
   readonly pipelines: readonly CheckedPipeline[];
 }
 

@@ -30,10 +30,13 @@ import type { ResultCode } from "../result/codes.ts";
 export type WordsCheck =
   | {
     readonly ok: true;
+    /** The words as the policy judged them. */
     readonly argv: readonly string[];
     /** Exactly what runs (and what the audit records): the policy's run specification. */
     readonly run: RunSpec;
+    /** The allowlist entry the command word resolved to. */
     readonly command: ResolvedCommand;
+    /** The policy's sentence for allowing it. */
     readonly reason: string;
     /** `enforce = "warn"` rules that would have refused it (reply and audit say so). */
     readonly ruleWarnings: readonly string[];
@@ -42,8 +45,11 @@ export type WordsCheck =
   }
   | {
     readonly ok: false;
+    /** The refusal's code (policy or jail). */
     readonly code: ResultCode;
+    /** The sentence the caller is shown. */
     readonly reason: string;
+    /** The words judged, for the audit; null when the policy refused before splitting. */
     readonly argv: readonly string[] | null;
   };
 
@@ -54,6 +60,7 @@ export type WordsCheck =
  * @param decision The policy's allowing decision.
  * @param cwd The confined real working folder.
  * @param budget The call's lookup budget (shared by every stage of a plan).
+ * @returns The run specification with its path arguments confined, or the jail's refusal.
  */
 export async function checkDecided(
   policy: Policy,
@@ -114,6 +121,7 @@ export async function checkDecided(
  * @param words The command's words.
  * @param cwd The confined real working folder.
  * @param budget The call's lookup budget.
+ * @returns The policy's and then the jail's verdict.
  */
 export async function checkWords(
   policy: Policy,

@@ -28,12 +28,15 @@ import { isInside } from "../jail/mod.ts";
 import type { PlanWord } from "./types.ts";
 
 /** Bounds on one call's glob work. */
-export const GLOB_LIMITS = Object.freeze({
+export interface GlobLimits {
   /** Paths one word may expand to. */
-  maxMatches: 1000,
+  readonly maxMatches: number;
   /** Folders one word's expansion may read. */
-  maxFoldersRead: 200,
-});
+  readonly maxFoldersRead: number;
+}
+
+/** The bounds in force: a word that would pass either is refused, not cut short. */
+export const GLOB_LIMITS: GlobLimits = Object.freeze({ maxMatches: 1000, maxFoldersRead: 200 });
 
 /** The expansion of one word. */
 export type GlobResult =

@@ -16,7 +16,7 @@ export type {
   Redirection,
   Step,
 } from "./types.ts";
-export { isSimpleCommand, parsePlan, PLAN_LIMITS } from "./parse.ts";
+export { isSimpleCommand, parsePlan, PLAN_LIMITS, type PlanLimits } from "./parse.ts";
 export {
   type CheckedPipeline,
   type CheckedPlan,
@@ -26,5 +26,10 @@ export {
   DEV_NULL,
   type PlanCheckResult,
 } from "./check_plan.ts";
-export { expandGlob, GLOB_LIMITS, type GlobResult } from "./expand_glob.ts";
+export { expandGlob, GLOB_LIMITS, type GlobLimits, type GlobResult } from "./expand_glob.ts";
 export { checkDecided, checkWords, type WordsCheck } from "./check_words.ts";
+// The vocabulary and the policy's types the checks take and return, so the
+// surface is complete.
+export type { ResolvedCommand } from "../config/types.ts";
+export type { ResultCode } from "../result/codes.ts";
+export type { Decision, PolicyRefusalCode, PromptHit, RunSpec, Word } from "../policy/mod.ts";

@@ -36,12 +36,15 @@ import type {
 } from "./types.ts";
 
 /** Bounds that keep a plan (and the work of judging it) small. */
-export const PLAN_LIMITS = Object.freeze({
+export interface PlanLimits {
   /** Commands in the whole plan (all pipelines together). */
-  maxStages: 16,
+  readonly maxStages: number;
   /** Redirections in the whole plan. */
-  maxRedirections: 32,
-});
+  readonly maxRedirections: number;
+}
+
+/** The bounds in force: a longer plan is refused before any of it is judged. */
+export const PLAN_LIMITS: PlanLimits = Object.freeze({ maxStages: 16, maxRedirections: 32 });
 
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
 

@@ -28,12 +28,15 @@ export type Redirection =
 
 /** One program of a pipeline: its words (command word first) and redirections in order. */
 export interface CommandStage {
+  /** The command word first, then its arguments, each with its quoting kept. */
   readonly words: readonly PlanWord[];
+  /** The stage's redirections, in the order they were written and are applied. */
   readonly redirections: readonly Redirection[];
 }
 
 /** `a | b | c`: stages joined by kernel pipes; one stage is a plain command. */
 export interface Pipeline {
+  /** The stages left to right; the output of each feeds the next. */
   readonly stages: readonly CommandStage[];
 }
 
@@ -50,6 +53,7 @@ export type Connector = "&&" | "||" | ";";
 
 /** A whole command text: steps in order, each with its connector. */
 export interface Plan {
+  /** The steps in order, each with the connector before it (`null` for the first). */
   readonly steps: readonly { readonly connector: Connector | null; readonly step: Step }[];
 }
 

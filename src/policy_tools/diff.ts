@@ -16,6 +16,7 @@ import { checkCommand } from "../tools/check_command.ts";
 
 /** One example command to judge. */
 export interface DiffExample {
+  /** The command text, judged by both policies as `check_command` would. */
   readonly command: string;
   /** Relative to the jail, or null for the jail root. */
   readonly cwd: string | null;
@@ -25,13 +26,27 @@ export interface DiffExample {
 
 /** A command whose verdict differs. */
 export interface VerdictChange {
+  /** The command whose verdict changed. */
   readonly example: DiffExample;
+  /** The old policy's code and sentence. */
   readonly old: { readonly code: ResultCode; readonly reason: string };
+  /** The new policy's code and sentence. */
   readonly new: { readonly code: ResultCode; readonly reason: string };
 }
 
 /** Bounds on the work of one diff. */
-export const DIFF_LIMITS = Object.freeze({ maxExamples: 100_000, maxLineBytes: 65_536 });
+export interface DiffLimits {
+  /** Commands judged at most; more is a `RangeError`, never a silently partial diff. */
+  readonly maxExamples: number;
+  /** Longer audit log lines are skipped by replay and suggestions, bounding one line's work. */
+  readonly maxLineBytes: number;
+}
+
+/** The bounds in force. */
+export const DIFF_LIMITS: DiffLimits = Object.freeze({
+  maxExamples: 100_000,
+  maxLineBytes: 65_536,
+});
 
 /**
  * Commands of an audit log's attempt records (`kind: "attempt"`), with the

@@ -21,10 +21,13 @@ export type LintSeverity = "high" | "warning" | "info";
 
 /** One finding. */
 export interface LintFinding {
+  /** How much it matters; `htmcp policy lint` fails on `high`. */
   readonly severity: LintSeverity;
   /** A stable identifier (`interpreter-allowlisted`, ...), for scripts. */
   readonly id: string;
+  /** What is wrong, in one sentence naming the entry. */
   readonly message: string;
+  /** What to change in `policy.toml`, in one sentence. */
   readonly fix: string;
 }
 

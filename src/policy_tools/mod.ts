@@ -14,6 +14,7 @@ export {
 export {
   DIFF_LIMITS,
   type DiffExample,
+  type DiffLimits,
   diffPolicies,
   examplesFromAuditLog,
   examplesFromLines,
@@ -22,3 +23,6 @@ export {
 } from "./diff.ts";
 export { canonicalPolicyJson, policyHash } from "./identity.ts";
 export { suggestFromAuditLog, type Suggestion } from "./suggest.ts";
+// The result codes the outcomes carry, so the surface is complete (the
+// policy and its tests are config's types).
+export type { ResultCode } from "../result/codes.ts";

@@ -14,10 +14,13 @@ import { checkCommand } from "../tools/check_command.ts";
 
 /** One test's outcome. */
 export interface PolicyTestOutcome {
+  /** The `[[tests]]` entry as loaded. */
   readonly test: PolicyTest;
+  /** True when the code matched `expect` (and the reason held `reason_contains`, if set). */
   readonly passed: boolean;
   /** The code the policy actually gave. */
   readonly got: ResultCode;
+  /** The sentence the policy gave with it. */
   readonly reason: string;
   /** Why it failed, in one sentence; null when it passed. */
   readonly failure: string | null;

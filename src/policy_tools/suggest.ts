@@ -22,6 +22,7 @@ export interface Suggestion {
   readonly kind: "allowlist" | "review" | "count";
   /** The command name, or the rule/guard, or the code. */
   readonly subject: string;
+  /** How many refusals in the log fell into this group. */
   readonly count: number;
   /** Up to three example command texts (as logged: already redacted). */
   readonly samples: readonly string[];

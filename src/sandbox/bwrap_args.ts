@@ -36,7 +36,7 @@
  *
  * @module
  */
-import type { Policy } from "../config/types.ts";
+import type { SandboxNetwork } from "../config/types.ts";
 
 /** Hostname inside the UTS namespace (hides the host's name). */
 export const SANDBOX_HOSTNAME = "htmcp-sandbox";
@@ -86,8 +86,21 @@ export const UNKNOWN_LAYOUT: HostLayout = Object.freeze({ usrSymlinks: new Map()
 
 /** A uid and gid on the host (never 0: see `chooseRunAs`). */
 export interface RunAsIdentity {
+  /** The uid commands run as, mapped to itself inside the sandbox. */
   readonly uid: number;
+  /** The primary gid commands run as, mapped to itself inside the sandbox. */
   readonly gid: number;
+}
+
+/**
+ * What of a policy decides the sandbox's options (a loaded `Policy` is one):
+ * the sandbox needs no more, so it cannot come to depend on more.
+ */
+export interface BwrapPolicy {
+  /** `realpath` of the jail root: the one host folder bound read-write. */
+  readonly jailRoot: string;
+  /** `[sandbox] network`: anything but `"host"` gets its own empty network namespace. */
+  readonly sandbox: { readonly network: SandboxNetwork };
 }
 
 /** What differs per call (and the identity, fixed at startup). */
@@ -113,9 +126,17 @@ export interface SandboxRequest {
  * @throws {RangeError} When the jail root is `/` or a system folder the
  *   sandbox binds read-only: binding it read-write would undo the sandbox.
  *   The executor checks this at startup, so it is a bug if reached later.
+ *
+ * @example
+ * ```ts
+ * import { buildBwrapArgs } from "./bwrap_args.ts";
+ * const policy = { jailRoot: "/srv/jail", sandbox: { network: "none" } } as const;
+ * const args = buildBwrapArgs(policy, { cwd: "/srv/jail/src" });
+ * args.includes("--unshare-net"); // true: no network unless the policy says "host"
+ * ```
  */
 export function buildBwrapArgs(
-  policy: Policy,
+  policy: BwrapPolicy,
   request: SandboxRequest,
   layout: HostLayout = UNKNOWN_LAYOUT,
 ): string[] {
@@ -176,6 +197,13 @@ const SYSTEM_TREES: readonly string[] = ["/usr", "/etc", "/proc", "/dev", "/tmp"
  * A jail equal to `/`, or equal to or above a folder the sandbox mounts
  * (`/usr`, `/etc`, `/proc`, `/dev`, `/tmp`, `/lib`...), would be bound
  * read-write over it or hide it.
+ *
+ * @example
+ * ```ts
+ * import { jailRootRefusal } from "./bwrap_args.ts";
+ * jailRootRefusal("/srv/jail"); // null
+ * jailRootRefusal("/usr"); // 'The jail root "/usr" cannot be sandboxed: ...'
+ * ```
  */
 export function jailRootRefusal(jailRoot: string): string | null {
   if (!jailRoot.startsWith("/")) {

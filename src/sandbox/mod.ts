@@ -6,6 +6,7 @@
  */
 export {
   buildBwrapArgs,
+  type BwrapPolicy,
   ETC_FILES,
   type HostLayout,
   isUsrTarget,
@@ -20,3 +21,5 @@ export { detectHostLayout } from "./host_layout.ts";
 export { CPU_HARD_GRACE_SECONDS } from "./rlimits.ts";
 export { chooseRunAs, type RunAsChoice, type RunAsFacts, type UserEntry } from "./run_as.ts";
 export { PATH_CHECK_ONLY_TAIL, PATH_CHECK_ONLY_WARNING, pathCheckOnlyNotice } from "./notice.ts";
+// The `[sandbox] network` values `BwrapPolicy` names, so the surface is complete.
+export type { SandboxNetwork } from "../config/types.ts";

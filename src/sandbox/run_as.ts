@@ -22,13 +22,17 @@ import type { RunAsIdentity } from "./bwrap_args.ts";
 
 /** A user as the passwd database knows it (`gid` null: no entry for this uid). */
 export interface UserEntry {
+  /** The numeric user id. */
   readonly uid: number;
+  /** The passwd entry's primary gid, or null when the uid has no entry. */
   readonly gid: number | null;
 }
 
 /** The facts `chooseRunAs` decides from. */
 export interface RunAsFacts {
+  /** The uid the server runs as: only root (0) can run commands as another user. */
   readonly serverUid: number;
+  /** The jail root, named in the messages. */
   readonly jailRoot: string;
   /** Owner of the jail root, and its passwd entry's primary gid (null: none). */
   readonly jailOwner: UserEntry;

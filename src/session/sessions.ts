@@ -18,20 +18,31 @@
  * @module
  */
 import type { SessionSettings } from "../config/types.ts";
-import { isRecordName, LocalStateStore, type StateStore, stateStoreFor } from "../state/mod.ts";
+import {
+  isRecordName,
+  LocalStateStore,
+  type StatePolicy,
+  type StateStore,
+  stateStoreFor,
+} from "../state/mod.ts";
 
 const KIND = "sessions";
 
+/** One session as stored: whose it is, where it stands, and when it was last used. */
 export interface SessionRecord {
+  /** 128 random bits, base64url: unguessable, and always a plain record name. */
   readonly id: string;
   /** Who started it: `local` (stdio, or HTTP without OAuth) or `client:<id>`. */
   readonly owner: string;
   /** The working directory relative to the jail root ("." for the root). */
   readonly cwd: string;
+  /** When it was started (ms since the epoch). */
   readonly createdMs: number;
+  /** When a call last used it (ms since the epoch): `idle_ttl_s` counts from here. */
   readonly lastUsedMs: number;
 }
 
+/** The new session, or the sentence why the caller may not start one (its limit reached). */
 export type StartResult =
   | { readonly ok: true; readonly session: SessionRecord }
   | { readonly ok: false; readonly reason: string };
@@ -56,13 +67,25 @@ function newSessionId(): string {
     .replaceAll("=", "");
 }
 
-/** The sessions of one state directory. */
+/**
+ * The sessions of one state store.
+ *
+ * @example
+ * ```ts
+ * import { sessionOwner, Sessions } from "./sessions.ts";
+ * const sessions = new Sessions(await Deno.makeTempDir(), { idleTtlMs: 60_000, maxPerCaller: 4 });
+ * const started = await sessions.start(sessionOwner("client-a"));
+ * if (started.ok) started.session.cwd; // ".": a new session starts at the jail root
+ * ```
+ */
 export class Sessions {
   readonly #store: StateStore;
   readonly #settings: SessionSettings;
   readonly #now: () => number;
 
   /**
+   * Opens nothing: every operation reads and writes the store afresh, under its lock.
+   *
    * @param store The state store, or a state directory for the local one.
    * @param settings The policy's `[sessions]`.
    * @param now The clock (tests move it).
@@ -159,9 +182,12 @@ const cache = new WeakMap<object, Sessions>();
  * The sessions of `policy`'s state store (one instance per policy), or null
  * when it has none (the local backend without `state_dir`): sessions are
  * durable or absent.
+ *
+ * @param policy Where its state lives, and its `[sessions]` limits.
+ * @returns The policy's one `Sessions`, or null without a state store.
  */
 export function sessionsFor(
-  policy: Parameters<typeof stateStoreFor>[0] & { readonly sessions: SessionSettings },
+  policy: StatePolicy & { readonly sessions: SessionSettings },
 ): Sessions | null {
   const store = stateStoreFor(policy);
   if (store === null) return null;

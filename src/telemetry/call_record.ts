@@ -39,20 +39,29 @@ const CODE_SHAPE = /^[A-Z][A-Z0-9_]{0,63}$/;
 
 /** One finished tool call. */
 export interface CallRecord {
+  /** The registered tool name, or `UNKNOWN_TOOL` (so clients cannot grow the label set). */
   readonly tool: string;
+  /** How the client reached this server. */
   readonly transport: "stdio" | "http";
+  /** The caller's OAuth client id; null on stdio or without OAuth. */
   readonly clientId: string | null;
+  /** The MCP session id over HTTP; null when there is none. */
   readonly sessionId: string | null;
+  /** The JSON-RPC request id, as text, to find the call in a client's own logs. */
   readonly requestId: string;
   /** The result code (`structuredContent.code`), `OK`, or `tool_error`. */
   readonly code: string;
+  /** How the call ended, from `code`. */
   readonly verdict: CallVerdict;
   /** Set for refused and failed calls, so they never look healthy. */
   readonly errorType: string | null;
+  /** The command's exit status when one ran to an end; null otherwise. */
   readonly exitCode: number | null;
   /** Wall time, epoch milliseconds. */
   readonly startedAt: number;
+  /** How long the handler took, in milliseconds. */
   readonly durationMs: number;
+  /** The client's checked W3C trace context from the call's `_meta`, or null. */
   readonly trace: TraceContext | null;
   /** The arguments as JSON text, every string redacted; null when none. */
   readonly arguments: string | null;

@@ -13,6 +13,7 @@ export {
   lineSink,
   type LogFields,
   type Logger,
+  type LogValue,
   operatorLog,
 } from "./log.ts";
 export {
@@ -37,4 +38,7 @@ export {
   type TelemetrySources,
 } from "./sink.ts";
 export { instrumentToolCalls, UNKNOWN_TOOL } from "./instrument_tools.ts";
-export { withRequestLog } from "./request_log.ts";
+export { type RequestHandler, withRequestLog } from "./request_log.ts";
+// The settings and the redactor the functions above take, so the surface is complete.
+export type { LogLevel, LogSettings, TelemetrySettings } from "../config/types.ts";
+export type { Redactor } from "../redact/mod.ts";

@@ -11,8 +11,8 @@ import { type RequestScope, withRequestScope } from "./call_scope.ts";
 import { operatorLog } from "./log.ts";
 import { maskedPath } from "../links/mod.ts";
 
-/** A request handler as the HTTP listener calls it. */
-type RequestHandler<I> = (request: Request, info: I) => Promise<Response>;
+/** A request handler as the HTTP listener calls it (`I`: the listener's connection info). */
+export type RequestHandler<I> = (request: Request, info: I) => Promise<Response>;
 
 /**
  * Wraps `handler` so each request it answers is logged.

@@ -15,4 +15,14 @@ export {
 } from "./verify.ts";
 export { type BearerCheck, bearerChecker } from "./check.ts";
 export { discoverJwksUri } from "./verify_external.ts";
-export { DEFAULT_FETCH_BOUNDS, fetchJsonObject } from "./provider_fetch.ts";
+export {
+  DEFAULT_FETCH_BOUNDS,
+  type FetchBounds,
+  type FetchFailure,
+  fetchJsonObject,
+  ProviderFetchError,
+} from "./provider_fetch.ts";
+// The scopes the checks take and return, and the audit sink the check writes
+// refusals to, so the surface is complete.
+export type { Scope } from "../scopes.ts";
+export type { AuditSink } from "../audit_sink.ts";

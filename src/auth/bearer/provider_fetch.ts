@@ -10,7 +10,9 @@ import { readWithin } from "../../streams/mod.ts";
 
 /** Bounds of every provider fetch. */
 export interface FetchBounds {
+  /** The whole fetch, headers and body, must finish within this many milliseconds. */
   readonly timeoutMs: number;
+  /** A body longer than this is refused (`too_large`) without being read further. */
   readonly maxBytes: number;
 }
 
@@ -25,8 +27,16 @@ export type FetchFailure = "timeout" | "too_large" | "network" | "status" | "not
 
 /** A provider fetch that could not produce a JSON object. */
 export class ProviderFetchError extends Error {
+  /** Set so logs and `String(error)` name the class. */
   override readonly name = "ProviderFetchError";
+  /** Which bound or check failed, for the audit log and health checks. */
   readonly kind: FetchFailure;
+  /**
+   * Records one failed fetch; `kind` defaults to `network` (no answer at all).
+   *
+   * @param message A sentence naming the URL and what went wrong.
+   * @param kind Which bound or check failed.
+   */
   constructor(message: string, kind: FetchFailure = "network") {
     super(message);
     this.kind = kind;
@@ -89,6 +99,12 @@ export async function boundedFetch(
 /**
  * Fetches a JSON object with `boundedFetch`; anything but 200 and an object
  * is an error.
+ *
+ * @param url Where to fetch from (the provider's discovery document or keys).
+ * @param init The request (headers); redirects are refused whatever it says.
+ * @param bounds The time and size limits.
+ * @returns The parsed object.
+ * @throws ProviderFetchError with its `kind` when the fetch fails or the body is no JSON object.
  */
 export async function fetchJsonObject(
   url: string,

@@ -41,13 +41,17 @@ export type BearerFailureReason =
 
 /** The facts of a valid token. */
 export interface VerifiedToken {
+  /** The client the token was issued to (still approved, not revoked). */
   readonly clientId: string;
+  /** What the token lets its holder call; each tool checks its own scope. */
   readonly scopes: ReadonlySet<Scope>;
+  /** The token's id, by which it alone can be revoked. */
   readonly jti: string;
   /** Seconds since the epoch. */
   readonly expiresAt: number;
 }
 
+/** A valid token's facts, or why it was refused (and whose it was, when that is known). */
 export type VerifyResult =
   | { readonly ok: true; readonly token: VerifiedToken }
   | {
@@ -59,9 +63,13 @@ export type VerifyResult =
 
 /** What verification needs. */
 export interface VerifierContext {
+  /** The HS256 secret the authorization server signs with. */
   readonly key: Uint8Array;
+  /** The `iss` a token must carry: this server's own issuer URL. */
   readonly issuer: string;
+  /** The `aud` a token must carry: this server's `/mcp` resource URL (RFC 8707). */
   readonly resource: string;
+  /** Where client approvals and revocations are read, fresh on each verification. */
   readonly registry: ClientRegistry;
   /** Clock in milliseconds. */
   readonly now: () => number;

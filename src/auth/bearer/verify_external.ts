@@ -313,6 +313,12 @@ async function keySetResponse(
  * Reads `jwks_uri` from the issuer's OpenID Connect discovery document, or
  * its RFC 8414 metadata. The document must name the same issuer (RFC 8414
  * §3.3), or an attacker's metadata could point us at their keys.
+ *
+ * @param issuer The configured issuer URL.
+ * @param bounds The time and size limits of each fetch.
+ * @returns The `jwks_uri` the issuer's own metadata names.
+ * @throws ProviderFetchError when neither document can be read, names this issuer and
+ *   an https `jwks_uri`.
  */
 export async function discoverJwksUri(issuer: string, bounds: FetchBounds): Promise<string> {
   const base = issuer.endsWith("/") ? issuer.slice(0, -1) : issuer;

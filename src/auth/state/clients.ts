@@ -11,8 +11,11 @@ export const CLIENTS_FILE = "oauth-clients.jsonl";
 
 /** An approved public client, as persisted. Field names follow RFC 7591. */
 export interface ClientRecord {
+  /** The id the server issued at registration; tokens carry it as `client_id`. */
   readonly client_id: string;
+  /** The name the client gave itself (shown to the operator, never trusted), or null. */
   readonly client_name: string | null;
+  /** The exact redirect URIs registered; an authorization request must name one of them. */
   readonly redirect_uris: readonly string[];
   /** The scopes the client registered for, space-separated. */
   readonly scope: string;

@@ -24,6 +24,7 @@ export interface AuthState {
   readonly key: Uint8Array;
   /** True when this start generated the secret. */
   readonly secretCreated: boolean;
+  /** Approved clients and revocations, read fresh on every check. */
   readonly registry: ClientRegistry;
 }
 
@@ -34,6 +35,14 @@ export interface AuthState {
  * @param source The state directory, or the shared store (PostgreSQL backend).
  * @param onClientRevoked See {@linkcode ClientRegistry}.
  * @returns The state, or a sentence explaining why the server must not start.
+ *
+ * @example
+ * ```ts
+ * import { openAuthState } from "./mod.ts";
+ * const opened = await openAuthState(await Deno.makeTempDir());
+ * if (!opened.ok) throw new Error(opened.message);
+ * opened.state.secretCreated; // true: a fresh directory gets a new secret
+ * ```
  */
 export async function openAuthState(
   source: string | StateStore,

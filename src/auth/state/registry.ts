@@ -20,6 +20,10 @@ export interface ApprovedClients {
   readonly skippedLines: number;
 }
 
+/**
+ * What revoking a client did: the record revoked, or the sentence why nothing
+ * was (no approved client has that id).
+ */
 export type RevokeClientResult =
   | { readonly ok: true; readonly client: ClientRecord }
   | { readonly ok: false; readonly message: string };
@@ -37,6 +41,8 @@ export class ClientRegistry {
   #seen: RevocationView | null = null;
 
   /**
+   * Opens nothing yet: every read goes to the source afresh.
+   *
    * @param source The state directory (need not exist for reading), or a
    *   shared state store (the PostgreSQL backend).
    * @param onClientRevoked Called once for each client revocation that appears

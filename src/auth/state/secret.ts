@@ -16,6 +16,7 @@ export const SECRET_FILE = "oauth-jwt-secret";
 /** RFC 7518 §3.2: an HS256 key "of the same size as the hash output (256 bits) or larger". */
 export const MIN_SECRET_BYTES = 32;
 
+/** The signing key and whether this call created it, or why no usable key exists. */
 export type SecretResult =
   | { readonly ok: true; readonly key: Uint8Array; readonly created: boolean }
   | { readonly ok: false; readonly message: string };
