@@ -8,7 +8,10 @@
  * - the launcher alone (`deno run scripts/launch.ts serve`, what the
  *   installed `htmcp` command runs behind its shell script: two processes,
  *   the launcher staying resident to forward signals);
- * - the server directly under its generated flags (one process).
+ * - the server directly under its generated flags (one process);
+ * - the bundle (`deno task bundle`, dist/htmcp.js) under the same flags,
+ *   when it has been built;
+ * - the floor: `deno run` of a program that only answers `initialize`.
  *
  * RSS is the sum over the started process and its descendants, read from
  * /proc after a short idle pause. Run: deno run -A bench/cold_start.ts [runs]
@@ -103,6 +106,23 @@ export async function measureColdStart(runs = 5): Promise<ColdStart[]> {
       }],
       ["server directly under its flags", direct],
     ];
+    const bundle = `${REPO}dist/htmcp.js`;
+    if (await Deno.stat(bundle).then(() => true, () => false)) {
+      // The same flags; the bundle needs no config, and reading it needs no grant.
+      const args = [...direct.args];
+      const config = args.indexOf("--config");
+      if (config !== -1) args.splice(config, 2, "--no-config");
+      const main = args.findIndex((arg) => arg.endsWith("/src/main.ts"));
+      if (main !== -1) {
+        args[main] = bundle;
+        forms.push(["bundle (dist/htmcp.js) under its flags", { ...direct, args }]);
+      }
+    }
+    forms.push(["floor: deno answering initialize only", {
+      command: Deno.execPath(),
+      args: ["run", "--quiet", "--no-config", `${REPO}bench/_initialize_floor.ts`],
+      env,
+    }]);
     const rows: ColdStart[] = [];
     for (const [form, launch] of forms) {
       await measureForm(form, launch, 1); // warm-up: caches, page cache

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { bareSpawn, connect, percentiles, roundTrips, rssMiB } from "./stdio_roundtrip.ts";
+import { bareSpawn, connect, cpuMs, percentiles, roundTrips, rssMiB } from "./stdio_roundtrip.ts";
 import { measureRedactionThroughput } from "./redact_throughput.ts";
 import { measureAuditAppend } from "./audit_append.ts";
 import { measureSpawnCosts } from "./spawn_cost.ts";
@@ -45,15 +45,19 @@ async function stdioFigures(policy: string, label: string) {
     // noise lands on both sides of the ratio alike.
     const server: number[] = [];
     const bare: number[] = [];
+    let serverCpu = 0;
     for (let batch = 0; batch < 10; batch++) {
+      const before = pid === undefined ? NaN : await cpuMs(pid);
       server.push(...await roundTrips(client, "true", CALLS / 10));
+      serverCpu += (pid === undefined ? NaN : await cpuMs(pid)) - before;
       bare.push(...await bareSpawn("/usr/bin/true", CALLS / 10));
     }
     await new Promise((resolve) => setTimeout(resolve, 300));
     const loadedRss = pid === undefined ? NaN : await rssMiB(pid);
     const s = percentiles(server);
     const b = percentiles(bare);
-    return { label, cold: percentiles(colds).p50, s, b, idleRss, loadedRss };
+    const cpuPerCall = serverCpu / server.length;
+    return { label, cold: percentiles(colds).p50, s, b, idleRss, loadedRss, cpuPerCall };
   } finally {
     await client.close();
   }
@@ -83,7 +87,7 @@ async function main(): Promise<void> {
 
     console.log('1. run_command("true") over stdio vs a bare Deno.Command spawn of /usr/bin/true');
     console.log(
-      "   mode     cold start  server p50/p95   bare p50/p95   overhead p50   ratio p50   RSS idle/after calls",
+      "   mode     cold start  server p50/p95   bare p50/p95   overhead p50   ratio p50   RSS idle/after calls   server CPU per call",
     );
     const stdio = new Map<string, number>();
     for (const mode of ["none", "bwrap"] as const) {
@@ -96,7 +100,7 @@ async function main(): Promise<void> {
           `   ${fmt(f.b.p50)}/${fmt(f.b.p95)} ms   ${fmt(f.s.p50 - f.b.p50).padStart(7)} ms` +
           `   ${(f.s.p50 / f.b.p50).toFixed(2)}x      ${f.idleRss.toFixed(1)}/${
             f.loadedRss.toFixed(1)
-          } MiB`,
+          } MiB        ${fmt(f.cpuPerCall)} ms`,
       );
     }
 

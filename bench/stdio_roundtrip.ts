@@ -63,6 +63,19 @@ export async function roundTrips(client: Client, command: string, n: number): Pr
   return samples;
 }
 
+/**
+ * CPU time (user + system) `pid` itself has used so far, in ms, from /proc:
+ * its children (the commands) are not included. Unlike wall time it barely
+ * moves with the machine's load, so it compares runs on a shared machine.
+ */
+export async function cpuMs(pid: number): Promise<number> {
+  const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+  // Fields after the command name (which may hold spaces) start at the state, field 3.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return ticks * 10; // USER_HZ is 100 on Linux
+}
+
 /** Resident set size of `pid` in MiB, from /proc (the bench runs unconfined). */
 export async function rssMiB(pid: number): Promise<number> {
   const status = await Deno.readTextFile(`/proc/${pid}/status`);

@@ -20,7 +20,7 @@
  */
 
 import type { SegmentFinding } from "./records.ts";
-import { isSameFile, type LogFile, lstatOrNull, openLogFile } from "./open_file.ts";
+import { isSameFile, type LogFile, lstatOrNullSync, openLogFile } from "./open_file.ts";
 import { readChainTail, readFirstRecord } from "./tail.ts";
 
 /** A chain position: the last record's `seq` and line hash. */
@@ -81,8 +81,11 @@ export async function examineLog(
   let at: Deno.FileInfo | null;
   let openInfo: Deno.FileInfo;
   try {
-    at = await lstatOrNull(path);
-    openInfo = await current.file.stat();
+    // Synchronous on purpose: two metadata reads of a local file that never
+    // wait on the disk, run before every append; through the runtime's
+    // thread pool they cost about ten times as much as the system calls.
+    at = lstatOrNullSync(path);
+    openInfo = current.file.statSync();
   } catch (error) {
     return {
       kind: "refused",

@@ -56,6 +56,16 @@ export async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
   }
 }
 
+/** `lstatOrNull`, synchronous: for the check before every append (see `examineLog`). */
+export function lstatOrNullSync(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}
+
 /**
  * Opens `path` readable and for appending, creating it with mode 0600 when
  * missing, never through a symlink.

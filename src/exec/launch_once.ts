@@ -64,12 +64,12 @@ export function planForRequest(settings: RunSettings, request: Common): LaunchPl
   return { ...settings.plan, backstopMs: request.timeoutMs + slack };
 }
 
-export async function refusedBeforeStart(
+export function refusedBeforeStart(
   request: Common,
   paths: readonly string[],
   name: string,
   started: number,
-): Promise<ExecOutcome | null> {
+): ExecOutcome | null {
   const elapsed = Math.round(performance.now() - started);
   if (request.signal?.aborted) {
     return emptyOutcome(
@@ -79,7 +79,7 @@ export async function refusedBeforeStart(
     );
   }
   for (const path of paths) {
-    if (await binaryMissing(path)) {
+    if (binaryMissing(path)) {
       return emptyOutcome(
         "EXECUTOR_ERROR",
         request.redact(`Cannot run "${name}": ${path} no longer exists.`),
@@ -335,10 +335,15 @@ export function emptyOutcome(
   };
 }
 
-/** True only when the binary is positively gone; a refused stat proves nothing. */
-async function binaryMissing(path: string): Promise<boolean> {
+/**
+ * True only when the binary is positively gone; a refused stat proves nothing.
+ * Synchronous: the path is the policy's resolved binary on the host (never the
+ * model's input), and one stat of it costs far less than a trip through the
+ * runtime's thread pool on every call.
+ */
+function binaryMissing(path: string): boolean {
   try {
-    await Deno.stat(path);
+    Deno.statSync(path);
     return false;
   } catch (error) {
     return error instanceof Deno.errors.NotFound;

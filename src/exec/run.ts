@@ -49,7 +49,7 @@ export async function runContained(
 ): Promise<ExecOutcome> {
   const started = performance.now();
   const name = request.command.name;
-  const early = await refusedBeforeStart(request, [request.command.path], name, started);
+  const early = refusedBeforeStart(request, [request.command.path], name, started);
   if (early !== null) return early;
   const hardening = settings.hardening?.(request.command) ?? null;
   const args = [...(hardening?.prependArgs ?? []), ...request.args];
@@ -101,7 +101,7 @@ export async function runPlanContained(
   const paths = request.plan.steps.flatMap(({ step }) =>
     step.kind === "pipeline" ? step.stages.map((s) => s.path) : []
   );
-  const early = await refusedBeforeStart(request, paths, request.name, started);
+  const early = refusedBeforeStart(request, paths, request.name, started);
   if (early !== null) return { ...early, stages: [] };
   const nonce = planNonce();
   const commandEnv = { ...settings.policy.childEnv, ...(request.env ?? {}) };

@@ -11,7 +11,6 @@ import "./_audit_events.ts";
 import type { ServerContext } from "../server/context.ts";
 import type { CallRegistry } from "../server/calls.ts";
 import type { CallerIdentity } from "../tools/caller.ts";
-import { createModernServer } from "./modern_server.ts";
 import { argumentsDigest, RequestStateSealer } from "./request_state.ts";
 import { stateStoreFor } from "../state/mod.ts";
 import { MODERN_ERA } from "../tools/caller.ts";
@@ -25,14 +24,28 @@ export interface ModernEraDeps {
   readonly instructions: string;
   /** `createMcpServer`: the one definition of the tools. */
   readonly build: (caller: CallerIdentity, calls: CallRegistry) => McpServer;
+  /**
+   * True: the SDK v2 server code is loaded by `load()`, when the first
+   * 2026 connection arrives, not at startup (stdio, where most clients
+   * never speak that era and the SDK costs a large part of a cold start).
+   */
+  readonly deferLoad?: boolean;
 }
 
 /** The era's shared parts. */
 export interface ModernEra {
   readonly sealer: RequestStateSealer;
-  /** A fresh 2026 server instance for `caller`. */
+  /** Loads the SDK v2 server code; `serverFor` needs it done (already so without `deferLoad`). */
+  load(): Promise<void>;
+  /**
+   * A fresh 2026 server instance for `caller`.
+   *
+   * @throws Error before `load()` has resolved: a wiring bug.
+   */
   serverFor(caller: CallerIdentity, calls: CallRegistry): Server;
 }
+
+type ModernServerModule = typeof import("./modern_server.ts");
 
 /** Who a request state is bound to. */
 export function stateCaller(caller: CallerIdentity): string {
@@ -54,10 +67,19 @@ export async function createModernEra(
   );
   if (!keyed.ok) return keyed;
   const sealer = keyed.sealer;
+  let loaded: ModernServerModule | null = null;
+  let loading: Promise<void> | null = null;
   const era: ModernEra = {
     sealer,
+    load() {
+      loading ??= import("./modern_server.ts").then((module) => {
+        loaded = module;
+      });
+      return loading;
+    },
     serverFor(caller, calls) {
-      return createModernServer({
+      if (loaded === null) throw new Error("The 2026 era's server is used before load().");
+      return loaded.createModernServer({
         info: deps.info,
         instructions: deps.instructions,
         build: () => deps.build(Object.freeze({ ...caller, protocolEra: MODERN_ERA }), calls),
@@ -105,5 +127,6 @@ export async function createModernEra(
       });
     },
   };
+  if (deps.deferLoad !== true) await era.load();
   return { ok: true, era };
 }

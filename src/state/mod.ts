@@ -16,7 +16,7 @@ export type {
 } from "./store.ts";
 export { LOCAL_POLL_MS, LocalStateStore } from "./local_store.ts";
 export { PostgresStateStore } from "./postgres/store.ts";
-export { openPool, type OpenResult, type Sql } from "./postgres/client.ts";
+export type { OpenResult, Sql } from "./postgres/client.ts";
 export type { StateSettings } from "../config/types.ts";
 export {
   type AppliedMigration,
@@ -30,6 +30,7 @@ export {
 export {
   closeStateStore,
   describeError,
+  openPool,
   type OpenStateResult,
   openStateStore,
   stateEnv,

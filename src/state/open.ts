@@ -13,10 +13,22 @@
 import type { StateSettings } from "../config/types.ts";
 import { STATE_URL_ENV } from "./postgres/url.ts";
 import { LocalStateStore } from "./local_store.ts";
-import { openPool } from "./postgres/client.ts";
+import type { OpenResult } from "./postgres/client.ts";
 import { appliedVersion, schemaMismatch } from "./postgres/migrations.ts";
 import { PostgresStateStore } from "./postgres/store.ts";
 import type { StateStore } from "./store.ts";
+
+/**
+ * `openPool` of the PostgreSQL client, loaded on first use: the driver is
+ * a large part of a cold start, and a policy on the local backend (the
+ * default) never needs it.
+ */
+export async function openPool(
+  settings: Extract<StateSettings, { backend: "postgres" }>,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<OpenResult> {
+  return (await import("./postgres/client.ts")).openPool(settings, env);
+}
 
 /** What of a policy decides its state store. */
 export interface StatePolicy {

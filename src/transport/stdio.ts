@@ -41,6 +41,7 @@ export async function serveStdio(context: ServerContext): Promise<string> {
     info: serverIdentity(),
     instructions: serverInstructions(context),
     build: (caller, calls) => createMcpServer(context, caller, calls),
+    deferLoad: true,
   });
   if (!modernEra.ok) {
     await context.close(modernEra.message);
@@ -66,6 +67,7 @@ export async function serveStdio(context: ServerContext): Promise<string> {
   const eras = await startStdioEras({
     transport,
     legacy: () => createMcpServer(context, STDIO_CALLER, calls),
+    loadModern: () => era.load(),
     modern: () => era.serverFor(STDIO_CALLER, calls),
     onUnclaimed: (method, code) => {
       void context.audit.writeEvent("protocol_refused", {

@@ -12,13 +12,19 @@
  * @module
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import {
-  type JSONRPCMessage,
-  PROTOCOL_VERSION_META_KEY,
-  type Transport as ModernTransport,
+import type {
+  JSONRPCMessage,
+  Server as ModernServer,
+  Transport as ModernTransport,
 } from "@modelcontextprotocol/server";
-import { serveStdio as serveModernStdio } from "@modelcontextprotocol/server/stdio";
 import type { BoundedStdioTransport } from "./stdio_transport.ts";
+
+/**
+ * The SDK v2's `PROTOCOL_VERSION_META_KEY`, spelled here so that deciding
+ * the era does not load the v2 SDK: a 2025 connection (most clients) never
+ * loads it at all. A test holds it equal to the SDK's constant.
+ */
+export const PROTOCOL_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion";
 
 type LegacyTransport = Parameters<McpServer["connect"]>[0];
 type LegacyMessage = Parameters<LegacyTransport["send"]>[0];
@@ -31,8 +37,10 @@ export interface StdioEraDeps {
   readonly transport: BoundedStdioTransport;
   /** The 2025 server (connected only if the client opens in that era). */
   readonly legacy: () => McpServer;
+  /** Loads what `modern` needs (the SDK v2 server code), once; awaited before it is called. */
+  readonly loadModern?: () => Promise<void>;
   /** A 2026 server instance (the SDK asks for one per connection). */
-  readonly modern: () => ReturnType<Parameters<typeof serveModernStdio>[0]>;
+  readonly modern: () => ModernServer;
   /** Told once, when the first message has decided. */
   readonly onEra?: (era: StdioEra) => void;
   /**
@@ -92,14 +100,29 @@ export async function startStdioEras(deps: StdioEraDeps): Promise<StdioEraSwitch
       opened.deliver(message);
       void server.connect(opened).then(() => opened.ready());
     } else {
-      const handle = serveModernStdio(() => deps.modern(), {
-        transport: opened,
-        // The connection opened in 2026; a 2025 handshake now is refused.
-        legacy: "reject",
-      });
-      closeEra = () => handle.close();
+      // The relay holds what arrives while the v2 SDK loads, in order.
       opened.deliver(message);
-      opened.ready();
+      let handle: { close(): Promise<void> } | null = null;
+      const started = (deps.loadModern?.() ?? Promise.resolve())
+        .then(() => import("@modelcontextprotocol/server/stdio"))
+        .then(({ serveStdio }) => {
+          handle = serveStdio(() => deps.modern(), {
+            transport: opened,
+            // The connection opened in 2026; a 2025 handshake now is refused.
+            legacy: "reject",
+          });
+          opened.ready();
+        });
+      started.catch((error) => {
+        // Without its server the connection cannot be answered: end it
+        // the usual way (stdin closed) rather than leave requests waiting.
+        transport.onerror?.(error instanceof Error ? error : new Error(String(error)));
+        void transport.close();
+      });
+      closeEra = async () => {
+        await started.catch(() => {});
+        await (handle as { close(): Promise<void> } | null)?.close();
+      };
     }
   };
   await transport.start();
