@@ -14,6 +14,8 @@ import type { CallerIdentity } from "../tools/caller.ts";
 import { createModernServer } from "./modern_server.ts";
 import { argumentsDigest, RequestStateSealer } from "./request_state.ts";
 import { stateStoreFor } from "../state/mod.ts";
+import { jobsFor } from "../jobs/mod.ts";
+import { jobTaskRunner } from "./job_tasks.ts";
 
 /** The protocol revision of the stateless era, as audit records name it. */
 export const MODERN_ERA = "2026-07-28";
@@ -57,7 +59,18 @@ export async function createModernEra(
   const era: ModernEra = {
     sealer,
     serverFor(caller, calls) {
+      // A task is a job: without a job store there are no tasks to offer.
+      const jobs = jobsFor(deps.context);
+      const limits = deps.context.policy.limits;
       return createModernServer({
+        ...(jobs === null ? {} : {
+          tasks: jobTaskRunner({
+            jobs,
+            caller,
+            retentionMs: limits.jobRetentionMs,
+            inlineBytes: limits.inlineOutputBytes,
+          }),
+        }),
         info: deps.info,
         instructions: deps.instructions,
         build: () => deps.build(Object.freeze({ ...caller, protocolEra: MODERN_ERA }), calls),

@@ -20,11 +20,12 @@ import {
   type Implementation,
   type ListToolsResult,
   ProtocolError,
-  Server,
+  type Server,
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import { type LinkOutcome, V1Link } from "./v1_link.ts";
 import type { OpenedState } from "./request_state.ts";
+import { TaskCapableServer, type TaskRunner } from "./tasks_extension.ts";
 
 /**
  * How long a 2026 client may reuse a `tools/list` answer. Short, because the
@@ -49,6 +50,11 @@ export interface ModernServerOptions {
     state: string,
     call: { readonly name: string; readonly arguments: Record<string, unknown> },
   ) => Promise<OpenedState>;
+  /**
+   * Who runs this caller's tasks (the Tasks extension, `tasks_extension.ts`);
+   * absent when the server keeps no jobs, and then the extension is not offered.
+   */
+  readonly tasks?: TaskRunner;
 }
 
 /**
@@ -59,11 +65,11 @@ export const VERIFIED_STATE_META_KEY = "dev.htmcp/verifiedRequestState";
 
 /** Builds one 2026-era server instance (one per HTTP request, one per stdio connection). */
 export function createModernServer(options: ModernServerOptions): Server {
-  const server = new Server(options.info, {
+  const server = new TaskCapableServer(options.info, {
     capabilities: { tools: { listChanged: false } },
     instructions: options.instructions,
     cacheHints: { "tools/list": { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: "private" } },
-  });
+  }, options.tasks);
   let linked: { readonly link: V1Link; readonly inner: McpServer } | null = null;
   const open = async (ctx: ServerContext): Promise<V1Link> => {
     if (linked === null) {

@@ -1,0 +1,142 @@
+/**
+ * htmcp's {@link TaskRunner} for the 2026-07-28 Tasks extension: a task is a
+ * job (docs/jobs.md), so it has the job store's owner rule, durability,
+ * cross-replica cancel and audit trail, and nothing of its own to keep.
+ *
+ * `run_command` is the one task-supporting tool, and it never starts a task
+ * by a path of its own: the call runs through the same 2025 tool as every
+ * other call (judged, audited, started), and only when its reply is
+ * `JOB_RUNNING` (asked for with `background: true`, or a foreground call
+ * that outlived `limits.foreground_ms`) is that job answered as a task. A
+ * refusal, or a command that ended in time, stays a plain result.
+ *
+ * The runner serves one caller (the 2026 face builds one per request or
+ * connection): another caller's job id is "not found", revealing nothing.
+ * `tasks/*` are not tool calls, so the job tools' scopes are checked here.
+ *
+ * @module
+ */
+import { type CallToolResult, ProtocolError } from "@modelcontextprotocol/server";
+import type { JobManager, JobRecord } from "../jobs/mod.ts";
+import { endedJobResult, TASK_POLL_MS } from "../server/job_task_store.ts";
+import { sessionOwner } from "../session/mod.ts";
+import { type CallerIdentity, hasScope, type Scope } from "../tools/caller.ts";
+import type { TaskRunner, TaskSnapshot, TaskStatus } from "./tasks_extension.ts";
+
+/** The one tool that may become a task: the one that starts jobs. */
+export const TASK_TOOL = "run_command";
+
+/** What the runner needs of the server. */
+export interface JobTaskOptions {
+  readonly jobs: JobManager;
+  readonly caller: CallerIdentity;
+  /** `limits.job_retention_s` in ms: an ended job (and task) is kept this long. */
+  readonly retentionMs: number;
+  /** `limits.inline_output_bytes`: an inlined result keeps head and tail within it. */
+  readonly inlineBytes: number;
+}
+
+/**
+ * The task status of a job. Any ended run is `completed` with the tool
+ * result a foreground call would have had (a non-OK code is `isError`):
+ * SEP-2663 keeps `failed` for protocol errors, and a run that timed out or
+ * exited non-zero is a tool outcome. `CANCELLED` is `cancelled`; a `lost`
+ * job, whose server stopped without an outcome, has no result at all and
+ * is `failed`.
+ */
+export function jobTaskStatus(record: JobRecord): TaskStatus {
+  // A job state this module does not know (a newer server's) reads as
+  // still working: it is never shown as ended with a result it lacks.
+  if (record.state === "lost") return "failed";
+  if (record.state !== "ended") return "working";
+  return record.code === "CANCELLED" ? "cancelled" : "completed";
+}
+
+/** Builds the runner for one caller. */
+export function jobTaskRunner(options: JobTaskOptions): TaskRunner {
+  const { jobs, caller } = options;
+  const owner = sessionOwner(caller.clientId);
+  const need = (scope: Scope) => {
+    if (!hasScope(caller, scope)) {
+      throw new ProtocolError(-32600, `This token lacks the "${scope}" scope.`);
+    }
+  };
+
+  const snapshot = async (record: JobRecord): Promise<TaskSnapshot> => {
+    const status = jobTaskStatus(record);
+    const base = {
+      taskId: record.id,
+      status,
+      createdAtMs: record.startedMs,
+      lastUpdatedAtMs: record.endedMs ?? record.startedMs,
+      ttlMs: options.retentionMs,
+      pollIntervalMs: TASK_POLL_MS,
+      ...(record.reason === "" ? {} : { statusMessage: record.reason }),
+    };
+    if (status === "completed") {
+      const output = await jobs.store.output(owner, record.id);
+      const result = endedJobResult(
+        record,
+        output?.stdout ?? "",
+        output?.stderr ?? "",
+        options.inlineBytes,
+      ) as unknown as CallToolResult;
+      return { ...base, result };
+    }
+    if (status === "failed") {
+      return {
+        ...base,
+        error: {
+          code: -32603,
+          message: record.reason === "" ? "The job was lost." : record.reason,
+          data: { code: "EXECUTOR_ERROR", job_id: record.id },
+        },
+      };
+    }
+    return base;
+  };
+
+  return {
+    taskSupport: (tool) => tool === TASK_TOOL ? "optional" : undefined,
+
+    async call(_call, _ctx, plain) {
+      // The plain call is judged, audited and started like any other; its
+      // reply says whether a job outlives it.
+      const result = await plain();
+      const content = result.structuredContent as Record<string, unknown> | undefined;
+      const jobId = content?.["job_id"];
+      if (content?.["code"] !== "JOB_RUNNING" || typeof jobId !== "string") {
+        return { kind: "complete", result };
+      }
+      const record = await jobs.store.get(owner, jobId);
+      // The record was written before the reply (the store is durable), so
+      // a tasks/get sent at once finds it; if it is gone, the plain reply
+      // still names the job.
+      if (record === null) return { kind: "complete", result };
+      return { kind: "task", task: await snapshot(record) };
+    },
+
+    async get(taskId) {
+      need("shell:read");
+      await jobs.sweep();
+      const record = await jobs.store.get(owner, taskId);
+      return record === null ? null : await snapshot(record);
+    },
+
+    async cancel(taskId) {
+      // Cancelling kills a process tree: the scope that starts one.
+      need("shell:execute");
+      const record = await jobs.store.get(owner, taskId);
+      if (record === null) return false;
+      if (record.state === "running") await jobs.cancel(owner, caller.clientId, taskId);
+      return true;
+    },
+
+    async update(taskId) {
+      need("shell:execute");
+      // No job waits on client input yet: responses to requests that are
+      // not outstanding are ignored, as SEP-2663 lets a server do.
+      return (await jobs.store.get(owner, taskId)) !== null;
+    },
+  };
+}
