@@ -154,7 +154,6 @@ export class JobTaskStore implements TaskStore {
     const records = await this.#jobs.store.list(this.#owner);
     return { tasks: records.map((r) => taskOf(r, this.#retentionMs)) };
   }
-
 }
 
 /**
