@@ -67,6 +67,7 @@ export async function createModernEra(
           tasks: jobTaskRunner({
             jobs,
             caller,
+            audit: deps.context.audit,
             retentionMs: limits.jobRetentionMs,
             inlineBytes: limits.inlineOutputBytes,
           }),

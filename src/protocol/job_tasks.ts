@@ -17,11 +17,31 @@
  * @module
  */
 import { type CallToolResult, ProtocolError } from "@modelcontextprotocol/server";
+import type { AuditLog } from "../audit/mod.ts";
 import type { JobManager, JobRecord } from "../jobs/mod.ts";
 import { endedJobResult, TASK_POLL_MS } from "../server/job_task_store.ts";
 import { sessionOwner } from "../session/mod.ts";
 import { type CallerIdentity, hasScope, type Scope } from "../tools/caller.ts";
 import type { TaskRunner, TaskSnapshot, TaskStatus } from "./tasks_extension.ts";
+
+declare module "../audit/mod.ts" {
+  interface AuditEventFields {
+    /**
+     * A task method refused for its caller: a missing scope, or a task id
+     * the caller has no task by (absent, expired, or another caller's: an
+     * operator sees probing for ids that the caller is never told about).
+     */
+    task_refused: {
+      readonly protocol_era: string;
+      readonly transport: string;
+      readonly client_id: string | null;
+      readonly method: string;
+      readonly task_id: string;
+      readonly reason: "scope" | "not_found";
+      readonly scope: string | null;
+    };
+  }
+}
 
 /** The one tool that may become a task: the one that starts jobs. */
 export const TASK_TOOL = "run_command";
@@ -30,6 +50,8 @@ export const TASK_TOOL = "run_command";
 export interface JobTaskOptions {
   readonly jobs: JobManager;
   readonly caller: CallerIdentity;
+  /** Where refusals of the task methods are recorded. */
+  readonly audit: AuditLog;
   /** `limits.job_retention_s` in ms: an ended job (and task) is kept this long. */
   readonly retentionMs: number;
   /** `limits.inline_output_bytes`: an inlined result keeps head and tail within it. */
@@ -56,10 +78,27 @@ export function jobTaskStatus(record: JobRecord): TaskStatus {
 export function jobTaskRunner(options: JobTaskOptions): TaskRunner {
   const { jobs, caller } = options;
   const owner = sessionOwner(caller.clientId);
-  const need = (scope: Scope) => {
+  const refuse = (method: string, taskId: string, scope: Scope | null) =>
+    options.audit.writeEvent("task_refused", {
+      protocol_era: "2026-07-28",
+      transport: caller.transport,
+      client_id: caller.clientId,
+      method,
+      task_id: taskId,
+      reason: scope === null ? "not_found" : "scope",
+      scope,
+    });
+  const need = async (method: string, taskId: string, scope: Scope) => {
     if (!hasScope(caller, scope)) {
+      await refuse(method, taskId, scope);
       throw new ProtocolError(-32600, `This token lacks the "${scope}" scope.`);
     }
+  };
+  /** The caller's job, or null (audited) when it has none by that id. */
+  const mine = async (method: string, taskId: string) => {
+    const record = await jobs.store.get(owner, taskId);
+    if (record === null) await refuse(method, taskId, null);
+    return record;
   };
 
   const snapshot = async (record: JobRecord): Promise<TaskSnapshot> => {
@@ -117,26 +156,26 @@ export function jobTaskRunner(options: JobTaskOptions): TaskRunner {
     },
 
     async get(taskId) {
-      need("shell:read");
+      await need("tasks/get", taskId, "shell:read");
       await jobs.sweep();
-      const record = await jobs.store.get(owner, taskId);
+      const record = await mine("tasks/get", taskId);
       return record === null ? null : await snapshot(record);
     },
 
     async cancel(taskId) {
       // Cancelling kills a process tree: the scope that starts one.
-      need("shell:execute");
-      const record = await jobs.store.get(owner, taskId);
+      await need("tasks/cancel", taskId, "shell:execute");
+      const record = await mine("tasks/cancel", taskId);
       if (record === null) return false;
       if (record.state === "running") await jobs.cancel(owner, caller.clientId, taskId);
       return true;
     },
 
     async update(taskId) {
-      need("shell:execute");
+      await need("tasks/update", taskId, "shell:execute");
       // No job waits on client input yet: responses to requests that are
       // not outstanding are ignored, as SEP-2663 lets a server do.
-      return (await jobs.store.get(owner, taskId)) !== null;
+      return (await mine("tasks/update", taskId)) !== null;
     },
   };
 }

@@ -171,6 +171,11 @@ Deno.test("http 2026-07-28 Tasks: run_command answers tasks per SEP-2663, and an
     }
     equal((await ok200(rpc, "tasks/get", { taskId })).status, "working");
     ok((await procStates(pids)).every((s) => s !== null), "its processes still run");
+    // Each probe is audited (the caller is told nothing, the operator everything).
+    const probes = (await records(auditLog)).filter((r) =>
+      r.event === "task_refused" && r.task_id === taskId && r.reason === "not_found"
+    );
+    deepEqual(probes.map((r) => r.method).sort(), ["tasks/cancel", "tasks/get", "tasks/update"]);
 
     // Scopes as for the job tools: reading needs shell:read, cancelling shell:execute.
     const reader = rpcAt(first.mcpUrl, await tokenFor(first.mcpUrl, "shell:read"));
@@ -185,6 +190,16 @@ Deno.test("http 2026-07-28 Tasks: run_command answers tasks per SEP-2663, and an
       /lacks the "shell:read" scope/,
     );
     equal((await reader("tasks/get", { taskId }, true)).error?.code, -32602);
+    const denied = (await records(auditLog)).filter((r) =>
+      r.event === "task_refused" && r.task_id === taskId && r.reason === "scope"
+    );
+    deepEqual(denied.map((r) => [r.method, r.scope]).sort(), [
+      ["tasks/cancel", "shell:execute"],
+      ["tasks/get", "shell:read"],
+    ]);
+    // The refused cancel changed nothing.
+    equal((await ok200(rpc, "tasks/get", { taskId })).status, "working");
+    ok((await procStates(pids)).every((s) => s !== null), "its processes still run");
 
     // The other replica: the same task, and a cancel there kills the tree here.
     const replica = rpcAt(second.mcpUrl, owner);
