@@ -24,11 +24,10 @@ import { procStates, uniqueSleep, waitForMarker } from "../exec/_fixtures.ts";
 import {
   assertAck,
   assertCreateTaskResult,
-  envelope,
   modernTaskLifecycle,
   ok200,
   type Rec,
-  type Rpc,
+  rpcAt,
   run,
   settle,
   waitReaped,
@@ -95,42 +94,6 @@ async function tokenFor(mcpUrl: URL, scope?: string): Promise<string> {
   await connection.close();
   ok(token !== undefined);
   return token;
-}
-
-/** Raw 2026-07-28 JSON-RPC over HTTP with the headers a 2026 client sends. */
-function rpcAt(mcpUrl: URL, token: string): Rpc {
-  return async (method, params, negotiate) => {
-    const name = typeof params.name === "string"
-      ? params.name
-      : typeof params.taskId === "string"
-      ? params.taskId
-      : undefined;
-    const response = await fetch(mcpUrl, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": method,
-        ...(name === undefined ? {} : { "mcp-name": name }),
-        authorization: `Bearer ${token}`,
-      },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: crypto.randomUUID(),
-        method,
-        params: { ...params, _meta: envelope(negotiate) },
-      }),
-    });
-    const text = await response.text();
-    // A tools/call is answered on an event stream: the reply is the data line with an id.
-    const messages = text.startsWith("{")
-      ? [JSON.parse(text)]
-      : [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1] as string));
-    const reply = messages.find((m) => "id" in m && ("result" in m || "error" in m));
-    if (reply === undefined) throw new Error(`no reply to ${method}: ${response.status} ${text}`);
-    return reply;
-  };
 }
 
 async function records(path: string): Promise<Rec[]> {
