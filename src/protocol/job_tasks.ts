@@ -67,8 +67,11 @@ export interface JobTaskOptions {
  * is `failed`.
  */
 export function jobTaskStatus(record: JobRecord): TaskStatus {
-  // A job state this module does not know (a newer server's) reads as
-  // still working: it is never shown as ended with a result it lacks.
+  // A job state this module does not know (a newer server's, or one that
+  // waits for a human's approval) reads as still working: it is never shown
+  // as ended with a result it lacks. A job that waits on the client would
+  // map to `input_required` here, with its requests in the snapshot's
+  // `inputRequests` and their answers taken by the runner's `update`.
   if (record.state === "lost") return "failed";
   if (record.state !== "ended") return "working";
   return record.code === "CANCELLED" ? "cancelled" : "completed";

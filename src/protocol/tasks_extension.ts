@@ -84,7 +84,9 @@ export interface TaskRunner {
   /**
    * Runs a call of a task-supporting tool for a client that negotiated the
    * extension: the complete result when it is at hand, else the task.
-   * `plain` runs the call as it would run without tasks.
+   * `plain` runs the call as it would run without tasks, through every
+   * check the SDK makes of a tool call and its result; a complete result
+   * the runner makes itself instead is sent as it is.
    */
   call(
     call: TaskToolCall,
