@@ -68,10 +68,11 @@ export interface JobTaskOptions {
  */
 export function jobTaskStatus(record: JobRecord): TaskStatus {
   // A job state this module does not know (a newer server's, or one that
-  // waits for a human's approval) reads as still working: it is never shown
-  // as ended with a result it lacks. A job that waits on the client would
-  // map to `input_required` here, with its requests in the snapshot's
-  // `inputRequests` and their answers taken by the runner's `update`.
+  // waits for a human's out-of-band approval) reads as still working, its
+  // reason as the status message: it is never shown as ended with a result
+  // it lacks. `input_required` is for input the client itself can give: a
+  // job that waited on the client would map to it here, with its requests
+  // in the snapshot's `inputRequests` and their answers taken by `update`.
   if (record.state === "lost") return "failed";
   if (record.state !== "ended") return "working";
   return record.code === "CANCELLED" ? "cancelled" : "completed";
@@ -170,7 +171,11 @@ export function jobTaskRunner(options: JobTaskOptions): TaskRunner {
       await need("tasks/cancel", taskId, "shell:execute");
       const record = await mine("tasks/cancel", taskId);
       if (record === null) return false;
-      if (record.state === "running") await jobs.cancel(owner, caller.clientId, taskId);
+      // Whatever has not ended is cancelled (a job state newer than this
+      // module included); an ended task stays as it ended.
+      if (record.state !== "ended" && record.state !== "lost") {
+        await jobs.cancel(owner, caller.clientId, taskId);
+      }
       return true;
     },
 

@@ -20,12 +20,12 @@ import {
   type Implementation,
   type ListToolsResult,
   ProtocolError,
-  type Server,
+  Server,
   type ServerContext,
 } from "@modelcontextprotocol/server";
+import { TaskCapableServer, type TaskRunner } from "./tasks_extension.ts";
 import { type LinkOutcome, V1Link } from "./v1_link.ts";
 import type { OpenedState } from "./request_state.ts";
-import { TaskCapableServer, type TaskRunner } from "./tasks_extension.ts";
 
 /**
  * How long a 2026 client may reuse a `tools/list` answer. Short, because the
@@ -39,6 +39,11 @@ export interface ModernServerOptions {
   /** Name, version, title and icons, as `server/discover` reports them. */
   readonly info: Implementation;
   readonly instructions: string;
+  /**
+   * Who runs this caller's tasks (the Tasks extension, `tasks_extension.ts`);
+   * absent when the server keeps no jobs, and then the extension is not offered.
+   */
+  readonly tasks?: TaskRunner;
   /** Builds the 2025-era server whose tools this face serves. */
   readonly build: () => McpServer;
   /**
@@ -50,11 +55,6 @@ export interface ModernServerOptions {
     state: string,
     call: { readonly name: string; readonly arguments: Record<string, unknown> },
   ) => Promise<OpenedState>;
-  /**
-   * Who runs this caller's tasks (the Tasks extension, `tasks_extension.ts`);
-   * absent when the server keeps no jobs, and then the extension is not offered.
-   */
-  readonly tasks?: TaskRunner;
 }
 
 /**
