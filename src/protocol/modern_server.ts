@@ -20,7 +20,7 @@ import {
   type Implementation,
   type ListToolsResult,
   ProtocolError,
-  Server,
+  type Server,
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import { TaskCapableServer, type TaskRunner } from "./tasks_extension.ts";
