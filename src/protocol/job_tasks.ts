@@ -88,7 +88,8 @@ export function jobTaskRunner(options: JobTaskOptions): TaskRunner {
       transport: caller.transport,
       client_id: caller.clientId,
       method,
-      task_id: taskId,
+      // The id is the client's string: bounded here, as nothing else bounds it.
+      task_id: taskId.slice(0, 128),
       reason: scope === null ? "not_found" : "scope",
       scope,
     });
