@@ -3,16 +3,18 @@
  * extension, SEP-2663) against `htmcp serve --http`, auth off on loopback,
  * printed check by check. The suite marks them as extension scenarios off
  * the spec timeline, so they run with `--force`. This is a report, not a
- * gate: htmcp does not serve the extension (docs/jobs.md, "MCP Tasks"), and
- * the scenarios need the suite's own fixture tools (`greet`,
- * `slow_compute`, `failing_job`, `protocol_error_job`).
+ * gate: htmcp serves the extension for `run_command`, but the scenarios call
+ * the suite's own fixture tools (`greet`, `slow_compute`, `failing_job`,
+ * `protocol_error_job`, ...), which a terminal server does not have; the
+ * gate is `tests/e2e/http_conformance_tasks_test.ts`, which runs them
+ * against a fixture server mounting the same extension module.
  *
  * Usage: deno run -A scripts/conformance_tasks.ts [--cached-only] [SCENARIO...]
  *
  * @module
  */
 import { startCliServer, writeLoopbackPolicy } from "./conformance.ts";
-import { CONFORMANCE_2026_PACKAGE } from "./conformance_2026.ts";
+import { runScenario2026 } from "./conformance_2026.ts";
 
 /** Every `tasks-*` scenario of the suite version. */
 export const TASK_SCENARIOS: readonly string[] = Object.freeze([
@@ -28,10 +30,6 @@ export const TASK_SCENARIOS: readonly string[] = Object.freeze([
   "tasks-mrtr-composition",
 ]);
 
-// deno-lint-ignore no-control-regex
-const ANSI = /\x1b\[[0-9;]*m/g;
-const CHECK = /\[([a-z0-9-]+)\s*\]\s+(SUCCESS|FAILURE|WARNING)\b/g;
-
 if (import.meta.main) {
   const cachedOnly = Deno.args.includes("--cached-only");
   const named = Deno.args.filter((arg) => !arg.startsWith("--"));
@@ -39,18 +37,8 @@ if (import.meta.main) {
   const server = await startCliServer(await writeLoopbackPolicy(dir));
   try {
     for (const scenario of named.length > 0 ? named : TASK_SCENARIOS) {
-      const args = ["run", "-A", "--no-lock", "--no-config"];
-      if (cachedOnly) args.push("--cached-only");
-      args.push(CONFORMANCE_2026_PACKAGE, "server", "--url", server.url, "--scenario", scenario);
-      args.push("--spec-version", "2026-07-28", "--force");
-      const out = await new Deno.Command(Deno.execPath(), {
-        args,
-        stdin: "null",
-        env: { NO_COLOR: "1" },
-      }).output();
-      const text = (new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr))
-        .replace(ANSI, "");
-      const checks = [...text.matchAll(CHECK)].map((m) => `${m[1]} ${m[2]}`);
+      const result = await runScenario2026(server.url, scenario, cachedOnly, true);
+      const checks = result.checks.map((c) => `${c.check} ${c.status}`);
       console.log(`${scenario}:\n  ${checks.length > 0 ? checks.join("\n  ") : "(no checks)"}`);
     }
   } finally {

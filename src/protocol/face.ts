@@ -14,6 +14,7 @@ import type { CallerIdentity } from "../tools/caller.ts";
 import { argumentsDigest, RequestStateSealer } from "./request_state.ts";
 import { stateStoreFor } from "../state/mod.ts";
 import { MODERN_ERA } from "../tools/caller.ts";
+import { jobsFor } from "../jobs/mod.ts";
 
 export { MODERN_ERA } from "../tools/caller.ts";
 
@@ -45,7 +46,11 @@ export interface ModernEra {
   serverFor(caller: CallerIdentity, calls: CallRegistry): Server;
 }
 
-type ModernServerModule = typeof import("./modern_server.ts");
+/** The SDK v2 server code and the task runner that builds on it, loaded together. */
+interface ModernServerModule {
+  readonly server: typeof import("./modern_server.ts");
+  readonly tasks: typeof import("./job_tasks.ts");
+}
 
 /** Who a request state is bound to. */
 export function stateCaller(caller: CallerIdentity): string {
@@ -72,14 +77,28 @@ export async function createModernEra(
   const era: ModernEra = {
     sealer,
     load() {
-      loading ??= import("./modern_server.ts").then((module) => {
-        loaded = module;
-      });
+      loading ??= Promise.all([import("./modern_server.ts"), import("./job_tasks.ts")]).then(
+        ([server, tasks]) => {
+          loaded = { server, tasks };
+        },
+      );
       return loading;
     },
     serverFor(caller, calls) {
       if (loaded === null) throw new Error("The 2026 era's server is used before load().");
-      return loaded.createModernServer({
+      // A task is a job: without a job store there are no tasks to offer.
+      const jobs = jobsFor(deps.context);
+      const limits = deps.context.policy.limits;
+      return loaded.server.createModernServer({
+        ...(jobs === null ? {} : {
+          tasks: loaded.tasks.jobTaskRunner({
+            jobs,
+            caller,
+            audit: deps.context.audit,
+            retentionMs: limits.jobRetentionMs,
+            inlineBytes: limits.inlineOutputBytes,
+          }),
+        }),
         info: deps.info,
         instructions: deps.instructions,
         build: () => deps.build(Object.freeze({ ...caller, protocolEra: MODERN_ERA }), calls),

@@ -20,9 +20,10 @@ import {
   type Implementation,
   type ListToolsResult,
   ProtocolError,
-  Server,
+  type Server,
   type ServerContext,
 } from "@modelcontextprotocol/server";
+import { TaskCapableServer, type TaskRunner } from "./tasks_extension.ts";
 import { type LinkOutcome, V1Link } from "./v1_link.ts";
 import type { OpenedState } from "./request_state.ts";
 import { answerOf, deliverQuestion, type RoundTripDeps } from "./input_required.ts";
@@ -45,6 +46,11 @@ export interface ModernServerOptions {
   /** Name, version, title and icons, as `server/discover` reports them. */
   readonly info: Implementation;
   readonly instructions: string;
+  /**
+   * Who runs this caller's tasks (the Tasks extension, `tasks_extension.ts`);
+   * absent when the server keeps no jobs, and then the extension is not offered.
+   */
+  readonly tasks?: TaskRunner;
   /** Builds the 2025-era server whose tools this face serves. */
   readonly build: () => McpServer;
   /**
@@ -68,11 +74,11 @@ export const VERIFIED_STATE_META_KEY = "dev.htmcp/verifiedRequestState";
 
 /** Builds one 2026-era server instance (one per HTTP request, one per stdio connection). */
 export function createModernServer(options: ModernServerOptions): Server {
-  const server = new Server(options.info, {
+  const server = new TaskCapableServer(options.info, {
     capabilities: { tools: { listChanged: false } },
     instructions: options.instructions,
     cacheHints: { "tools/list": { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: "private" } },
-  });
+  }, options.tasks);
   let linked: { readonly link: V1Link; readonly inner: McpServer } | null = null;
   const open = async (ctx: ServerContext): Promise<V1Link> => {
     if (linked === null) {

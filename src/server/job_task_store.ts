@@ -134,7 +134,7 @@ export class JobTaskStore implements TaskStore {
       throw new McpError(ErrorCode.InvalidRequest, `Task ${taskId} is still working.`);
     }
     const output = await this.#jobs.store.output(this.#owner, taskId);
-    return this.#result(record, output?.stdout ?? "", output?.stderr ?? "");
+    return endedJobResult(record, output?.stdout ?? "", output?.stderr ?? "", this.#inlineBytes);
   }
 
   async updateTaskStatus(taskId: string, status: Task["status"]): Promise<void> {
@@ -154,22 +154,30 @@ export class JobTaskStore implements TaskStore {
     const records = await this.#jobs.store.list(this.#owner);
     return { tasks: records.map((r) => taskOf(r, this.#retentionMs)) };
   }
+}
 
-  /** The CommandResult envelope of an ended job, output cut like a foreground reply. */
-  #result(record: JobRecord, stdout: string, stderr: string): CallToolResult {
-    const hint = (stream: "stdout" | "stderr") => (offset: number, length: number) =>
-      `read them with job_output(job_id="${record.id}", stream="${stream}", offset=${offset}, limit=${length})`;
-    const elapsedMs = (record.endedMs ?? Date.now()) - record.startedMs;
-    // A lost job never recorded an outcome: the server running it went away.
-    const code = record.code ?? "EXECUTOR_ERROR";
-    const result: CommandResult = makeResult(code, {
-      policyReason: record.reason,
-      startedAt: performance.now() - elapsedMs,
-      stdout: headAndTail(stdout, this.#inlineBytes, hint("stdout")).text,
-      stderr: headAndTail(stderr, this.#inlineBytes, hint("stderr")).text,
-      exitCode: record.exitCode,
-      jobId: record.id,
-    });
-    return toToolResult(result);
-  }
+/**
+ * The CommandResult envelope of an ended job, output cut like a foreground
+ * reply (each stream's head and tail within `inlineBytes`).
+ */
+export function endedJobResult(
+  record: JobRecord,
+  stdout: string,
+  stderr: string,
+  inlineBytes: number,
+): CallToolResult {
+  const hint = (stream: "stdout" | "stderr") => (offset: number, length: number) =>
+    `read them with job_output(job_id="${record.id}", stream="${stream}", offset=${offset}, limit=${length})`;
+  const elapsedMs = (record.endedMs ?? Date.now()) - record.startedMs;
+  // A lost job never recorded an outcome: the server running it went away.
+  const code = record.code ?? "EXECUTOR_ERROR";
+  const result: CommandResult = makeResult(code, {
+    policyReason: record.reason,
+    startedAt: performance.now() - elapsedMs,
+    stdout: headAndTail(stdout, inlineBytes, hint("stdout")).text,
+    stderr: headAndTail(stderr, inlineBytes, hint("stderr")).text,
+    exitCode: record.exitCode,
+    jobId: record.id,
+  });
+  return toToolResult(result);
 }

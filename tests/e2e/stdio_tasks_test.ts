@@ -37,7 +37,7 @@ Deno.test("a server that keeps no jobs declares no tasks and lists run_command w
   }
 });
 
-Deno.test("a 2026-07-28 client is offered no tasks (SDK v2 has no tasks runtime) and its call runs as a plain call", async () => {
+Deno.test("a 2026-07-28 client that does not declare the Tasks extension gets no v1 tasks capability, and its call runs as a plain call", async () => {
   const h = await startV2Stdio("2026-07-28", { allow: ["echo"] });
   try {
     equal(h.client.getServerCapabilities()?.tasks, undefined);
