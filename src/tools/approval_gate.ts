@@ -10,9 +10,11 @@
  *   call alone and is never stored, so a second identical call asks again;
  * - out of band, otherwise: a pending record in the state store that the
  *   operator answers with `htmcp approvals allow|deny ID`; the call waits at
- *   most `approval.wait_ms` for it, then returns `APPROVAL_PENDING` with the
- *   id. A later identical call by the same caller uses the allowed record
- *   (once: `allowed -> used` atomically) or waits on the pending one.
+ *   most `approval.wait_ms` for it, then says `APPROVAL_PENDING` and hands
+ *   the record to `approval_job.ts`, which makes the call a job that starts
+ *   when the operator allows it. An identical call by the same caller while
+ *   the record is open waits on it too (before it has a job) or is told the
+ *   job's id (after).
  *
  * No MCP tool can answer: the store's `answer` is reached only by the CLI.
  *
@@ -72,15 +74,20 @@ export type Elicit = (message: string, timeoutMs: number, signal?: AbortSignal) 
   ElicitAnswer
 >;
 
+/** A refusal of the gate: nothing ran. */
+export interface GateRefusal {
+  readonly ok: false;
+  readonly code: ResultCode;
+  readonly reason: string;
+  readonly approvalId: string | null;
+  /** The job that already waits for this approval (an identical earlier call's). */
+  readonly jobId?: string;
+  /** Set when the wait bound passed unanswered: the call may become a job waiting for it. */
+  readonly pending?: { readonly record: ApprovalRecord; readonly binding: ApprovalBinding };
+}
+
 /** Whether the held command may run now, under which approval. */
-export type GateResult =
-  | { readonly ok: true; readonly approvalId: string }
-  | {
-    readonly ok: false;
-    readonly code: ResultCode;
-    readonly reason: string;
-    readonly approvalId: string | null;
-  };
+export type GateResult = { readonly ok: true; readonly approvalId: string } | GateRefusal;
 
 /** What is held: the checked command and the call it belongs to. */
 export interface HeldCommand {
@@ -164,18 +171,21 @@ export async function holdForApproval(
   // second check should that ever change.
   if (state === null) throw new Error("prompt rules need a state store");
   const approvals = new ApprovalStore(state);
-  const binding: ApprovalBinding = {
-    owner: sessionOwner(caller.clientId),
-    digest: await runDigest({
-      argv,
-      run: checked.run,
-      cwd: checked.cwd,
-      plan: checked.plan,
-      stdin: held.stdin ?? null,
-    }),
-    policyHash: context.policyHash,
-  };
+  const binding = await approvalBinding(context, caller, checked, held.stdin);
   let record = await approvals.findOpen(binding);
+  if (record?.job_id !== undefined) {
+    // An identical earlier call already waits as a job: this one neither
+    // asks again nor races that job for the answer.
+    return {
+      ...refuse(
+        "APPROVAL_PENDING",
+        record.id,
+        `This command already waits for approval ${record.id} as job ${record.job_id}; ` +
+          `call job_status with job_id "${record.job_id}" and wait_ms to follow it.`,
+      ),
+      jobId: record.job_id,
+    };
+  }
   if (record === null) {
     const now = Date.now();
     record = {
@@ -221,6 +231,31 @@ export async function holdForApproval(
   );
 }
 
+/**
+ * What an approval of `checked` binds: the caller, a digest of the exact run
+ * (every stage's path, arguments and environment, the redirections, the
+ * resolved cwd, the stdin digest) and the running policy's hash.
+ */
+export async function approvalBinding(
+  context: ServerContext,
+  caller: CallerIdentity,
+  checked: Extract<CheckResult, { ok: true }>,
+  stdin: unknown,
+): Promise<ApprovalBinding> {
+  const argv = [checked.argv[0] as string, ...checked.run.args];
+  return {
+    owner: sessionOwner(caller.clientId),
+    digest: await runDigest({
+      argv,
+      run: checked.run,
+      cwd: checked.cwd,
+      plan: checked.plan,
+      stdin: stdin ?? null,
+    }),
+    policyHash: context.policyHash,
+  };
+}
+
 /** Polls the record until it is answered, expires, or the wait bound passes. */
 async function waitForAnswer(
   context: ServerContext,
@@ -237,6 +272,19 @@ async function waitForAnswer(
   for (;;) {
     if (record === null) {
       return refuse("APPROVAL_DENIED", id, `Approval ${id} no longer exists; nothing ran.`);
+    }
+    if (record.job_id !== undefined) {
+      // Another identical call outlived its wait and made the job that now
+      // owns this approval: only that job may use it.
+      return {
+        ...refuse(
+          "APPROVAL_PENDING",
+          id,
+          `This command waits for approval ${id} as job ${record.job_id}; call job_status ` +
+            `with job_id "${record.job_id}" and wait_ms to follow it.`,
+        ),
+        jobId: record.job_id,
+      };
     }
     if (record.state === "pending" && Date.now() >= record.expires_ms) {
       await approvals.expire(id);
@@ -276,11 +324,15 @@ async function waitForAnswer(
       await context.audit.writeEvent("approval_expired", { approval_id: id, call_id: callId });
       return refuse("APPROVAL_EXPIRED", id, expiredReason(id));
     }
-    if (record.state === "used") {
+    if (record.state === "used" || record.state === "withdrawn") {
       return refuse(
         "APPROVAL_DENIED",
         id,
-        `Approval ${id} was already used (an approval runs its command once); nothing ran.`,
+        `Approval ${id} was ${
+          record.state === "used"
+            ? "already used (an approval runs its command once)"
+            : "withdrawn (the job waiting for it was cancelled)"
+        }; nothing ran.`,
       );
     }
     if (signal?.aborted) {
@@ -292,20 +344,22 @@ async function waitForAnswer(
     }
     const left = giveUpAt - performance.now();
     if (left <= 0) {
-      return refuse(
-        "APPROVAL_PENDING",
-        id,
-        `The command waits for a human: approval ${id} is pending until the operator runs ` +
-          `"htmcp approvals allow ${id}" (or deny) on the server's host. Call run_command again ` +
-          "with exactly the same command once it is allowed; it then runs once.",
-      );
+      return {
+        ...refuse(
+          "APPROVAL_PENDING",
+          id,
+          `The command waits for a human: approval ${id} is pending until the operator runs ` +
+            `"htmcp approvals allow ${id}" (or deny) on the server's host.`,
+        ),
+        pending: { record, binding },
+      };
     }
     await sleep(Math.min(POLL_MS, left), signal);
     record = await approvals.get(id);
   }
 }
 
-function refuse(code: ResultCode, approvalId: string | null, reason: string): GateResult {
+function refuse(code: ResultCode, approvalId: string | null, reason: string): GateRefusal {
   return { ok: false, code, reason, approvalId };
 }
 
