@@ -76,6 +76,7 @@ async function list(approvals: ApprovalStore, json: boolean): Promise<number> {
         `expires=${new Date(record.expires_ms).toISOString()}\n` +
         `  argv: ${JSON.stringify(record.argv)}\n  rule: ${record.rule}\n` +
         `  why:  ${record.justification}` +
+        (record.job_id === undefined ? "" : `\n  job:  ${record.job_id} starts it when allowed`) +
         (record.answered_by === null ? "" : `\n  answered by ${record.answered_by}`),
     );
   }
@@ -101,7 +102,11 @@ async function answer(approvals: ApprovalStore, id: string, allow: boolean): Pro
   }
   console.log(
     `Approval ${id} ${allow ? "allowed" : "denied"} by ${by}: ${JSON.stringify(done.record.argv)}` +
-      (allow ? " may run once, by the same caller, before it expires." : " will not run."),
+      (allow
+        ? done.record.job_id === undefined
+          ? " may run once, by the same caller, before it expires."
+          : ` starts once, as job ${done.record.job_id}.`
+        : " will not run."),
   );
   return 0;
 }
