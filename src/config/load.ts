@@ -256,7 +256,7 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
     // An approval the operator answers from another process lives in the
     // state store; without one a prompt rule could never be answered out of band.
     return fail(
-      'Policy has [[rules]] with decision = "prompt", which need a state_dir (or the postgres state backend) to hold approvals.',
+      'Policy has [[rules]] or allowlist entries with decision = "prompt", which need a state_dir (or the postgres state backend) to hold approvals.',
     );
   }
 

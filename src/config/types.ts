@@ -48,6 +48,12 @@ export interface ArgRule {
   readonly decision?: "deny" | "prompt";
   /** The sentence shown to the human who answers a prompt rule ("" for deny rules). */
   readonly justification?: string;
+  /**
+   * Set on the prompt rule of an allowlist entry with `decision = "prompt"`:
+   * every run of the command matches, whatever its arguments (`denyArgs` is
+   * empty). Never set on a deny rule.
+   */
+  readonly everyRun?: true;
 }
 
 /** `[approval]`: how a prompted command is answered (docs/approvals.md). */

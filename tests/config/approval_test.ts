@@ -89,3 +89,72 @@ Deno.test("a prompt rule without a state store is refused: nobody could answer i
     assert.match(result.message, /decision = "prompt".*need a state_dir/);
   });
 });
+
+Deno.test('an allowlist entry may say decision = "prompt": every run of it is held, judged like a prompt rule', async () => {
+  await withScratch(async (s) => {
+    const policy = assertLoaded(
+      await s.load(
+        'jail_root = "jail"\nstate_dir = "state"\n[allowlist]\ncommands = ["ls", ' +
+          '{ name = "git", decision = "prompt", justification = "git is visible to everyone." }, ' +
+          '{ name = "cat", decision = "allow" }]\n',
+      ),
+    );
+    assert.deepEqual([...policy.allowlist.keys()], ["ls", "git", "cat"]);
+    assert.deepEqual(policy.rules, [{
+      command: "git",
+      denyArgs: [],
+      reason: "git is visible to everyone.",
+      enforce: "deny",
+      decision: "prompt",
+      justification: "git is visible to everyone.",
+      everyRun: true,
+    }]);
+  });
+});
+
+Deno.test("allowlist entries refuse bad values with a sentence naming the entry", async () => {
+  const cases: [string, RegExp][] = [
+    [
+      '{ name = "git", decision = "prompt" }',
+      /"allowlist\.commands\[2\]\.justification" is required for decision = "prompt"/,
+    ],
+    [
+      '{ name = "git", decision = "prompt", justification = "  " }',
+      /"allowlist\.commands\[2\]\.justification" is required/,
+    ],
+    [
+      '{ name = "git", decision = "prompt", justification = "x", args = ["push"] }',
+      /"allowlist\.commands\[2\]\.args" is not recognised; the keys allowed in an allowlist entry are: name, decision, justification/,
+    ],
+    [
+      '{ name = "git", decision = "deny" }',
+      /"allowlist\.commands\[2\]\.decision" must be "allow" or "prompt"/,
+    ],
+    [
+      '{ name = "git", decision = 1 }',
+      /"allowlist\.commands\[2\]\.decision" must be "allow" or "prompt"/,
+    ],
+    ['{ decision = "prompt", justification = "x" }', /"allowlist\.commands\[2\]\.name" is missing/],
+    [
+      '{ name = "git", justification = "x" }',
+      /takes a justification only with decision = "prompt"/,
+    ],
+    ['{ name = "/usr/bin/git", decision = "prompt", justification = "x" }', /never by path/],
+    ["7", /"allowlist\.commands\[2\]" must be a non-empty string, got 7/],
+  ];
+  await withScratch(async (s) => {
+    for (const [entry, pattern] of cases) {
+      const result = await s.load(
+        `jail_root = "jail"\nstate_dir = "state"\n[allowlist]\ncommands = ["ls", ${entry}]\n`,
+      );
+      assert.ok(!result.ok, `${entry} should be refused`);
+      assert.match(result.message, pattern, entry);
+    }
+    // Held for a human needs somewhere to hold the approval.
+    const stateless = await s.load(
+      'jail_root = "jail"\n[allowlist]\ncommands = [{ name = "git", decision = "prompt", justification = "x" }]\n',
+    );
+    assert.ok(!stateless.ok);
+    assert.match(stateless.message, /allowlist entries with decision = "prompt".*need a state_dir/);
+  });
+});

@@ -227,3 +227,52 @@ Deno.test("a server that stops with an awaiting job records it ended and withdra
     await h.close();
   }
 });
+
+Deno.test('an allowlist entry with decision = "prompt" holds every run of it; describe_policy and explain_command show the hold', async () => {
+  const h = await startHarness({
+    topToml: 'state_dir = "state"',
+    allow: ["ls", {
+      name: "touch",
+      decision: "prompt",
+      justification: "touching stands for publishing",
+    }],
+    extraToml: '[approval]\nrequire = "operator"\nwait_ms = 300\nttl_s = 120\n',
+  });
+  try {
+    const described = await h.describePolicy();
+    assert.match(described.sandbox, /kernel sandbox \(bubblewrap\)/);
+    const rules = described.argument_rules as { command: string; rule: string }[];
+    assert.deepEqual(rules, [{
+      command: "touch",
+      rule: "Held for a human's approval on every run: touching stands for publishing",
+    }]);
+    const explained = await h.call("explain_command", { command: "touch other.txt" });
+    assert.equal(explained.code, "OK");
+    assert.match(explained.policy_reason, /its allowlist entry holds every run until a human/);
+    // A refusal stays a refusal: nobody is asked about an escape.
+    const escape = await h.call("run_command", { command: "touch ../canary.txt" });
+    assert.equal(escape.code, "PATH_ESCAPE");
+
+    const pending = await h.call("run_command", { command: "touch canary.txt" });
+    assert.equal(pending.code, "APPROVAL_PENDING");
+    await nothingRan(h);
+    const [record] = await listed(h);
+    assert.equal(record?.id, pending.approval_id);
+    assert.equal((record as unknown as { rule: string }).rule, "touch (every run)");
+    assert.equal((await approvals(h, "allow", pending.approval_id!)).code, 0);
+    const done = await jobTool(h, "job_status", { job_id: pending.job_id, wait_ms: 20_000 });
+    assert.deepEqual([done.job?.state, done.job?.code], ["ended", "OK"], done.reason);
+    assert.ok(await exists(`${h.jail}/canary.txt`));
+    const records = await stopAndVerify(h);
+    assert.equal(
+      records.filter((r) => r.kind === "attempt" && r.verdict === "allow").length,
+      1,
+      "only the approved run ran",
+    );
+    assert.ok(
+      records.some((r) => r.event === "approval_requested" && r.rule === "touch (every run)"),
+    );
+  } finally {
+    await h.close();
+  }
+});
