@@ -249,7 +249,11 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
   if (!links.ok) return links;
 
   // --- approvals -------------------------------------------------------------
-  const approval = buildApprovalSettings(file);
+  const approval = await buildApprovalSettings(
+    file,
+    baseDir,
+    [jailRoot, ...(stateDir.value === null ? [] : [stateDir.value])],
+  );
   if (!approval.ok) return approval;
   const prompts = lists.value.rules.some((rule) => rule.decision === "prompt");
   if (prompts && stateDir.value === null && file.state?.backend !== "postgres") {

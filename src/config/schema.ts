@@ -220,6 +220,7 @@ export const PolicyFileSchema = table({
     ttl_s: integer("ttl_s"),
     wait_ms: integer("wait_ms"),
     require: oneOf(["any", "operator"]),
+    always_allow_file: text().optional(),
   }).optional(),
   links: table({
     enabled: flag(),

@@ -31,6 +31,7 @@ import {
   type ApprovalBinding,
   type ApprovalRecord,
   ApprovalStore,
+  findAlwaysRule,
   newApprovalId,
   runDigest,
 } from "../approvals/mod.ts";
@@ -125,6 +126,23 @@ export async function holdForApproval(
   if (prompt === undefined) throw new RangeError("holdForApproval() needs a prompted command.");
   const rule = `${prompt.command} ${prompt.entry}`;
   const justification = [...new Set(checked.prompts.map((p) => p.justification))].join(" ");
+
+  // The operator's "always allow this": exactly this run, by this caller,
+  // under this prompt rule (the judgement that led here was complete).
+  if ((settings.alwaysAllow ?? []).length > 0) {
+    const binding = await approvalBinding(context, caller, checked, held.stdin);
+    const always = findAlwaysRule(settings.alwaysAllow ?? [], binding, rule);
+    if (always !== null) {
+      await context.audit.writeEvent("approval_always", {
+        call_id: held.callId,
+        always_id: always.id,
+        rule,
+        argv,
+        cwd,
+      });
+      return { ok: true, approvalId: `always:${always.id}` };
+    }
+  }
 
   if (elicit !== undefined && settings.require !== "operator") {
     const approvalId = newApprovalId();
