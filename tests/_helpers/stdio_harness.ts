@@ -81,7 +81,7 @@ export function policyToml(
     `audit_log = ${JSON.stringify(auditLog)}`,
     options.topToml ?? "",
     "[allowlist]",
-    `commands = [${allow.map(allowEntry).join(", ")}]`,
+    `commands = [${allow.map(allowEntry).join(",")}]`,
     "[denylist]",
     `commands = ["rm", "sudo", "dd"]`,
     "[sandbox]",
