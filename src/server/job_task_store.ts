@@ -35,9 +35,9 @@ export const TASK_POLL_MS = 1_000;
 
 /** The task status of a job: a run that ended `OK` completed, `CANCELLED` was cancelled, anything else failed. */
 export function taskStatus(record: JobRecord): Task["status"] {
-  if (record.state === "running") return "working";
-  // Nothing runs until a human answers out of band: the task waits on input.
-  if (record.state === "awaiting_approval") return "input_required";
+  // Awaiting its approval is "working" too: the input it waits for comes
+  // from the operator, never from this client (statusMessage says so).
+  if (isLiveState(record.state)) return "working";
   if (record.state === "lost") return "failed";
   if (record.code === "CANCELLED") return "cancelled";
   return record.code === "OK" || record.code === "OUTPUT_TRUNCATED" ? "completed" : "failed";

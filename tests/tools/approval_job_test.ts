@@ -14,6 +14,7 @@ import type { CallerIdentity } from "../../src/tools/caller.ts";
 import { jobsFor } from "../../src/jobs/mod.ts";
 import { ApprovalStore } from "../../src/approvals/mod.ts";
 import { LocalStateStore } from "../../src/state/mod.ts";
+import { JobTaskStore } from "../../src/server/job_task_store.ts";
 
 const CALLER: CallerIdentity = {
   transport: "http",
@@ -99,6 +100,10 @@ Deno.test("a cancel request another server records withdraws the awaiting job", 
     const pending = await runCommandTool(context, CALLER, { command: "touch canary.txt" });
     equal(pending.code, "APPROVAL_PENDING");
     const jobId = pending.job_id as string;
+    // As a task it is working: the input it waits for is the operator's.
+    const task = await new JobTaskStore(jobsFor(context)!, CALLER, 60_000, 1_024).getTask(jobId);
+    equal(task?.status, "working");
+    match(task?.statusMessage ?? "", new RegExp(`approval ${pending.approval_id}`));
     await operator.update("jobs", jobId, (record) => ({
       next: { ...(record as Record<string, unknown>), cancelRequestedMs: Date.now() },
       result: null,
