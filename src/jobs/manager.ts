@@ -305,6 +305,13 @@ export class JobManager {
       });
       held.cancel();
       await Promise.race([held.done, delay(CANCEL_WAIT_MS)]);
+      // The approval came just before the cancel and the run started: the
+      // cancel still stands, now against the running tree.
+      const started = this.#running.get(id);
+      if (started !== undefined && started.durable) {
+        started.launch.controller.abort(new Error("job_cancel"));
+        await Promise.race([started.done, delay(CANCEL_WAIT_MS)]);
+      }
       return await this.store.get(owner, id);
     }
     const local = this.#running.get(id);

@@ -106,7 +106,20 @@ export async function deferUntilApproved(
   const approvals = new ApprovalStore(state);
   const jobId = newJobId();
   const attached = await approvals.attachJob(approvalId, jobId, deferral.binding);
-  if (!attached.ok) return attachRefusal(attached, approvalId);
+  if (!attached.ok) {
+    const answered = attached.record;
+    if (answered?.state === "denied" && answered.answer_audited !== true) {
+      // Denied between the last poll and now: the answer is audited here.
+      await context.audit.writeEvent("approval_answered", {
+        approval_id: approvalId,
+        call_id: deferral.base.call_id,
+        answer: "deny",
+        by: answered.answered_by ?? "unknown",
+      });
+      await approvals.markAnswerAudited(approvalId);
+    }
+    return attachRefusal(attached, approvalId);
+  }
   const watch = new Watch(context, jobs, approvals, deferral, jobId);
   // Held before its record exists: a sweep in between must find it alive.
   jobs.hold(jobId, {
