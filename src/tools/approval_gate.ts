@@ -37,6 +37,7 @@ import {
 } from "../approvals/mod.ts";
 import { jailRelative } from "./session_cwd.ts";
 import { redactArgv } from "../redact/mod.ts";
+import { isLiveState, jobsFor } from "../jobs/mod.ts";
 
 declare module "../audit/mod.ts" {
   interface AuditEventFields {
@@ -191,6 +192,12 @@ export async function holdForApproval(
   const approvals = new ApprovalStore(state);
   const binding = await approvalBinding(context, caller, checked, held.stdin);
   let record = await approvals.findOpen(binding);
+  if (record?.job_id !== undefined && !(await jobIsLive(context, binding.owner, record.job_id))) {
+    // Its job was lost with a crashed server: nothing will ever start it,
+    // so it ends here and this call asks anew.
+    await approvals.retire(record.id, "withdrawn");
+    record = null;
+  }
   if (record?.job_id !== undefined) {
     // An identical earlier call already waits as a job: this one neither
     // asks again nor races that job for the answer.
@@ -272,6 +279,15 @@ export async function approvalBinding(
     }),
     policyHash: context.policyHash,
   };
+}
+
+/** Whether the owner's job `id` may still start or is running (after marking lost ones). */
+async function jobIsLive(context: ServerContext, owner: string, id: string): Promise<boolean> {
+  const jobs = jobsFor(context);
+  if (jobs === null) return false;
+  await jobs.sweep();
+  const job = await jobs.store.get(owner, id);
+  return job !== null && isLiveState(job.state);
 }
 
 /** Polls the record until it is answered, expires, or the wait bound passes. */

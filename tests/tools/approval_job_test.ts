@@ -124,3 +124,23 @@ Deno.test("a cancel request another server records withdraws the awaiting job", 
     equal(await exists(`${dir}/jail/canary.txt`), false);
   });
 });
+
+Deno.test("an identical call after the awaiting job was lost withdraws its approval and asks anew", async () => {
+  await withServer(async (context, dir, operator) => {
+    const first = await runCommandTool(context, CALLER, { command: "touch canary.txt" });
+    equal(first.code, "APPROVAL_PENDING");
+    // As if its server had crashed: the record names a server that no longer beats.
+    await operator.update("jobs", first.job_id as string, (record) => ({
+      next: { ...(record as Record<string, unknown>), writer: "a-crashed-server" },
+      result: null,
+    }));
+    const second = await runCommandTool(context, CALLER, { command: "touch canary.txt" });
+    equal(second.code, "APPROVAL_PENDING");
+    ok(second.approval_id !== first.approval_id, "a new request, not the lost job's");
+    ok(second.job_id !== first.job_id);
+    const approvals = new ApprovalStore(operator);
+    equal((await approvals.get(first.approval_id as string))?.state, "withdrawn");
+    equal((await approvals.get(second.approval_id as string))?.state, "pending");
+    equal(await exists(`${dir}/jail/canary.txt`), false);
+  });
+});
