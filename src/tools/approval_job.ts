@@ -187,6 +187,8 @@ class Watch {
   #resolve!: () => void;
   #withdrawn: "cancel" | null = null;
   #abandoned = false;
+  /** Aborted by a withdrawal: a start waiting in the fair queue gives up. */
+  readonly #withdrawal = new AbortController();
 
   constructor(
     readonly context: ServerContext,
@@ -200,6 +202,7 @@ class Watch {
 
   withdraw(why: "cancel"): void {
     this.#withdrawn ??= why;
+    this.#withdrawal.abort(new Error("withdrawn"));
   }
 
   /** The job could not be recorded: nothing watches it (nothing was audited as waiting). */
@@ -332,13 +335,19 @@ class Watch {
           "names changed); nothing ran. Ask again.",
       );
     }
-    const hold = new AbortController();
     const slot = await context.limiter.acquire(
       deferral.caller.clientId,
       context.policy.http.maxConcurrentPerClient,
-      hold.signal,
+      this.#withdrawal.signal,
     );
-    if (!slot.ok) return await this.#endUnrun(slot.code, `${slot.reason} Nothing ran.`);
+    if (!slot.ok) {
+      const stop = this.#stopReason();
+      if (stop !== null) await this.approvals.retire(id, "withdrawn");
+      return await this.#endUnrun(
+        stop === null ? slot.code : "CANCELLED",
+        stop ?? `${slot.reason} Nothing ran.`,
+      );
+    }
     let released = false;
     const release = () => {
       if (!released) slot.release();
