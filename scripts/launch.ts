@@ -105,10 +105,17 @@ export async function planLaunch(args: readonly string[], cwd: string): Promise<
   const printsUnit = line.verb === "systemd" || line.verb === "permissions";
   // `approvals allow|deny` records who answered: the OS user's name and uid.
   const answers = line.verb === "approvals";
-  const verbFlags = printsUnit
-    ? withEnvName(flags, "DENO_DIR")
-    : answers
-    ? [...withEnvName(withEnvName(flags, "USER"), "LOGNAME"), "--allow-sys=uid"]
+  // `approvals allow ID --always` writes the always-allow file (a temporary
+  // file beside it, then a rename): the one grant of write there, ever.
+  const alwaysFile = loaded.policy.approval?.alwaysAllowFile ?? null;
+  const writesAlways = answers && args[1] === "allow" && line.parsed.switches.has("--always") &&
+    alwaysFile !== null;
+  const verbFlags = printsUnit ? withEnvName(flags, "DENO_DIR") : answers
+    ? [
+      ...withEnvName(withEnvName(flags, "USER"), "LOGNAME"),
+      "--allow-sys=uid",
+      ...(writesAlways ? [`--allow-write=${alwaysFile},${alwaysFile}.htmcp-tmp`] : []),
+    ]
     : flags;
   return { ok: true, argv: ["run", ...verbFlags, ...tail] };
 }

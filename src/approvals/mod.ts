@@ -12,3 +12,13 @@ export {
   runDigest,
 } from "./records.ts";
 export { type ApprovalBinding, APPROVALS, ApprovalStore, type Transition } from "./store.ts";
+export {
+  type AlwaysFile,
+  type AlwaysLoad,
+  type AlwaysRule,
+  alwaysRuleFor,
+  auditAlwaysLoaded,
+  findAlwaysRule,
+  loadAlwaysFile,
+  writeAlwaysFile,
+} from "./always.ts";

@@ -6,8 +6,12 @@
  * @module
  */
 
-/** Where an approval is in its life; only `pending -> allowed/denied/expired` and `allowed -> used|expired` happen. */
-export type ApprovalState = "pending" | "allowed" | "denied" | "expired" | "used";
+/**
+ * Where an approval is in its life; only `pending -> allowed/denied/expired/withdrawn`
+ * and `allowed -> used/expired/withdrawn` happen. `withdrawn`: the job waiting
+ * for it was cancelled, or its server stopped, before it ran.
+ */
+export type ApprovalState = "pending" | "allowed" | "denied" | "expired" | "used" | "withdrawn";
 
 /** The stored record (kind `approvals`). */
 export interface ApprovalRecord {
@@ -32,9 +36,18 @@ export interface ApprovalRecord {
   readonly answered_ms: number | null;
   /** Set when the server has written the `approval_answered` audit record. */
   readonly answer_audited?: boolean;
+  /** The job that waits for this approval (a call that outlived `approval.wait_ms`). */
+  readonly job_id?: string;
 }
 
-const STATES: ReadonlySet<string> = new Set(["pending", "allowed", "denied", "expired", "used"]);
+const STATES: ReadonlySet<string> = new Set([
+  "pending",
+  "allowed",
+  "denied",
+  "expired",
+  "used",
+  "withdrawn",
+]);
 
 /** A stored value is an approval record (anything else is treated as absent). */
 export function isApprovalRecord(value: unknown): value is ApprovalRecord {
@@ -48,7 +61,8 @@ export function isApprovalRecord(value: unknown): value is ApprovalRecord {
     Number.isSafeInteger(r.created_ms) && Number.isSafeInteger(r.expires_ms) &&
     typeof r.state === "string" && STATES.has(r.state) &&
     (r.answered_by === null || typeof r.answered_by === "string") &&
-    (r.answered_ms === null || Number.isSafeInteger(r.answered_ms));
+    (r.answered_ms === null || Number.isSafeInteger(r.answered_ms)) &&
+    (r.job_id === undefined || typeof r.job_id === "string");
 }
 
 /** A fresh approval id: 128 random bits, hex, so it can be neither guessed nor a path. */

@@ -108,6 +108,35 @@ export class ApprovalStore {
     });
   }
 
+  /**
+   * Names the job that waits for this approval, once: of two identical calls
+   * that both outlived `approval.wait_ms`, one makes the job and the other
+   * is told its id. Refused unless the record binds, is open (pending or
+   * allowed, unexpired) and has no job yet; the record is returned either way.
+   */
+  attachJob(id: string, jobId: string, binding: ApprovalBinding): Promise<Transition> {
+    const now = this.#now();
+    return this.#transition(id, (record) => {
+      if (!bindsTo(record, binding)) return { refuse: "missing" };
+      if (record.state !== "pending" && record.state !== "allowed") return { refuse: record.state };
+      if (now >= record.expires_ms) return { refuse: "expired" };
+      if (record.job_id !== undefined) return { refuse: record.state };
+      return { next: { ...record, job_id: jobId } };
+    });
+  }
+
+  /**
+   * Ends an open approval that will never be used: `withdrawn` when its job
+   * was cancelled or its server stopped, `expired` when it no longer binds
+   * (the policy changed). Answered-and-ended records are left as they are.
+   */
+  retire(id: string, state: "withdrawn" | "expired"): Promise<Transition> {
+    return this.#transition(id, (record) => {
+      if (record.state !== "pending" && record.state !== "allowed") return { refuse: record.state };
+      return { next: { ...record, state } };
+    });
+  }
+
   /** Marks that the server audited the answer, so it is audited once. */
   markAnswerAudited(id: string): Promise<Transition> {
     return this.#transition(id, (record) => ({ next: { ...record, answer_audited: true } }));

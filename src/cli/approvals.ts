@@ -9,7 +9,8 @@
  *
  * @module
  */
-import { ApprovalStore } from "../approvals/mod.ts";
+import { alwaysRuleFor, ApprovalStore, loadAlwaysFile, writeAlwaysFile } from "../approvals/mod.ts";
+import type { Policy } from "../config/mod.ts";
 import type { ApprovalRecord } from "../approvals/mod.ts";
 import { closeStateStore, openStateStore, stateEnv, stateStoreFor } from "../state/mod.ts";
 import { parseArgs } from "./args.ts";
@@ -19,6 +20,10 @@ import { processEnv } from "./env.ts";
 const USAGE = `Usage:
   htmcp approvals list --policy FILE [--json]   approvals, newest last (pending first to answer)
   htmcp approvals allow ID --policy FILE        let the held command run once
+  htmcp approvals allow ID --always --policy FILE
+                                                 ... and exempt exactly this command (this caller,
+                                                 this cwd, this prompt rule) from the prompt from
+                                                 the server's next start ([approval] always_allow_file)
   htmcp approvals deny ID --policy FILE         refuse it`;
 
 /** @returns The exit code. */
@@ -28,18 +33,29 @@ export async function run(argv: readonly string[]): Promise<number> {
     console.error(USAGE);
     return 2;
   }
-  const parsed = parseArgs(rest, { values: ["--policy"], switches: ["--json"] });
+  const parsed = parseArgs(rest, { values: ["--policy"], switches: ["--json", "--always"] });
   if (!parsed.ok) {
     console.error(`htmcp: ${parsed.message}`);
     return 2;
   }
   const positionals = parsed.args.positionals;
-  if (parsed.args.rest !== null || positionals.length !== (sub === "list" ? 0 : 1)) {
+  const always = parsed.args.switches.has("--always");
+  if (
+    parsed.args.rest !== null || positionals.length !== (sub === "list" ? 0 : 1) ||
+    (always && sub !== "allow")
+  ) {
     console.error(USAGE);
     return 2;
   }
   const policy = await loadPolicyForCli(parsed.args.values.get("--policy"));
   if (policy === null) return 1;
+  const alwaysFile = policy.approval?.alwaysAllowFile ?? null;
+  if (always && alwaysFile === null) {
+    console.error(
+      'htmcp: This policy names no [approval] always_allow_file, so "--always" has nowhere to keep the rule.',
+    );
+    return 1;
+  }
   const opened = await openStateStore(policy, stateEnv());
   if (!opened.ok) {
     console.error(`htmcp: ${opened.message}`);
@@ -53,7 +69,10 @@ export async function run(argv: readonly string[]): Promise<number> {
   try {
     const approvals = new ApprovalStore(store);
     if (sub === "list") return await list(approvals, parsed.args.switches.has("--json"));
-    return await answer(approvals, positionals[0] as string, sub === "allow");
+    const id = positionals[0] as string;
+    const done = await answer(approvals, id, sub === "allow");
+    if (done !== 0 || !always || alwaysFile === null) return done;
+    return await addAlwaysRule(approvals, id, alwaysFile, policy);
   } finally {
     await closeStateStore(policy);
   }
@@ -76,6 +95,7 @@ async function list(approvals: ApprovalStore, json: boolean): Promise<number> {
         `expires=${new Date(record.expires_ms).toISOString()}\n` +
         `  argv: ${JSON.stringify(record.argv)}\n  rule: ${record.rule}\n` +
         `  why:  ${record.justification}` +
+        (record.job_id === undefined ? "" : `\n  job:  ${record.job_id} starts it when allowed`) +
         (record.answered_by === null ? "" : `\n  answered by ${record.answered_by}`),
     );
   }
@@ -101,7 +121,50 @@ async function answer(approvals: ApprovalStore, id: string, allow: boolean): Pro
   }
   console.log(
     `Approval ${id} ${allow ? "allowed" : "denied"} by ${by}: ${JSON.stringify(done.record.argv)}` +
-      (allow ? " may run once, by the same caller, before it expires." : " will not run."),
+      (allow
+        ? done.record.job_id === undefined
+          ? " may run once, by the same caller, before it expires."
+          : ` starts once, as job ${done.record.job_id}.`
+        : " will not run."),
+  );
+  return 0;
+}
+
+/**
+ * Adds the "always allow" rule for an approval just allowed: read the file
+ * again (checked as the server checks it), append, write atomically. The
+ * server reads it at its next start and audits what it loaded.
+ */
+async function addAlwaysRule(
+  approvals: ApprovalStore,
+  id: string,
+  path: string,
+  policy: Policy,
+): Promise<number> {
+  const record = await approvals.get(id);
+  if (record === null) {
+    console.error(`htmcp: Approval ${id} disappeared before its rule was written.`);
+    return 1;
+  }
+  const forbidden = [policy.jailRoot, ...(policy.stateDir === null ? [] : [policy.stateDir])];
+  const loaded = await loadAlwaysFile(path, forbidden);
+  if (!loaded.ok) {
+    console.error(`htmcp: ${loaded.message}`);
+    return 1;
+  }
+  const rule = alwaysRuleFor(record, `cli:${operatorName()}`, Date.now());
+  const others = loaded.file.rules.filter((r) =>
+    !(r.owner === rule.owner && r.digest === rule.digest && r.rule === rule.rule)
+  );
+  try {
+    await writeAlwaysFile(path, [...others, rule]);
+  } catch (error) {
+    console.error(`htmcp: Cannot write the always-allow file "${path}": ${String(error)}.`);
+    return 1;
+  }
+  console.log(
+    `Always allowed from the server's next start: ${JSON.stringify(record.argv)} in ` +
+      `${record.cwd} for caller ${record.owner} (rule ${record.rule}), in ${path}.`,
   );
   return 0;
 }

@@ -99,7 +99,7 @@ export const VERB_FLAGS: ReadonlyMap<string, FlagSpec> = new Map<string, FlagSpe
   }],
   ["policy", { values: ["--policy", "--replay", "--commands", "--from"], switches: ["--json"] }],
   ["state", { values: ["--policy"] }],
-  ["approvals", { values: ["--policy"], switches: ["--json"] }],
+  ["approvals", { values: ["--policy"], switches: ["--json", "--always"] }],
 ]);
 
 /** Verbs that read a policy. */

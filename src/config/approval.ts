@@ -4,7 +4,9 @@
  *
  * @module
  */
-import { type Checked, pass } from "./_checked.ts";
+import { resolve } from "node:path";
+import { type Checked, fail, pass } from "./_checked.ts";
+import { loadAlwaysFile } from "../approvals/always.ts";
 import type { PolicyFile } from "./schema.ts";
 import type { ApprovalSettings } from "./types.ts";
 
@@ -15,12 +17,32 @@ export const APPROVAL_DEFAULTS: ApprovalSettings = Object.freeze({
   require: "any",
 });
 
-/** The `[approval]` settings of `file`, with defaults (bounds are the schema's). */
-export function buildApprovalSettings(file: PolicyFile): Checked<ApprovalSettings> {
+/**
+ * The `[approval]` settings of `file`, with defaults (bounds are the
+ * schema's), and the operator's always-allow rules read from
+ * `always_allow_file` (relative to the policy's folder).
+ *
+ * @param forbidden Folders the always-allow file may not be in (the jail, the state dir).
+ */
+export async function buildApprovalSettings(
+  file: PolicyFile,
+  baseDir: string,
+  forbidden: readonly string[],
+): Promise<Checked<ApprovalSettings>> {
   const approval = file.approval ?? {};
-  return pass(Object.freeze({
+  const base = {
     ttlMs: (approval.ttl_s ?? APPROVAL_DEFAULTS.ttlMs / 1_000) * 1_000,
     waitMs: approval.wait_ms ?? APPROVAL_DEFAULTS.waitMs,
     require: approval.require ?? APPROVAL_DEFAULTS.require,
+  };
+  if (approval.always_allow_file === undefined) return pass(Object.freeze(base));
+  const path = resolve(baseDir, approval.always_allow_file);
+  const loaded = await loadAlwaysFile(path, forbidden);
+  if (!loaded.ok) return fail(`Policy key "approval.always_allow_file": ${loaded.message}`);
+  return pass(Object.freeze({
+    ...base,
+    alwaysAllowFile: path,
+    alwaysAllow: Object.freeze(loaded.file.rules.map((rule) => Object.freeze({ ...rule }))),
+    alwaysAllowSha256: loaded.file.sha256,
   }));
 }

@@ -19,6 +19,60 @@ export interface CommandLists {
   readonly warnings: readonly string[];
 }
 
+/** One `[allowlist] commands` entry: the name, and the justification when every run is prompted. */
+interface AllowEntry {
+  readonly name: string;
+  readonly justification: string | null;
+}
+
+const ENTRY_KEYS: ReadonlySet<string> = new Set(["name", "decision", "justification"]);
+
+/**
+ * Reads the allowlist's entries: `"ls"`, or `{ name = "npm", decision =
+ * "prompt", justification = "..." }` (`decision = "allow"` is the plain
+ * name). Anything else is refused with the entry's key, so a typo never
+ * allows a command unprompted.
+ */
+function allowEntries(raw: readonly (string | Record<string, unknown>)[]): Checked<AllowEntry[]> {
+  const out: AllowEntry[] = [];
+  for (const [index, entry] of raw.entries()) {
+    const key = `allowlist.commands[${index + 1}]`;
+    if (typeof entry === "string") {
+      out.push({ name: entry, justification: null });
+      continue;
+    }
+    const unknown = Object.keys(entry).find((k) => !ENTRY_KEYS.has(k));
+    if (unknown !== undefined) {
+      return fail(
+        `Policy key "${key}.${unknown}" is not recognised; the keys allowed in an allowlist entry are: name, decision, justification.`,
+      );
+    }
+    const { name, decision = "allow", justification } = entry;
+    if (typeof name !== "string") {
+      return fail(`Policy key "${key}.name" is missing; it must be the command's name.`);
+    }
+    if (decision !== "allow" && decision !== "prompt") {
+      return fail(`Policy key "${key}.decision" must be "allow" or "prompt".`);
+    }
+    if (decision === "allow") {
+      if (justification !== undefined) {
+        return fail(
+          `Policy key "${key}" takes a justification only with decision = "prompt".`,
+        );
+      }
+      out.push({ name, justification: null });
+      continue;
+    }
+    if (typeof justification !== "string" || justification.trim() === "") {
+      return fail(
+        `Policy key "${key}.justification" is required for decision = "prompt": it is what the human approving the command reads.`,
+      );
+    }
+    out.push({ name, justification });
+  }
+  return pass(out);
+}
+
 function checkNames(names: readonly string[], key: string): Checked<string[]> {
   const out: string[] = [];
   for (const [index, name] of names.entries()) {
@@ -41,7 +95,9 @@ export async function buildCommandLists(
   pathDirs: readonly string[],
   jailRoot: string,
 ): Promise<Checked<CommandLists>> {
-  const allowNames = checkNames(file.allowlist?.commands ?? [], "allowlist.commands");
+  const entries = allowEntries(file.allowlist?.commands ?? []);
+  if (!entries.ok) return entries;
+  const allowNames = checkNames(entries.value.map((e) => e.name), "allowlist.commands");
   if (!allowNames.ok) return allowNames;
   const denyNames = checkNames(file.denylist?.commands ?? [], "denylist.commands");
   if (!denyNames.ok) return denyNames;
@@ -114,6 +170,22 @@ export async function buildCommandLists(
       enforce: rule.enforce ?? "deny",
       // Deny rules keep their old shape; only a prompt rule carries the two keys.
       ...(prompt ? { decision: "prompt" as const, justification: rule.justification! } : {}),
+    });
+  }
+
+  // An allowlist entry with decision = "prompt" holds every run of its
+  // command: a prompt rule that matches any arguments, judged like the
+  // others after every refusing check.
+  for (const entry of entries.value) {
+    if (entry.justification === null) continue;
+    rules.push({
+      command: entry.name,
+      denyArgs: [],
+      reason: entry.justification,
+      enforce: "deny",
+      decision: "prompt",
+      justification: entry.justification,
+      everyRun: true,
     });
   }
 

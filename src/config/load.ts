@@ -249,14 +249,18 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
   if (!links.ok) return links;
 
   // --- approvals -------------------------------------------------------------
-  const approval = buildApprovalSettings(file);
+  const approval = await buildApprovalSettings(
+    file,
+    baseDir,
+    [jailRoot, ...(stateDir.value === null ? [] : [stateDir.value])],
+  );
   if (!approval.ok) return approval;
   const prompts = lists.value.rules.some((rule) => rule.decision === "prompt");
   if (prompts && stateDir.value === null && file.state?.backend !== "postgres") {
     // An approval the operator answers from another process lives in the
     // state store; without one a prompt rule could never be answered out of band.
     return fail(
-      'Policy has [[rules]] with decision = "prompt", which need a state_dir (or the postgres state backend) to hold approvals.',
+      'Policy has [[rules]] or allowlist entries with decision = "prompt", which need a state_dir (or the postgres state backend) to hold approvals.',
     );
   }
 

@@ -168,7 +168,16 @@ export const PolicyFileSchema = table({
     checkpoint_stderr: flag(),
     expose_to_model: flag(),
   }).optional(),
-  allowlist: table({ commands: texts() }).optional(),
+  // An entry is a command name, or a table naming one with a decision; the
+  // table's keys are checked in lists.ts, where each fault gets its sentence.
+  allowlist: table({
+    commands: z.array(
+      z.union([text(), z.record(z.string(), z.unknown())], {
+        error: "must be a non-empty string",
+      }),
+      { error: "must be an array of strings" },
+    ).optional(),
+  }).optional(),
   denylist: table({ commands: texts() }).optional(),
   rules: z.array(ruleEntry, { error: "must be an array of [[rules]] tables" }).optional(),
   tests: z.array(testEntry, { error: "must be an array of [[tests]] tables" }).optional(),
@@ -211,6 +220,7 @@ export const PolicyFileSchema = table({
     ttl_s: integer("ttl_s"),
     wait_ms: integer("wait_ms"),
     require: oneOf(["any", "operator"]),
+    always_allow_file: text().optional(),
   }).optional(),
   links: table({
     enabled: flag(),

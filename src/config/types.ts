@@ -10,6 +10,8 @@
  */
 
 /** How an allowlisted command name was resolved at startup. */
+import type { AlwaysRule } from "../approvals/always.ts";
+
 export interface ResolvedCommand {
   /** The name exactly as written in `[allowlist] commands`. */
   readonly name: string;
@@ -48,6 +50,12 @@ export interface ArgRule {
   readonly decision?: "deny" | "prompt";
   /** The sentence shown to the human who answers a prompt rule ("" for deny rules). */
   readonly justification?: string;
+  /**
+   * Set on the prompt rule of an allowlist entry with `decision = "prompt"`:
+   * every run of the command matches, whatever its arguments (`denyArgs` is
+   * empty). Never set on a deny rule.
+   */
+  readonly everyRun?: true;
 }
 
 /** `[approval]`: how a prompted command is answered (docs/approvals.md). */
@@ -58,6 +66,12 @@ export interface ApprovalSettings {
   readonly waitMs: number;
   /** `"any"`: client elicitation or the operator; `"operator"`: the out-of-band path only. */
   readonly require: "any" | "operator";
+  /** `always_allow_file`, absolute; null when the policy names none. */
+  readonly alwaysAllowFile?: string | null;
+  /** The rules read from it at startup (`htmcp approvals allow ID --always`). */
+  readonly alwaysAllow?: readonly AlwaysRule[];
+  /** SHA-256 of the file's bytes as loaded; null when absent. */
+  readonly alwaysAllowSha256?: string | null;
 }
 
 /** An operator-supplied redaction pattern, compiled at startup. */

@@ -18,7 +18,7 @@
 import type { ServerContext } from "../server/context.ts";
 import type { CommandResult } from "../result/codes.ts";
 import { HEARTBEAT_MS, JobStore } from "./store.ts";
-import type { JobOrigin, JobRecord } from "./records.ts";
+import { isLiveState, type JobOrigin, type JobRecord } from "./records.ts";
 import type { LiveOutput } from "./live_output.ts";
 import { capStored } from "./paging.ts";
 import { stateStoreFor } from "../state/mod.ts";
@@ -75,6 +75,21 @@ export interface JobLaunch {
   readonly result: Promise<CommandResult>;
   /** Frees the concurrency slot; called once, when the run has ended. */
   readonly release: () => void;
+  /** The approval the run was held for, when a prompt rule held it. */
+  readonly approvalId?: string;
+}
+
+/**
+ * A job this server holds until its approval is answered: nothing runs yet,
+ * but the job is this server's to start, end or withdraw (so it is alive in
+ * the sweep while this server beats).
+ */
+export interface HeldJob {
+  readonly owner: string;
+  /** Resolves when the hold ends: the job ended unrun, or its run was adopted here. */
+  readonly done: Promise<void>;
+  /** Withdraws the job (`job_cancel` here, or a cancel request another server recorded). */
+  cancel(): void;
 }
 
 /** A run the manager holds. */
@@ -110,6 +125,7 @@ export class JobManager {
   readonly writer: string = crypto.randomUUID();
   readonly #context: ServerContext;
   readonly #running = new Map<string, Entry>();
+  readonly #held = new Map<string, HeldJob>();
   #ticker: ReturnType<typeof setInterval> | undefined;
 
   constructor(context: ServerContext, store: JobStore) {
@@ -119,7 +135,20 @@ export class JobManager {
 
   /** True when `id` is a durable job running in this process. */
   isRunningHere(id: string): boolean {
-    return this.#running.get(id)?.durable === true;
+    return this.#running.get(id)?.durable === true || this.#held.has(id);
+  }
+
+  /**
+   * Holds a job that waits for its approval. Called before its record is
+   * written, so no sweep in between can find it without a live server.
+   */
+  hold(id: string, job: HeldJob): void {
+    this.#held.set(id, job);
+    this.#startTicker();
+    job.done.finally(() => {
+      this.#held.delete(id);
+      this.#stopTickerWhenIdle();
+    });
   }
 
   /** Takes over a started run. Its slot is released when it ends, whoever waits for it. */
@@ -148,7 +177,7 @@ export class JobManager {
       ended.finally(() => {
         launch.release();
         this.#running.delete(launch.id);
-        if (![...this.#running.values()].some((e) => e.durable)) this.#stopTicker();
+        this.#stopTickerWhenIdle();
       }),
     );
     return {
@@ -255,6 +284,7 @@ export class JobManager {
       pid: Deno.pid,
       cancelRequestedMs: null,
       tail: entry.lastTail,
+      ...(launch.approvalId === undefined ? {} : { approvalId: launch.approvalId }),
     };
   }
 
@@ -266,6 +296,24 @@ export class JobManager {
    * @returns The record afterwards, or null when the owner has no such job.
    */
   async cancel(owner: string, clientId: string | null, id: string): Promise<JobRecord | null> {
+    const held = this.#held.get(id);
+    if (held !== undefined && held.owner === owner) {
+      await this.#context.audit.writeEvent("job_cancel_requested", {
+        job_id: id,
+        client_id: clientId,
+        via: "this_server",
+      });
+      held.cancel();
+      await Promise.race([held.done, delay(CANCEL_WAIT_MS)]);
+      // The approval came just before the cancel and the run started: the
+      // cancel still stands, now against the running tree.
+      const started = this.#running.get(id);
+      if (started !== undefined && started.durable) {
+        started.launch.controller.abort(new Error("job_cancel"));
+        await Promise.race([started.done, delay(CANCEL_WAIT_MS)]);
+      }
+      return await this.store.get(owner, id);
+    }
     const local = this.#running.get(id);
     if (local !== undefined && local.durable && local.launch.owner === owner) {
       await this.#context.audit.writeEvent("job_cancel_requested", {
@@ -279,7 +327,7 @@ export class JobManager {
     }
     let requested = false;
     const record = await this.store.update(owner, id, (r) => {
-      if (r.state !== "running") return null;
+      if (!isLiveState(r.state)) return null;
       requested = true;
       return { ...r, cancelRequestedMs: r.cancelRequestedMs ?? Date.now() };
     });
@@ -295,6 +343,14 @@ export class JobManager {
   /** The owner's job once it is no longer running, or as it is after `waitMs`. */
   async waitForEnd(owner: string, id: string, waitMs: number): Promise<JobRecord | null> {
     const deadline = Date.now() + waitMs;
+    // A job held for its approval may start here and then run: the wait
+    // goes on through both, within the one bound.
+    const held = this.#held.get(id);
+    if (held !== undefined && held.owner === owner) {
+      await Promise.race([held.done, delay(waitMs)]);
+      if (Date.now() >= deadline) return await this.store.get(owner, id);
+      waitMs = deadline - Date.now();
+    }
     const local = this.#running.get(id);
     if (local !== undefined && local.durable && local.launch.owner === owner) {
       await Promise.race([local.done, delay(waitMs)]);
@@ -303,7 +359,7 @@ export class JobManager {
     while (true) {
       await this.sweep();
       const record = await this.store.get(owner, id);
-      if (record === null || record.state !== "running" || Date.now() >= deadline) return record;
+      if (record === null || !isLiveState(record.state) || Date.now() >= deadline) return record;
       await delay(Math.min(POLL_MS, deadline - Date.now()));
     }
   }
@@ -340,7 +396,8 @@ export class JobManager {
     this.#ticker = ticker;
   }
 
-  #stopTicker(): void {
+  #stopTickerWhenIdle(): void {
+    if (this.#held.size > 0 || [...this.#running.values()].some((e) => e.durable)) return;
     clearInterval(this.#ticker);
     this.#ticker = undefined;
   }
@@ -350,6 +407,12 @@ export class JobManager {
     await this.store.beat(this.writer);
     const now = Date.now();
     const interval = this.#context.policy.limits.progressIntervalMs;
+    for (const [id, held] of this.#held) {
+      const record = await this.store.get(held.owner, id);
+      if (record?.cancelRequestedMs !== null && record?.cancelRequestedMs !== undefined) {
+        held.cancel();
+      }
+    }
     for (const entry of this.#running.values()) {
       if (!entry.durable) continue;
       const { launch } = entry;

@@ -4,10 +4,18 @@
  *
  * @module
  */
-export { CANCEL_WAIT_MS, type JobLaunch, JobManager, jobsFor, type RunningJob } from "./manager.ts";
+export {
+  CANCEL_WAIT_MS,
+  type HeldJob,
+  type JobLaunch,
+  JobManager,
+  jobsFor,
+  type RunningJob,
+} from "./manager.ts";
 export { HEARTBEAT_MS, JobStore, LOST_AFTER_MS } from "./store.ts";
 export {
   isJobRecord,
+  isLiveState,
   jobNotFound,
   type JobOrigin,
   type JobOutput,

@@ -10,8 +10,18 @@
  */
 import { RESULT_CODES, type ResultCode } from "../result/codes.ts";
 
-/** `running` until it ends; `lost` when the server that ran it stopped without recording its end. */
-export type JobState = "running" | "ended" | "lost";
+/**
+ * `running` until it ends; `lost` when the server that ran it stopped without
+ * recording its end. `awaiting_approval`: a prompted call that outlived
+ * `approval.wait_ms`; nothing runs until the operator allows it, then it is
+ * `running` (or `ended` with the refusal, nothing having run).
+ */
+export type JobState = "awaiting_approval" | "running" | "ended" | "lost";
+
+/** A job whose end is still ahead: running, or waiting for its approval. */
+export function isLiveState(state: JobState): boolean {
+  return state === "running" || state === "awaiting_approval";
+}
 
 /** How the job came to be: asked for, or a foreground call that outlived `limits.foreground_ms`. */
 export type JobOrigin = "background" | "adaptive" | "foreground";
@@ -47,6 +57,8 @@ export interface JobRecord {
   readonly cancelRequestedMs: number | null;
   /** The last lines of output (redacted, bounded) as of the last progress tick. */
   readonly tail: string;
+  /** The approval this job waits for or ran under (a prompted command). */
+  readonly approvalId?: string;
 }
 
 /** The stored, redacted output of a job (at most `limits.job_output_bytes` per stream). */
@@ -55,7 +67,7 @@ export interface JobOutput {
   readonly stderr: string;
 }
 
-const STATES: ReadonlySet<string> = new Set(["running", "ended", "lost"]);
+const STATES: ReadonlySet<string> = new Set(["awaiting_approval", "running", "ended", "lost"]);
 const ORIGINS: ReadonlySet<string> = new Set(["background", "adaptive", "foreground"]);
 const CODES: ReadonlySet<string> = new Set(RESULT_CODES);
 
@@ -74,7 +86,8 @@ export function isJobRecord(value: unknown): value is JobRecord {
     isString(r.reason) && isCount(r.startedMs) && (r.endedMs === null || isCount(r.endedMs)) &&
     isCount(r.timeoutMs) && isCount(r.stdoutBytes) && isCount(r.stderrBytes) &&
     typeof r.truncated === "boolean" && isString(r.writer) && isCount(r.pid) &&
-    (r.cancelRequestedMs === null || isCount(r.cancelRequestedMs)) && isString(r.tail);
+    (r.cancelRequestedMs === null || isCount(r.cancelRequestedMs)) && isString(r.tail) &&
+    (r.approvalId === undefined || isString(r.approvalId));
 }
 
 /** True when `value` is a stored `JobOutput`. */
@@ -104,6 +117,7 @@ export interface JobView {
   readonly truncated: boolean;
   readonly cancel_requested: boolean;
   readonly tail: string;
+  readonly approval_id?: string;
 }
 
 /** The caller's view of `record` at `nowMs`. */
@@ -127,6 +141,7 @@ export function jobView(record: JobRecord, nowMs: number): JobView {
     truncated: record.truncated,
     cancel_requested: record.cancelRequestedMs !== null,
     tail: record.tail,
+    ...(record.approvalId === undefined ? {} : { approval_id: record.approvalId }),
   };
 }
 

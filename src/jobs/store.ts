@@ -16,7 +16,13 @@
  * @module
  */
 import { isRecordName, type StateStore } from "../state/mod.ts";
-import { isJobOutput, isJobRecord, type JobOutput, type JobRecord } from "./records.ts";
+import {
+  isJobOutput,
+  isJobRecord,
+  isLiveState,
+  type JobOutput,
+  type JobRecord,
+} from "./records.ts";
 
 const JOBS = "jobs";
 const OUTPUT = "job_output";
@@ -150,7 +156,9 @@ export class JobStore {
       for (const id of await this.#store.list(JOBS)) {
         const record = await this.#store.read(JOBS, id);
         if (!isJobRecord(record) || record.id !== id) continue;
-        if (record.state === "running") {
+        // A job waiting for its approval is watched by its server as a
+        // running one is run by it: with the server gone, nobody would start it.
+        if (isLiveState(record.state)) {
           const live = record.writer === self
             ? isRunningHere(id)
             : alive.get(record.writer) ?? await this.#serverAlive(record.writer, now);
@@ -160,8 +168,9 @@ export class JobStore {
             ...record,
             state: "lost",
             endedMs: now,
-            reason:
-              `The server that ran this job (pid ${record.pid}) stopped without recording its end; its process tree died with it.`,
+            reason: record.state === "awaiting_approval"
+              ? `The server that held this job for its approval (pid ${record.pid}) stopped without recording its end; nothing ran.`
+              : `The server that ran this job (pid ${record.pid}) stopped without recording its end; its process tree died with it.`,
           };
           await this.#store.write(JOBS, id, gone);
           lost.push(gone);

@@ -86,6 +86,10 @@ export function permissionSetFor(
     policy.jailRoot,
     "the jail root: cwd and argument paths are resolved (realpath) inside it",
   );
+  const alwaysFile = policy.approval?.alwaysAllowFile ?? null;
+  if (alwaysFile !== null) {
+    read.add(alwaysFile, "the operator's always-allow rules, read once at startup");
+  }
   if (policy.policyFile !== null) {
     read.add(policy.policyFile, "the policy file, read once at startup");
   }
@@ -241,6 +245,14 @@ export function permissionSetFor(
           `Cannot grant write on "${grant.value}": it overlaps "${folder}", ${why}; write there lets the server replace a program it may run.`,
         );
       }
+    }
+    // Only the operator's CLI writes the always-allow rules (the launcher
+    // grants it that write for `approvals allow --always` alone).
+    if (alwaysFile !== null && overlaps(grant.value, alwaysFile)) {
+      return refuse(
+        "UNSAFE_WRITE_GRANT",
+        `Cannot grant write on "${grant.value}": it holds the always-allow file "${alwaysFile}", which only the operator changes.`,
+      );
     }
     if (policy.policyFile !== null && overlaps(grant.value, policy.policyFile)) {
       return refuse(

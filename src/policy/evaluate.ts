@@ -21,7 +21,7 @@ import { basenameOf, resolveCommandWord } from "./command_word.ts";
 import { describeGuardHit, findGuardHit, programWordIndexes } from "./guard_check.ts";
 import { commandHardening, gitDiffSafetyArgs, isGit } from "./git_safety.ts";
 import { SYSTEM_POLICY_IO } from "./real_path_io.ts";
-import { findPromptHit, findRuleHit } from "./rules.ts";
+import { EVERY_RUN, findPromptHit, findRuleHit } from "./rules.ts";
 import { checkArgSchema } from "./arg_schema.ts";
 import { type SplitResult, splitWords, type Word, wordsFromArgv } from "./tokenize.ts";
 import type { Decision, PolicyIo } from "./types.ts";
@@ -184,7 +184,10 @@ export function evaluateWords(
     reason: prompt === null
       ? `Allowed: "${command.name}" is on the allowlist and no guard or rule refuses its arguments.`
       : `Allowed after approval: "${command.name}" is on the allowlist and no guard or rule ` +
-        `refuses its arguments, but the policy rule "${prompt.entry}" holds it until a human ` +
-        `approves it (${prompt.justification}).`,
+        `refuses its arguments, but ${
+          prompt.entry === EVERY_RUN
+            ? "its allowlist entry holds every run"
+            : `the policy rule "${prompt.entry}" holds it`
+        } until a human approves it (${prompt.justification}).`,
   };
 }

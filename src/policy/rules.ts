@@ -36,6 +36,9 @@ export function ruleWordMatches(ruleWord: string, argument: string): boolean {
   return argument === ruleWord;
 }
 
+/** The entry a hit of an allowlist entry's `decision = "prompt"` names. */
+export const EVERY_RUN = "(every run)";
+
 /** One rule entry refusing one argv. */
 export interface RuleHit {
   readonly rule: ArgRule;
@@ -86,6 +89,12 @@ function firstHit(
 ): RuleHit | null {
   for (const rule of rules) {
     if (rule.command !== commandName || !applies(rule)) continue;
+    // Only a prompt rule may match every run: a refusing rule that matched
+    // everything would be a denylist entry in disguise, so it matches nothing.
+    if (rule.everyRun === true) {
+      if (rule.decision === "prompt") return { rule, entry: EVERY_RUN };
+      continue;
+    }
     for (const entry of rule.denyArgs) {
       const words = entry.split(/\s+/).filter((word) => word.length > 0);
       // An entry with no words would refuse everything; the loader rejects it, and

@@ -80,7 +80,7 @@ export const RESULT_CODE_MEANINGS: Readonly<Record<ResultCode, string>> = Object
   LINK_LIMIT_REACHED:
     "The caller already holds links.max_links_per_caller live links; revoke one or let one expire.",
   APPROVAL_PENDING:
-    "A prompt rule holds the command for a human, who has not answered within approval.wait_ms; the reason names the approval id. Call again with the same command once it is allowed.",
+    "A prompt rule holds the command for a human, who has not answered within approval.wait_ms; the call is now a job (job_id, approval_id) that starts once the operator allows it: follow it with job_status.",
   APPROVAL_DENIED:
     "A human declined the prompted command (in the client or with htmcp approvals deny); nothing ran.",
   APPROVAL_EXPIRED:
@@ -123,6 +123,8 @@ export interface CommandResult {
    * whose output was cut: the rest is paged with `job_output`). Absent otherwise.
    */
   readonly job_id?: string;
+  /** The approval a prompted command waits for (`APPROVAL_PENDING`, `APPROVAL_*`). */
+  readonly approval_id?: string;
 }
 
 /** One stage of a composed command in a result. */

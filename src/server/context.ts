@@ -14,6 +14,7 @@ import { policyHash } from "../policy_tools/identity.ts";
 import { currentTraceparent, lineSink, telemetry } from "../telemetry/mod.ts";
 import { closeStateStore, openStateStore, stateEnv } from "../state/mod.ts";
 import { startSandboxEgress } from "./egress.ts";
+import { auditAlwaysLoaded } from "../approvals/mod.ts";
 
 export interface ServerContext {
   readonly policy: Policy;
@@ -70,6 +71,8 @@ export async function createServerContext(policy: Policy): Promise<ContextResult
     await audit.close();
     return { ok: false, message: state.message };
   }
+  // The operator's always-allow rules are on record before any call they exempt.
+  await auditAlwaysLoaded(audit, policy.approval);
   // The egress proxy first: every sandbox, the startup probe's included,
   // binds its socket.
   const egress = await startSandboxEgress(policy, audit);

@@ -24,7 +24,7 @@ import {
   type Result,
   type Task,
 } from "@modelcontextprotocol/sdk/types.js";
-import { headAndTail, type JobManager, type JobRecord } from "../jobs/mod.ts";
+import { headAndTail, isLiveState, type JobManager, type JobRecord } from "../jobs/mod.ts";
 import { type CallerIdentity, hasScope, type Scope } from "../tools/caller.ts";
 import { sessionOwner } from "../session/mod.ts";
 import type { CommandResult } from "../result/codes.ts";
@@ -35,7 +35,9 @@ export const TASK_POLL_MS = 1_000;
 
 /** The task status of a job: a run that ended `OK` completed, `CANCELLED` was cancelled, anything else failed. */
 export function taskStatus(record: JobRecord): Task["status"] {
-  if (record.state === "running") return "working";
+  // Awaiting its approval is "working" too: the input it waits for comes
+  // from the operator, never from this client (statusMessage says so).
+  if (isLiveState(record.state)) return "working";
   if (record.state === "lost") return "failed";
   if (record.code === "CANCELLED") return "cancelled";
   return record.code === "OK" || record.code === "OUTPUT_TRUNCATED" ? "completed" : "failed";
@@ -130,7 +132,7 @@ export class JobTaskStore implements TaskStore {
     this.#need("shell:read");
     const record = await this.#jobs.store.get(this.#owner, taskId);
     if (record === null) throw notFound(taskId);
-    if (record.state === "running") {
+    if (isLiveState(record.state)) {
       throw new McpError(ErrorCode.InvalidRequest, `Task ${taskId} is still working.`);
     }
     const output = await this.#jobs.store.output(this.#owner, taskId);

@@ -195,6 +195,11 @@ export class ConcurrencyLimiter {
     });
   }
 
+  /** True once `close()` was called: the server is stopping. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
   /**
    * Refuses every waiting call and every later one (the server is stopping);
    * running calls keep their slots until they release them.

@@ -23,7 +23,7 @@ import {
   MAX_PAGE_BYTES,
   MAX_WAIT_MS,
 } from "../tools/job_tools.ts";
-import { jobsFor } from "../jobs/mod.ts";
+import { isLiveState, jobsFor } from "../jobs/mod.ts";
 import { sessionOwner } from "../session/mod.ts";
 import { RESULT_CODES, type ResultCode } from "../result/codes.ts";
 import type { ServerContext } from "./context.ts";
@@ -36,7 +36,7 @@ const RESOURCE_NOT_FOUND = -32002;
 
 const JOB_VIEW = z.object({
   job_id: z.string(),
-  state: z.enum(["running", "ended", "lost"]),
+  state: z.enum(["awaiting_approval", "running", "ended", "lost"]),
   origin: z.enum(["background", "adaptive", "foreground"]),
   command: z.string(),
   argv: z.array(z.string()),
@@ -55,6 +55,9 @@ const JOB_VIEW = z.object({
   truncated: z.boolean(),
   cancel_requested: z.boolean(),
   tail: z.string().describe("The last lines of output while it ran (redacted)."),
+  approval_id: z.string().optional().describe(
+    "The approval a prompted command waits for (awaiting_approval) or ran under.",
+  ),
 });
 
 const JOB_REPLY_SHAPE = {
@@ -160,7 +163,7 @@ export function registerJobTools(
         if (jobs === null || !hasScope(caller, "shell:read")) return { resources: [] };
         const records = await jobs.store.list(sessionOwner(caller.clientId));
         return {
-          resources: records.filter((r) => r.state !== "running").flatMap((r) =>
+          resources: records.filter((r) => !isLiveState(r.state)).flatMap((r) =>
             (["stdout", "stderr"] as const).map((stream) => ({
               uri: `htmcp://jobs/${r.id}/${stream}`,
               name: `${stream} of ${r.id}`,

@@ -104,7 +104,10 @@ export function registerTaskSupport(
     // `background: true`, whatever the arguments said about background.
     const raw = typeof args === "object" && args !== null ? args : {};
     const result = await runCommandTool(context, caller, { ...raw, background: true }, signal);
-    if (result.code !== "JOB_RUNNING" || result.job_id === undefined) {
+    // A prompted call past approval.wait_ms is a job awaiting its approval:
+    // a task as much as a running one.
+    const isJob = result.code === "JOB_RUNNING" || result.code === "APPROVAL_PENDING";
+    if (!isJob || result.job_id === undefined) {
       // Refused before any job existed: no task, the refusal as the error.
       throw new McpError(ErrorCode.InvalidRequest, `${result.code}: ${result.policy_reason}`, {
         code: result.code,

@@ -14,9 +14,11 @@
  *   two deliveries;
  * - out of band, otherwise: a pending record in the state store that the
  *   operator answers with `htmcp approvals allow|deny ID`; the call waits at
- *   most `approval.wait_ms` for it, then returns `APPROVAL_PENDING` with the
- *   id. A later identical call by the same caller uses the allowed record
- *   (once: `allowed -> used` atomically) or waits on the pending one.
+ *   most `approval.wait_ms` for it, then says `APPROVAL_PENDING` and hands
+ *   the record to `approval_job.ts`, which makes the call a job that starts
+ *   when the operator allows it. An identical call by the same caller while
+ *   the record is open waits on it too (before it has a job) or is told the
+ *   job's id (after).
  *
  * No MCP tool can answer: the store's `answer` is reached only by the CLI.
  *
@@ -33,12 +35,14 @@ import {
   type ApprovalBinding,
   type ApprovalRecord,
   ApprovalStore,
+  findAlwaysRule,
   newApprovalId,
   runDigest,
 } from "../approvals/mod.ts";
 import { jailRelative } from "./session_cwd.ts";
 import { redactArgv } from "../redact/mod.ts";
 import { type ClientRoundTrip, holdOverRoundTrip } from "./approval_round_trip.ts";
+import { isLiveState, jobsFor } from "../jobs/mod.ts";
 
 declare module "../audit/mod.ts" {
   interface AuditEventFields {
@@ -81,15 +85,20 @@ export type Elicit = (message: string, timeoutMs: number, signal?: AbortSignal) 
   ElicitAnswer
 >;
 
+/** A refusal of the gate: nothing ran. */
+export interface GateRefusal {
+  readonly ok: false;
+  readonly code: ResultCode;
+  readonly reason: string;
+  readonly approvalId: string | null;
+  /** The job that already waits for this approval (an identical earlier call's). */
+  readonly jobId?: string;
+  /** Set when the wait bound passed unanswered: the call may become a job waiting for it. */
+  readonly pending?: { readonly record: ApprovalRecord; readonly binding: ApprovalBinding };
+}
+
 /** Whether the held command may run now, under which approval. */
-export type GateResult =
-  | { readonly ok: true; readonly approvalId: string }
-  | {
-    readonly ok: false;
-    readonly code: ResultCode;
-    readonly reason: string;
-    readonly approvalId: string | null;
-  };
+export type GateResult = { readonly ok: true; readonly approvalId: string } | GateRefusal;
 
 /** What is held: the checked command and the call it belongs to. */
 export interface HeldCommand {
@@ -131,6 +140,23 @@ export async function holdForApproval(
   const rule = `${prompt.command} ${prompt.entry}`;
   const justification = [...new Set(checked.prompts.map((p) => p.justification))].join(" ");
 
+  // The operator's "always allow this": exactly this run, by this caller,
+  // under this prompt rule (the judgement that led here was complete).
+  if ((settings.alwaysAllow ?? []).length > 0) {
+    const binding = await approvalBinding(context, caller, checked, held.stdin);
+    const always = findAlwaysRule(settings.alwaysAllow ?? [], binding, rule);
+    if (always !== null) {
+      await context.audit.writeEvent("approval_always", {
+        call_id: held.callId,
+        always_id: always.id,
+        rule,
+        argv,
+        cwd,
+      });
+      return { ok: true, approvalId: `always:${always.id}` };
+    }
+  }
+
   if (roundTrip !== undefined && settings.require !== "operator") {
     return await holdOverRoundTrip(context, roundTrip, {
       callId: held.callId,
@@ -138,11 +164,12 @@ export async function holdForApproval(
       cwd,
       rule,
       justification,
-      digest: await heldDigest(argv, held),
+      digest: (await approvalBinding(context, caller, checked, held.stdin)).digest,
       message: approvalMessage(argv, held, cwd, rule, justification),
       ttlMs: settings.ttlMs,
     });
   }
+
   if (elicit !== undefined && settings.require !== "operator") {
     const approvalId = newApprovalId();
     await context.audit.writeEvent("approval_requested", {
@@ -188,12 +215,27 @@ export async function holdForApproval(
   // second check should that ever change.
   if (state === null) throw new Error("prompt rules need a state store");
   const approvals = new ApprovalStore(state);
-  const binding: ApprovalBinding = {
-    owner: sessionOwner(caller.clientId),
-    digest: await heldDigest(argv, held),
-    policyHash: context.policyHash,
-  };
+  const binding = await approvalBinding(context, caller, checked, held.stdin);
   let record = await approvals.findOpen(binding);
+  if (record?.job_id !== undefined && !(await jobIsLive(context, binding.owner, record.job_id))) {
+    // Its job was lost with a crashed server: nothing will ever start it,
+    // so it ends here and this call asks anew.
+    await approvals.retire(record.id, "withdrawn");
+    record = null;
+  }
+  if (record?.job_id !== undefined) {
+    // An identical earlier call already waits as a job: this one neither
+    // asks again nor races that job for the answer.
+    return {
+      ...refuse(
+        "APPROVAL_PENDING",
+        record.id,
+        `This command already waits for approval ${record.id} as job ${record.job_id}; ` +
+          `call job_status with job_id "${record.job_id}" and wait_ms to follow it.`,
+      ),
+      jobId: record.job_id,
+    };
+  }
   if (record === null) {
     const now = Date.now();
     record = {
@@ -239,6 +281,40 @@ export async function holdForApproval(
   );
 }
 
+/**
+ * What an approval of `checked` binds: the caller, a digest of the exact run
+ * (every stage's path, arguments and environment, the redirections, the
+ * resolved cwd, the stdin digest) and the running policy's hash.
+ */
+export async function approvalBinding(
+  context: ServerContext,
+  caller: CallerIdentity,
+  checked: Extract<CheckResult, { ok: true }>,
+  stdin: unknown,
+): Promise<ApprovalBinding> {
+  const argv = [checked.argv[0] as string, ...checked.run.args];
+  return {
+    owner: sessionOwner(caller.clientId),
+    digest: await runDigest({
+      argv,
+      run: checked.run,
+      cwd: checked.cwd,
+      plan: checked.plan,
+      stdin: stdin ?? null,
+    }),
+    policyHash: context.policyHash,
+  };
+}
+
+/** Whether the owner's job `id` may still start or is running (after marking lost ones). */
+async function jobIsLive(context: ServerContext, owner: string, id: string): Promise<boolean> {
+  const jobs = jobsFor(context);
+  if (jobs === null) return false;
+  await jobs.sweep();
+  const job = await jobs.store.get(owner, id);
+  return job !== null && isLiveState(job.state);
+}
+
 /** Polls the record until it is answered, expires, or the wait bound passes. */
 async function waitForAnswer(
   context: ServerContext,
@@ -255,6 +331,19 @@ async function waitForAnswer(
   for (;;) {
     if (record === null) {
       return refuse("APPROVAL_DENIED", id, `Approval ${id} no longer exists; nothing ran.`);
+    }
+    if (record.job_id !== undefined) {
+      // Another identical call outlived its wait and made the job that now
+      // owns this approval: only that job may use it.
+      return {
+        ...refuse(
+          "APPROVAL_PENDING",
+          id,
+          `This command waits for approval ${id} as job ${record.job_id}; call job_status ` +
+            `with job_id "${record.job_id}" and wait_ms to follow it.`,
+        ),
+        jobId: record.job_id,
+      };
     }
     if (record.state === "pending" && Date.now() >= record.expires_ms) {
       await approvals.expire(id);
@@ -294,11 +383,15 @@ async function waitForAnswer(
       await context.audit.writeEvent("approval_expired", { approval_id: id, call_id: callId });
       return refuse("APPROVAL_EXPIRED", id, expiredReason(id));
     }
-    if (record.state === "used") {
+    if (record.state === "used" || record.state === "withdrawn") {
       return refuse(
         "APPROVAL_DENIED",
         id,
-        `Approval ${id} was already used (an approval runs its command once); nothing ran.`,
+        `Approval ${id} was ${
+          record.state === "used"
+            ? "already used (an approval runs its command once)"
+            : "withdrawn (the job waiting for it was cancelled)"
+        }; nothing ran.`,
       );
     }
     if (signal?.aborted) {
@@ -310,32 +403,22 @@ async function waitForAnswer(
     }
     const left = giveUpAt - performance.now();
     if (left <= 0) {
-      return refuse(
-        "APPROVAL_PENDING",
-        id,
-        `The command waits for a human: approval ${id} is pending until the operator runs ` +
-          `"htmcp approvals allow ${id}" (or deny) on the server's host. Call run_command again ` +
-          "with exactly the same command once it is allowed; it then runs once.",
-      );
+      return {
+        ...refuse(
+          "APPROVAL_PENDING",
+          id,
+          `The command waits for a human: approval ${id} is pending until the operator runs ` +
+            `"htmcp approvals allow ${id}" (or deny) on the server's host.`,
+        ),
+        pending: { record, binding },
+      };
     }
     await sleep(Math.min(POLL_MS, left), signal);
     record = await approvals.get(id);
   }
 }
 
-/** The digest an approval binds: every stage's argv and environment, redirections, cwd, stdin. */
-function heldDigest(argv: readonly string[], held: HeldCommand): Promise<string> {
-  const { checked } = held;
-  return runDigest({
-    argv,
-    run: checked.run,
-    cwd: checked.cwd,
-    plan: checked.plan,
-    stdin: held.stdin ?? null,
-  });
-}
-
-function refuse(code: ResultCode, approvalId: string | null, reason: string): GateResult {
+function refuse(code: ResultCode, approvalId: string | null, reason: string): GateRefusal {
   return { ok: false, code, reason, approvalId };
 }
 

@@ -76,7 +76,9 @@ export function describePolicy(
       command: rule.command,
       // A prompt rule is described as what it is, so the model expects the
       // wait (and APPROVAL_PENDING) instead of retrying a "refusal".
-      rule: rule.decision === "prompt"
+      rule: rule.everyRun === true && rule.decision === "prompt"
+        ? `Held for a human's approval on every run: ${rule.justification ?? rule.reason}`
+        : rule.decision === "prompt"
         ? `Held for a human's approval when the arguments contain ${
           rule.denyArgs.map((a) => `"${a}"`).join(" or ")
         }: ${rule.justification ?? rule.reason}`

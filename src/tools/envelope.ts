@@ -37,6 +37,9 @@ export const COMMAND_RESULT_SHAPE = {
   job_id: z.string().optional().describe(
     "The job running this command (JOB_RUNNING) or holding its whole output (job_status, job_output).",
   ),
+  approval_id: z.string().optional().describe(
+    "The approval a prompted command waits for (APPROVAL_PENDING) or was refused under.",
+  ),
 };
 
 /**
@@ -53,11 +56,13 @@ export function makeResult(
     exitCode?: number | null;
     stages?: readonly StageResult[];
     jobId?: string;
+    approvalId?: string;
   },
 ): CommandResult {
   return Object.freeze({
     ...(fields.stages === undefined ? {} : { stages: fields.stages }),
     ...(fields.jobId === undefined ? {} : { job_id: fields.jobId }),
+    ...(fields.approvalId === undefined ? {} : { approval_id: fields.approvalId }),
     ok: isOkCode(code),
     code,
     stdout: fields.stdout ?? "",
@@ -114,6 +119,7 @@ function renderText(result: CommandResult, stdout: Compacted, stderr: Compacted)
     : `exit ${result.exit_code}`;
   const lines = [`${result.code} (${exit}, ${result.duration_ms} ms)`, result.policy_reason];
   if (result.job_id !== undefined) lines.push(`job_id: ${result.job_id}`);
+  if (result.approval_id !== undefined) lines.push(`approval_id: ${result.approval_id}`);
   for (const [name, stream] of [["stdout", stdout], ["stderr", stderr]] as const) {
     if (stream.text === "") continue;
     const shown = stream.text.length > TEXT_PREVIEW_CHARS

@@ -13,7 +13,7 @@ import type { ResultCode } from "../result/codes.ts";
 import type { ServerContext } from "../server/context.ts";
 import { type CallerIdentity, hasScope, type Scope } from "./caller.ts";
 import { sessionOwner } from "../session/mod.ts";
-import { jobNotFound, jobsFor, type JobView, jobView, pageOf } from "../jobs/mod.ts";
+import { isLiveState, jobNotFound, jobsFor, type JobView, jobView, pageOf } from "../jobs/mod.ts";
 
 /** Longest wait `job_status` grants: a model waits in long steps, never in a tight loop. */
 export const MAX_WAIT_MS = 30_000;
@@ -143,6 +143,8 @@ export async function jobOutputTool(
   if (output === null) {
     const reason = record.state === "running"
       ? "The job is still running; its output is stored when it ends (job_status shows the last lines)."
+      : record.state === "awaiting_approval"
+      ? "The job waits for its approval; nothing has run yet."
       : "No output was stored for this job.";
     return {
       ok: true,
@@ -183,7 +185,7 @@ export async function jobCancelTool(
   await granted.jobs.sweep();
   const before = await granted.jobs.store.get(granted.owner, id);
   if (before === null) return notFound(id);
-  if (before.state !== "running") {
+  if (!isLiveState(before.state)) {
     const job = jobView(before, Date.now());
     return { ok: true, code: "OK", reason: `Nothing to cancel: ${stateSentence(job)}`, job };
   }
@@ -192,8 +194,8 @@ export async function jobCancelTool(
   const job = jobView(after, Date.now());
   return {
     ok: true,
-    code: after.state === "running" ? "JOB_RUNNING" : "OK",
-    reason: after.state === "running"
+    code: isLiveState(after.state) ? "JOB_RUNNING" : "OK",
+    reason: isLiveState(after.state)
       ? "The cancel request is recorded; the server running the job has not confirmed its end yet."
       : `Cancelled: ${stateSentence(job)}`,
     job,
@@ -217,6 +219,10 @@ function stateSentence(job: JobView): string {
   switch (job.state) {
     case "running":
       return `Job ${job.job_id} is running (${job.elapsed_ms} ms so far).`;
+    case "awaiting_approval":
+      return `Job ${job.job_id} waits for approval ${
+        job.approval_id ?? "(unknown)"
+      }; nothing has run (${job.elapsed_ms} ms so far).`;
     case "lost":
       return `Job ${job.job_id} is lost: ${job.reason}`;
     case "ended":

@@ -30,6 +30,7 @@ import type { CommandInput } from "./snapshot.ts";
 import type { Sessions } from "../session/mod.ts";
 import { type Elicit, holdForApproval } from "./approval_gate.ts";
 import type { ClientRoundTrip } from "./approval_round_trip.ts";
+import { deferUntilApproved } from "./approval_job.ts";
 
 export const RUN_COMMAND_DESCRIPTION =
   "Run allowlisted commands inside the jail directory, without a shell: htmcp " +
@@ -204,10 +205,10 @@ async function runChecked(
         return makeResult("POLICY_DENIED", { policyReason: reason, startedAt });
       }
     }
-    const checked = await checkCommandInput(
-      policy,
-      session === null ? input : { ...input, cwd: cwdInSession(session.cwd, requestedCwd) },
-    );
+    const judged = session === null
+      ? input
+      : { ...input, cwd: cwdInSession(session.cwd, requestedCwd) };
+    const checked = await checkCommandInput(policy, judged);
     if (!checked.ok && session !== null && sessions !== null && checked.cdTarget !== undefined) {
       // `cd DIR` alone in a session: every cd was judged and confined; the
       // session keeps the folder, as a shell would. Audited like a command.
@@ -262,11 +263,17 @@ async function runChecked(
       });
       return makeResult(checked.code, { policyReason: checked.reason, startedAt });
     }
+    const limits = policy.limits;
+    // The command's deadline: asked for (bounded above), else timeout_ms for
+    // a foreground call and max_timeout_ms for a background one. How long
+    // the reply waits is a different clock (foreground_ms, below).
+    const timeoutMs = input.timeoutMs ??
+      (input.background ? limits.maxTimeoutMs : limits.timeoutMs);
     // A prompt rule holds a command every refusing check allowed: it waits
     // for a human here, before its attempt record, so nothing runs unanswered.
     let approvalRecord: { approval_id?: string } = {};
     if (checked.prompts.length > 0) {
-      const gate = await holdForApproval(
+      let gate = await holdForApproval(
         context,
         caller,
         {
@@ -279,6 +286,37 @@ async function runChecked(
         signal,
         hooks.roundTrip,
       );
+      if (!gate.ok && gate.pending !== undefined) {
+        // Unanswered within wait_ms: the call becomes a job that starts the
+        // judged run when the operator allows it (approval_job.ts).
+        const deferred = await deferUntilApproved(context, {
+          caller,
+          base,
+          command,
+          judged,
+          checked,
+          stdin: stdinRecord.stdin,
+          timeoutMs,
+          approval: gate.pending.record,
+          binding: gate.pending.binding,
+          execute: (approved, runSignal, live, runStartedAt) =>
+            executeChecked(context, {
+              base,
+              callId,
+              input,
+              checked: approved,
+              session,
+              sessions,
+              owner,
+              startedAt: runStartedAt,
+              timeoutMs,
+              signal: runSignal,
+              live,
+            }),
+        }, startedAt);
+        if (deferred.ok) return deferred.result;
+        gate = deferred;
+      }
       if (!gate.ok) {
         await audit.writeAttempt({
           ...base,
@@ -292,7 +330,12 @@ async function runChecked(
           ...stdinRecord,
           ...queued,
         });
-        return makeResult(gate.code, { policyReason: gate.reason, startedAt });
+        return makeResult(gate.code, {
+          policyReason: gate.reason,
+          startedAt,
+          ...(gate.jobId === undefined ? {} : { jobId: gate.jobId }),
+          ...(gate.approvalId === null ? {} : { approvalId: gate.approvalId }),
+        });
       }
       approvalRecord = { approval_id: gate.approvalId };
     }
@@ -319,13 +362,7 @@ async function runChecked(
         startedAt,
       });
     }
-    const limits = policy.limits;
     const jobs = jobsFor(context);
-    // The command's deadline: asked for (bounded above), else timeout_ms for
-    // a foreground call and max_timeout_ms for a background one. How long
-    // the reply waits is a different clock (foreground_ms, below).
-    const timeoutMs = input.timeoutMs ??
-      (input.background ? limits.maxTimeoutMs : limits.timeoutMs);
     // The run's own controller: a foreground call links the client's
     // cancellation to it; once the run is a job, only job_cancel, a cancel
     // request in its record and shutdown reach it.

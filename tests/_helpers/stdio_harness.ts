@@ -16,8 +16,11 @@ export const MAIN = `${REPO}src/main.ts`;
 export const LAUNCH = `${REPO}scripts/launch.ts`;
 
 export interface HarnessOptions {
-  /** Allowlisted commands (default: a small read-mostly set). */
-  allow?: readonly string[];
+  /**
+   * Allowlisted commands (default: a small read-mostly set); an object is
+   * written as an inline-table entry (`{ name = "...", decision = "prompt", ... }`).
+   */
+  allow?: readonly (string | Readonly<Record<string, string>>)[];
   /** Extra TOML appended to the generated policy (sections such as `[limits]`). */
   extraToml?: string;
   /** Top-level TOML lines placed before any section (e.g. `audit_fail_mode = "open"`). */
@@ -59,6 +62,13 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+/** One allowlist entry as TOML (JSON strings are TOML basic strings). */
+function allowEntry(entry: string | Readonly<Record<string, string>>): string {
+  if (typeof entry === "string") return JSON.stringify(entry);
+  const pairs = Object.entries(entry).map(([key, value]) => `${key} = ${JSON.stringify(value)}`);
+  return `{ ${pairs.join(", ")} }`;
+}
+
 /** Writes a policy file for `jail` and returns its text. */
 export function policyToml(
   jail: string,
@@ -71,7 +81,7 @@ export function policyToml(
     `audit_log = ${JSON.stringify(auditLog)}`,
     options.topToml ?? "",
     "[allowlist]",
-    `commands = ${JSON.stringify(allow)}`,
+    `commands = [${allow.map(allowEntry).join(",")}]`,
     "[denylist]",
     `commands = ["rm", "sudo", "dd"]`,
     "[sandbox]",

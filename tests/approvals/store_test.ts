@@ -109,3 +109,42 @@ Deno.test("a denied approval is never usable, and ids that are not record names 
     assert.deepEqual([odd.ok, !odd.ok && odd.state], [false, "missing"]);
   });
 });
+
+Deno.test("attachJob() names one job per approval, only for its binding and while open", async () => {
+  await withStore(async (store, clock) => {
+    const id = newApprovalId();
+    await store.create(pending(id));
+    const foreign = await store.attachJob(id, "job_x", { ...BINDING, owner: "client:other" });
+    assert.deepEqual([foreign.ok, !foreign.ok && foreign.state], [false, "missing"]);
+    assert.ok((await store.attachJob(id, "job_a", BINDING)).ok);
+    const second = await store.attachJob(id, "job_b", BINDING);
+    assert.equal(second.ok, false, "a second identical call does not take the approval over");
+    assert.equal(second.record?.job_id, "job_a");
+    assert.equal((await store.get(id))?.job_id, "job_a");
+
+    const late = newApprovalId();
+    await store.create(pending(late));
+    clock.now = 1_060_000;
+    const expired = await store.attachJob(late, "job_c", BINDING);
+    assert.deepEqual([expired.ok, !expired.ok && expired.state], [false, "expired"]);
+  });
+});
+
+Deno.test("retire() ends an open approval for good: a withdrawn one can be neither answered nor used", async () => {
+  await withStore(async (store) => {
+    const id = newApprovalId();
+    await store.create(pending(id));
+    assert.ok((await store.retire(id, "withdrawn")).ok);
+    const answer = await store.answer(id, true, "cli:root");
+    assert.deepEqual([answer.ok, !answer.ok && answer.state], [false, "withdrawn"]);
+    const use = await store.consume(id, BINDING);
+    assert.deepEqual([use.ok, !use.ok && use.state], [false, "withdrawn"]);
+
+    // An answered-and-ended approval keeps its end.
+    const denied = newApprovalId();
+    await store.create(pending(denied));
+    await store.answer(denied, false, "cli:root");
+    assert.equal((await store.retire(denied, "withdrawn")).ok, false);
+    assert.equal((await store.get(denied))?.state, "denied");
+  });
+});

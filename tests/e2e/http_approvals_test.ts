@@ -1,7 +1,9 @@
 /**
  * An approval binds its caller: over HTTP with OAuth, two real SDK clients
- * of one server send the identical prompted command; the operator allows
- * the first client's approval, and only the first client can use it.
+ * of one server send the identical prompted command; each call becomes a
+ * job awaiting its own approval, the other client can neither see nor
+ * cancel the first one's job, and the operator's answer to the first
+ * client's approval runs only the first client's job.
  */
 import { equal, notEqual, ok } from "node:assert/strict";
 import { join } from "node:path";
@@ -19,13 +21,21 @@ async function run(client: Client, command: string) {
   const result = await client.callTool({ name: "run_command", arguments: { command } }, undefined, {
     timeout: 30_000,
   });
-  return result.structuredContent as { code: string; policy_reason: string };
+  return result.structuredContent as {
+    code: string;
+    policy_reason: string;
+    job_id?: string;
+    approval_id?: string;
+  };
 }
 
-function idIn(reason: string): string {
-  const match = /approval ([0-9a-f]{32})/.exec(reason);
-  ok(match, reason);
-  return match[1] as string;
+async function jobTool(client: Client, name: string, args: Record<string, unknown>) {
+  const result = await client.callTool({ name, arguments: args }, undefined, { timeout: 30_000 });
+  return result.structuredContent as {
+    code: string;
+    job?: { state: string; code: string | null };
+    jobs?: { job_id: string }[];
+  };
 }
 
 Deno.test("another OAuth client cannot use an approval the operator gave to the first", async () => {
@@ -65,18 +75,31 @@ Deno.test("another OAuth client cannot use an approval the operator gave to the 
   try {
     const pending = await run(first.client, "touch canary.txt");
     equal(pending.code, "APPROVAL_PENDING");
-    const id = idIn(pending.policy_reason);
-    const answered = await new ApprovalStore(operator).answer(id, true, "cli:test");
-    ok(answered.ok);
+    const id = pending.approval_id!;
+    const jobId = pending.job_id!;
+    ok(jobId.startsWith("job_"));
 
+    // The other client: its own approval and job; the first one's job is not found.
     const other = await run(second.client, "touch canary.txt");
     equal(other.code, "APPROVAL_PENDING", "the other client gets its own approval");
-    notEqual(idIn(other.policy_reason), id);
-    equal(await exists(join(jail, "canary.txt")), false, "nothing ran for the other client");
+    notEqual(other.approval_id, id);
+    notEqual(other.job_id, jobId);
+    equal((await jobTool(second.client, "job_status", { job_id: jobId })).code, "JOB_NOT_FOUND");
+    equal((await jobTool(second.client, "job_cancel", { job_id: jobId })).code, "JOB_NOT_FOUND");
+    const theirs = await jobTool(second.client, "job_list", {});
+    equal(theirs.jobs?.some((j) => j.job_id === jobId), false);
+    equal(
+      (await jobTool(first.client, "job_status", { job_id: jobId })).job?.state,
+      "awaiting_approval",
+    );
 
-    const ran = await run(first.client, "touch canary.txt");
-    equal(ran.code, "OK", ran.policy_reason);
+    const answered = await new ApprovalStore(operator).answer(id, true, "cli:test");
+    ok(answered.ok);
+    const done = await jobTool(first.client, "job_status", { job_id: jobId, wait_ms: 20_000 });
+    equal(done.job?.code, "OK");
     ok(await exists(join(jail, "canary.txt")));
+    const still = await jobTool(second.client, "job_status", { job_id: other.job_id });
+    equal(still.job?.state, "awaiting_approval", "the first client's answer is not the other's");
 
     const lines = (await Deno.readTextFile(policy.auditLog)).split("\n").filter((l) => l !== "")
       .map((l) => JSON.parse(l) as Record<string, unknown>);

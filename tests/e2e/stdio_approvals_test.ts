@@ -5,14 +5,8 @@
  * command, so the canary file itself proves whether anything ran.
  */
 import assert from "node:assert/strict";
-import {
-  exists,
-  type Harness,
-  type HarnessOptions,
-  LAUNCH,
-  serverEnv,
-  startHarness,
-} from "../_helpers/stdio_harness.ts";
+import { exists, type HarnessOptions, startHarness } from "../_helpers/stdio_harness.ts";
+import { approvals, pendingId } from "./_approvals.ts";
 
 const RULES = `
 [[rules]]
@@ -28,39 +22,6 @@ function options(approval: string, extra: Partial<HarnessOptions> = {}): Harness
     extraToml: `${RULES}\n[approval]\n${approval}\n`,
     ...extra,
   };
-}
-
-/**
- * `htmcp approvals ...` as the operator would run it (`deno task htmcp`): in
- * its own process, through the launcher, under the policy's generated flags.
- */
-async function approvals(h: Harness, ...args: string[]) {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--quiet", "--allow-all", LAUNCH, "approvals", ...args, "--policy", h.policyPath],
-    env: { ...serverEnv(h.dir), USER: "operator-test" },
-    clearEnv: true,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
-}
-
-/** Waits (bounded) until a pending approval is listed, and returns its id. */
-async function pendingId(h: Harness, not: readonly string[] = []): Promise<string> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const listed = await approvals(h, "list", "--json");
-    assert.equal(listed.code, 0, listed.stderr);
-    const records = JSON.parse(listed.stdout) as { id: string; state: string }[];
-    const found = records.find((r) => r.state === "pending" && !not.includes(r.id));
-    if (found !== undefined) return found.id;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error("no pending approval appeared");
 }
 
 function idIn(reason: string): string {
@@ -226,7 +187,7 @@ Deno.test("without elicitation the call waits; htmcp approvals allow from anothe
   }
 });
 
-Deno.test("out of band: pending, then a changed argv and a replay are refused; only the identical call runs, once", async () => {
+Deno.test("out of band: a changed argv gets its own approval; only the approved job runs, once, and a replay asks anew", async () => {
   let asked = 0;
   // require = "operator": a client with elicitation is not asked.
   const h = await startHarness(options('wait_ms = 300\nrequire = "operator"', {
@@ -236,30 +197,37 @@ Deno.test("out of band: pending, then a changed argv and a replay are refused; o
     },
   }));
   try {
+    assert.match((await h.describePolicy()).sandbox, /kernel sandbox \(bubblewrap\)/);
     const pending = await h.call("run_command", { command: "touch canary.txt" });
     assert.equal(pending.code, "APPROVAL_PENDING");
     assert.equal(pending.ok, false);
     const id = idIn(pending.policy_reason);
+    assert.equal(pending.approval_id, id);
     assert.match(pending.policy_reason, new RegExp(`htmcp approvals allow ${id}`));
     assert.equal(asked, 0);
-    assert.equal((await approvals(h, "allow", id)).code, 0);
 
-    // A changed argv is another command: a new approval, not this one.
+    // A changed argv is another command: a new approval and job, not this one.
     const changed = await h.call("run_command", { command: "touch canary.txt extra.txt" });
     assert.equal(changed.code, "APPROVAL_PENDING");
-    assert.notEqual(idIn(changed.policy_reason), id);
-    assert.equal(await exists(`${h.jail}/canary.txt`), false);
-    assert.equal(await exists(`${h.jail}/extra.txt`), false);
+    assert.notEqual(changed.approval_id, id);
+    assert.notEqual(changed.job_id, pending.job_id);
 
-    // The identical call runs under the allowed approval, once.
-    const ran = await h.call("run_command", { command: "touch canary.txt" });
-    assert.equal(ran.code, "OK", ran.policy_reason);
+    assert.equal((await approvals(h, "allow", id)).code, 0);
+    const done = await h.call("job_status", {
+      job_id: pending.job_id,
+      wait_ms: 20_000,
+    }) as unknown as {
+      job: { state: string; code: string };
+    };
+    assert.deepEqual([done.job.state, done.job.code], ["ended", "OK"]);
     assert.ok(await exists(`${h.jail}/canary.txt`));
+    assert.equal(await exists(`${h.jail}/extra.txt`), false, "the changed command did not run");
+
+    // The approval was used: an identical call is a new request.
     await Deno.remove(`${h.jail}/canary.txt`);
     const replay = await h.call("run_command", { command: "touch canary.txt" });
     assert.equal(replay.code, "APPROVAL_PENDING");
-    const replayId = idIn(replay.policy_reason);
-    assert.notEqual(replayId, id);
+    assert.notEqual(replay.approval_id, id);
     assert.equal(await exists(`${h.jail}/canary.txt`), false, "a replay does not run");
 
     const unknown = await approvals(h, "allow", "0".repeat(32));
@@ -267,9 +235,6 @@ Deno.test("out of band: pending, then a changed argv and a replay are refused; o
     assert.match(unknown.stderr, /there is no such approval/);
 
     const records = await h.records();
-    const refusals = records.filter((r) => r.kind === "attempt" && r.verdict === "deny")
-      .map((r) => r.code);
-    assert.ok(refusals.includes("APPROVAL_PENDING"));
     const runs = records.filter((r) => r.kind === "attempt" && r.verdict === "allow");
     assert.deepEqual(runs.map((r) => r.approval_id), [id]);
   } finally {

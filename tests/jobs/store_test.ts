@@ -123,3 +123,25 @@ Deno.test("JobStore.sweep() removes the heartbeat of a server gone longer than t
     equal(await Deno.stat(`${dir}/job_servers/writer-self.json`).then(() => true), true);
   });
 });
+
+Deno.test("JobStore.sweep() turns a job awaiting its approval lost when its server stopped beating", async () => {
+  await withStore(async (store, clock) => {
+    await store.put(
+      record("job_held", { state: "awaiting_approval", writer: "writer-gone", approvalId: "a1" }),
+    );
+    await store.beat("writer-self");
+    const report = await store.sweep("writer-self", () => false, RETENTION);
+    deepEqual(report.lost.map((r) => r.id), ["job_held"]);
+    const lost = await store.get("local", "job_held");
+    equal(lost?.state, "lost");
+    equal(lost?.approvalId, "a1");
+    equal(/nothing ran/.test(lost?.reason ?? ""), true, lost?.reason);
+    // A held job of this very server is alive while it holds it.
+    await store.put(
+      record("job_mine", { state: "awaiting_approval", writer: "writer-self" }),
+    );
+    clock.now += 1;
+    equal((await store.sweep("writer-self", (id) => id === "job_mine", RETENTION)).lost.length, 0);
+    equal((await store.get("local", "job_mine"))?.state, "awaiting_approval");
+  });
+});

@@ -45,6 +45,35 @@ Deno.test("planLaunch() runs serve under exactly the generated flags, never -A",
   });
 });
 
+Deno.test("planLaunch() grants write on the always-allow file to approvals allow --always alone", async () => {
+  await withPolicy(async (policyFile, dir) => {
+    await Deno.mkdir(`${dir}/ops`);
+    await Deno.writeTextFile(
+      policyFile,
+      `jail_root = "jail"\naudit_log = "log/audit.jsonl"\nstate_dir = "state"\n` +
+        `[allowlist]\ncommands = ["cat", "sleep"]\n` +
+        `[approval]\nalways_allow_file = "ops/always.toml"\n`,
+    );
+    const file = `${dir}/ops/always.toml`;
+    const grant = `--allow-write=${file},${file}.htmcp-tmp`;
+    const always = await planLaunch([
+      "approvals",
+      "allow",
+      "ab",
+      "--always",
+      "--policy",
+      policyFile,
+    ], dir);
+    assert(always.ok, always.ok ? "" : always.message);
+    assert(always.argv.includes(grant));
+    for (const args of [["approvals", "allow", "ab"], ["approvals", "list"], ["serve"]]) {
+      const plan = await planLaunch([...args, "--policy", policyFile], dir);
+      assert(plan.ok, plan.ok ? "" : plan.message);
+      assert(!plan.argv.some((flag) => flag.includes(file) && flag.startsWith("--allow-write")));
+    }
+  });
+});
+
 Deno.test("planLaunch() gives version/help no permission and audit verify read on its file only", async () => {
   const version = await planLaunch(["version"], "/tmp");
   assert(version.ok);

@@ -205,3 +205,28 @@ Deno.test("permissionSetFor() is pure: the same policy gives the same set, froze
     assert(Object.isFrozen(a) && Object.isFrozen(a.run));
   });
 });
+
+Deno.test("permissionSetFor() reads the always-allow file and refuses any write grant over it", async () => {
+  await withJail((jail) => {
+    const approval = {
+      ttlMs: 60_000,
+      waitMs: 0,
+      require: "operator" as const,
+      alwaysAllowFile: "/etc/htmcp/always_allow.toml",
+      alwaysAllow: [],
+      alwaysAllowSha256: null,
+    };
+    const set = setOf(policyWith(jail, { approval }), { transport: "stdio", launcherPaths: [] });
+    assert(values(set.read).includes("/etc/htmcp/always_allow.toml"));
+    assert(!values(set.write).some((path) => "/etc/htmcp/always_allow.toml".startsWith(path)));
+    const result = permissionSetFor(
+      policyWith(jail, {
+        approval: { ...approval, alwaysAllowFile: "/var/lib/htmcp/always.toml" },
+        policyFile: "/etc/htmcp/policy.toml",
+      }),
+      { transport: "stdio", launcherPaths: [] },
+    );
+    assertEquals(result.ok ? "ok" : result.code, "UNSAFE_WRITE_GRANT");
+    assert(!result.ok && result.reason.includes("always-allow file"));
+  });
+});
