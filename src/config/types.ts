@@ -41,6 +41,7 @@ export interface ArgRule {
    * a new rule can be rolled out before it is enforced.
    */
   readonly enforce: "deny" | "warn";
+  /** The operator's words for why, quoted in the refusal the model sees and in the audit. */
   readonly reason: string;
   /**
    * `"deny"` (default): `denyArgs` refuse. `"prompt"`: a command every other
@@ -76,10 +77,16 @@ export interface ApprovalSettings {
 
 /** An operator-supplied redaction pattern, compiled at startup. */
 export interface ExtraPattern {
+  /** The kind a match is replaced by: `[REDACTED:<name>]`. */
   readonly name: string;
+  /** The operator's detector; a group named `secret`, when present, is what is redacted. */
   readonly regex: RegExp;
 }
 
+/**
+ * `audit_fail_mode`: `"closed"` refuses any call whose attempt record did not
+ * reach the disk (`AUDIT_UNAVAILABLE`); `"open"` warns and runs it anyway.
+ */
 export type AuditFailMode = "closed" | "open";
 /**
  * `[sandbox] mode`. `"auto"` is kept so existing policies still load; it
@@ -100,12 +107,15 @@ export type SandboxNetwork = "none" | "allowlist" | "host";
  * or the server's own uid (non-root server).
  */
 export interface SandboxSettings {
+  /** `[sandbox] mode`: `"bwrap"` runs every command in bubblewrap; `"none"` only checks paths. */
   readonly mode: SandboxMode;
+  /** `[sandbox] network`: what a sandboxed command may reach. */
   readonly network: SandboxNetwork;
   /** `network_allow`, parsed; empty unless `network = "allowlist"`. */
   readonly networkAllow: readonly EgressRule[];
   /** The explicit opt-in that `mode = "none"` needs: the jail is then advisory. */
   readonly acceptPathCheckOnly: boolean;
+  /** `[sandbox] user`: who commands run as (see above); null = the default. */
   readonly user: number | string | null;
 }
 /**
@@ -118,10 +128,18 @@ export interface FullControlSettings {
   readonly shell: ResolvedCommand;
 }
 
+/**
+ * `[auth] mode` of the HTTP transport: `"oauth"` the co-hosted authorization
+ * server, `"external"` tokens of an outside identity provider, `"none"` no
+ * authentication (loopback listeners only).
+ */
 export type AuthMode = "oauth" | "none" | "external";
 
+/** `[sessions]`: how long an unused session lives and how many one caller may hold. */
 export interface SessionSettings {
+  /** `idle_ttl_s` in ms: a session unused this long has expired. */
   readonly idleTtlMs: number;
+  /** `max_per_caller`: live sessions one caller (client, or `local`) may hold. */
   readonly maxPerCaller: number;
 }
 
@@ -139,9 +157,13 @@ export interface LinkSettings {
   readonly maxLinksPerCaller: number;
 }
 
+/** `[limits]`: the bounds of every call and command. */
 export interface Limits {
+  /** `timeout_ms`: a command's deadline when the call names none; its tree is killed then. */
   readonly timeoutMs: number;
+  /** `max_output_bytes`: output captured per stream; beyond it, bytes are counted, not kept. */
   readonly maxOutputBytes: number;
+  /** `max_concurrent`: commands running at once; further calls wait in the fair queue. */
   readonly maxConcurrent: number;
   /** Calls that may wait for a slot at once (`queue_max`); 0 = refuse at once. */
   readonly queueMax: number;
@@ -149,9 +171,13 @@ export interface Limits {
   readonly queueWaitMs: number;
   /** Kernel rlimits for each command; null = not set by us (inherit). */
   readonly cpuSeconds: number | null;
+  /** `address_space_bytes` (`RLIMIT_AS`); null = inherited. */
   readonly addressSpaceBytes: number | null;
+  /** `max_processes` (`RLIMIT_NPROC`, counted per user); null = inherited. */
   readonly maxProcesses: number | null;
+  /** `file_size_bytes` (`RLIMIT_FSIZE`): the largest file a command may write; null = inherited. */
   readonly fileSizeBytes: number | null;
+  /** `open_files` (`RLIMIT_NOFILE`); null = inherited. */
   readonly openFiles: number | null;
   /** A call with a progressToken gets `notifications/progress` at least this often. */
   readonly progressIntervalMs: number;
@@ -167,17 +193,25 @@ export interface Limits {
   readonly inlineOutputBytes: number;
 }
 
+/** `[http]`: the Streamable HTTP listener and the requests it accepts. */
 export interface HttpSettings {
   /** `host:port` to listen on, or null when HTTP is not configured. */
   readonly listen: string | null;
   /** Externally visible origin (`https://mcp.example.com`), or null to derive from listen. */
   readonly baseUrl: string | null;
+  /** `tls_cert`: the PEM certificate (outside the jail), or null for plain HTTP. */
   readonly tlsCert: string | null;
+  /** `tls_key`: the PEM private key (outside the jail), or null for plain HTTP. */
   readonly tlsKey: string | null;
+  /** `allowed_origins`: `Origin` values accepted besides the server's own names (exact). */
   readonly allowedOrigins: readonly string[];
+  /** `allowed_hosts`: `Host` values accepted besides the server's own (`host` = any port). */
   readonly allowedHosts: readonly string[];
+  /** `max_http_request_bytes`: the largest request body read; 0 = no limit. */
   readonly maxRequestBytes: number;
+  /** `max_registration_bytes`: the largest OAuth registration, token or form body. */
   readonly maxRegistrationBytes: number;
+  /** `max_concurrent_per_client`: commands one client may run at once; more wait in the queue. */
   readonly maxConcurrentPerClient: number;
   /** Open connections at most; 0 = sized from the file-descriptor limit at startup. */
   readonly maxConnections: number;
@@ -187,10 +221,15 @@ export interface HttpSettings {
   readonly idleTimeoutMs: number;
 }
 
+/** `[auth]`: who may call the HTTP transport. */
 export interface AuthSettings {
+  /** How callers are authenticated. */
   readonly mode: AuthMode;
+  /** Serve a loopback request that carries no `Authorization` header without a token (unsafe). */
   readonly allowLocalhostBypass: boolean;
+  /** Accept PKCE `plain` besides `S256` (weaker; warned at startup). */
   readonly allowPlainPkce: boolean;
+  /** Access token lifetime (`HTMCP_OAUTH_ACCESS_TOKEN_TTL_S`, default 3600). */
   readonly accessTokenTtlSeconds: number;
   /**
    * `client_id_metadata_allow`: client-id metadata document URLs (exact) or
@@ -233,7 +272,9 @@ export interface ExternalAuthSettings {
 
 /** Flags a command or subcommand accepts, spelled exactly; `takesValue` ⊆ `names`. */
 export interface FlagList {
+  /** Every flag accepted. */
   readonly names: ReadonlySet<string>;
+  /** The flags among them that take a value (`--output FILE`, `--output=FILE`). */
   readonly takesValue: ReadonlySet<string>;
   /**
    * Value flags after which every word belongs to the program named by the
@@ -267,9 +308,11 @@ export type PolicyTestCode = "OK" | "POLICY_DENIED" | "PARSE_ERROR" | "CWD_ESCAP
 export interface PolicyTest {
   /** `name`, or the command text when unnamed; used in every message about the test. */
   readonly name: string;
+  /** The command text, judged as `check_command` would judge it (nothing runs). */
   readonly command: string;
   /** The cwd to judge it in (relative to the jail), or null for the jail root. */
   readonly cwd: string | null;
+  /** The code the verdict must have. */
   readonly expect: PolicyTestCode;
   /** A piece of text the verdict's reason must contain, or null. */
   readonly reasonContains: string | null;
@@ -298,7 +341,9 @@ export type LogLevel = "debug" | "info" | "warn" | "error";
 
 /** `[log]`: the operator log on stderr (one line per request, per call, per lifecycle event). */
 export interface LogSettings {
+  /** One human-readable line per event, or one JSON object per line. */
   readonly format: "text" | "json";
+  /** Lines less severe than this are not written. */
   readonly level: LogLevel;
 }
 
@@ -327,6 +372,11 @@ export type StateSettings =
     readonly port: number;
   };
 
+/**
+ * The loaded policy: `policy.toml` (and its environment overrides) validated,
+ * resolved (paths real, commands found on the child PATH) and frozen at
+ * startup. Every layer reads its part of it; nothing changes it afterwards.
+ */
 export interface Policy {
   /** Absolute path of the policy file, or null when built from env alone. */
   readonly policyFile: string | null;
@@ -334,6 +384,7 @@ export interface Policy {
   readonly jailRoot: string;
   /** Absolute path of the audit log (never inside the jail root). */
   readonly auditLog: string;
+  /** `audit_fail_mode`: whether a call may run when its attempt record could not be written. */
   readonly auditFailMode: AuditFailMode;
   /** Built-in rotation (`[audit] rotate_bytes`, `rotate_daily`); absent means off. */
   readonly auditRotation?: AuditRotation;
@@ -347,7 +398,9 @@ export interface Policy {
   readonly stateDir: string | null;
   /** Allowlisted names -> resolution. A `Map`, so `constructor` cannot match an inherited key. */
   readonly allowlist: ReadonlyMap<string, ResolvedCommand>;
+  /** `[denylist] commands`: names refused whatever else allows them (compared in lower case). */
   readonly denylist: ReadonlySet<string>;
+  /** `[[rules]]`: argument patterns refused (or warned about, or prompted) per command. */
   readonly rules: readonly ArgRule[];
   /** `[commands.NAME]` argument schemas, by allowlisted name. */
   readonly argSchemas: ReadonlyMap<string, ArgSchema>;
@@ -357,7 +410,9 @@ export interface Policy {
   readonly disabledGuards: ReadonlySet<string>;
   /** `[paths] confine_args`. */
   readonly confineArgs: boolean;
+  /** `[limits]`. */
   readonly limits: Limits;
+  /** `[redaction]`: whether output and the audit are redacted, and the operator's detectors. */
   readonly redaction: {
     readonly enabled: boolean;
     readonly entropyFallback: boolean;
@@ -379,10 +434,13 @@ export interface Policy {
   readonly links: LinkSettings;
   /** `[approval]`; absent means the defaults (`APPROVAL_DEFAULTS`). */
   readonly approval?: ApprovalSettings;
+  /** `[sandbox]`: the kernel sandbox every command runs in. */
   readonly sandbox: SandboxSettings;
   /** Full-control mode; absent when off. */
   readonly fullControl?: FullControlSettings;
+  /** `[http]`. */
   readonly http: HttpSettings;
+  /** `[auth]`. */
   readonly auth: AuthSettings;
   /** `[log]`; absent means text at level info. */
   readonly log?: LogSettings;
@@ -403,6 +461,7 @@ export interface EgressRule {
   readonly kind: "exact" | "subdomains";
   /** Lower case, no trailing dot; an IPv6 literal keeps its brackets. */
   readonly host: string;
+  /** The one port allowed (always explicit in the entry: there is no "any port"). */
   readonly port: number;
   /** True when `host` is an IP literal: the operator named an address on purpose. */
   readonly literal: boolean;

@@ -16,6 +16,7 @@ import type { PolicyRefusalCode, TokenizeResult } from "./types.ts";
 
 /** One word of the command, and whether any quoting or escaping built it. */
 export interface Word {
+  /** The word after quote removal, as the program will receive it. */
   readonly text: string;
   /** True when a quote or backslash contributed to the word (`"rm"`, `r\m`, `''`). */
   readonly quoted: boolean;

@@ -23,8 +23,11 @@ export type TokenizeResult =
  * what runs.
  */
 export interface RunSpec {
+  /** The program's absolute path, as the allowlist resolved it (what `--allow-run` grants). */
   readonly path: string;
+  /** Its arguments, the policy's safety options included (no `argv[0]`). */
   readonly args: readonly string[];
+  /** Variables added to the child environment for this command. */
   readonly env: Readonly<Record<string, string>>;
 }
 
