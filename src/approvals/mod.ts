@@ -13,12 +13,9 @@ export {
 } from "./records.ts";
 export { type ApprovalBinding, APPROVALS, ApprovalStore, type Transition } from "./store.ts";
 export {
-  type AlwaysFile,
-  type AlwaysLoad,
   type AlwaysRule,
   alwaysRuleFor,
   auditAlwaysLoaded,
   findAlwaysRule,
-  loadAlwaysFile,
   writeAlwaysFile,
 } from "./always.ts";

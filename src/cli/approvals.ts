@@ -9,7 +9,8 @@
  *
  * @module
  */
-import { alwaysRuleFor, ApprovalStore, loadAlwaysFile, writeAlwaysFile } from "../approvals/mod.ts";
+import { alwaysRuleFor, ApprovalStore, writeAlwaysFile } from "../approvals/mod.ts";
+import { loadAlwaysFile } from "../config/mod.ts";
 import type { Policy } from "../config/mod.ts";
 import type { ApprovalRecord } from "../approvals/mod.ts";
 import { closeStateStore, openStateStore, stateEnv, stateStoreFor } from "../state/mod.ts";

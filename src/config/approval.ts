@@ -6,7 +6,7 @@
  */
 import { resolve } from "node:path";
 import { type Checked, fail, pass } from "./_checked.ts";
-import { loadAlwaysFile } from "../approvals/always.ts";
+import { loadAlwaysFile } from "./always_allow.ts";
 import type { PolicyFile } from "./schema.ts";
 import type { ApprovalSettings } from "./types.ts";
 

@@ -21,3 +21,4 @@ export { EXTRA_PATTERN_FLAGS } from "./patterns.ts";
 export * from "./types.ts";
 export { isLoopbackHost } from "./loopback.ts";
 export { checkOtlpEndpoint, otlpNetGrant, TELEMETRY_DEFAULTS } from "./observability.ts";
+export { loadAlwaysFile } from "./always_allow.ts";

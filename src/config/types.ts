@@ -10,7 +10,6 @@
  */
 
 /** How an allowlisted command name was resolved at startup. */
-import type { AlwaysRule } from "../approvals/always.ts";
 
 export interface ResolvedCommand {
   /** The name exactly as written in `[allowlist] commands`. */
@@ -57,6 +56,21 @@ export interface ArgRule {
    * empty). Never set on a deny rule.
    */
   readonly everyRun?: true;
+}
+
+/** One operator rule: exactly this run, by this caller, under this prompt rule, needs no prompt. */
+export interface AlwaysRule {
+  /** The approval it was made from. */
+  readonly id: string;
+  readonly owner: string;
+  readonly digest: string;
+  /** The prompt rule that held the command (`COMMAND ENTRY`). */
+  readonly rule: string;
+  /** For the operator's eye: what the rule allows (redacted, as in the approval record). */
+  readonly argv: readonly string[];
+  readonly cwd: string;
+  readonly added_by: string;
+  readonly added_ms: number;
 }
 
 /** `[approval]`: how a prompted command is answered (docs/approvals.md). */

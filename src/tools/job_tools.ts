@@ -22,8 +22,9 @@ export const DEFAULT_PAGE_BYTES = 16 * 1024;
 export const MAX_PAGE_BYTES = 64 * 1024;
 
 export const JOB_STATUS_DESCRIPTION =
-  "State of one of your jobs (from run_command with background: true, or a call that ran " +
-  `longer than the reply could wait). wait_ms (at most ${MAX_WAIT_MS}) waits for the job to ` +
+  "State of one of your jobs (from run_command with background: true, a call that ran " +
+  "longer than the reply could wait, or a prompted call waiting for the operator's approval: " +
+  `awaiting_approval). wait_ms (at most ${MAX_WAIT_MS}) waits for the job to ` +
   "end first, so call it with a long wait instead of polling. Shows the exit status, byte " +
   "counts and the last lines of output (redacted).";
 export const JOB_OUTPUT_DESCRIPTION =
@@ -31,7 +32,8 @@ export const JOB_OUTPUT_DESCRIPTION =
   `(limit at most ${MAX_PAGE_BYTES}); next_offset says where the next page starts (null at ` +
   "the end). The output is stored when the job ends.";
 export const JOB_CANCEL_DESCRIPTION =
-  "Stops one of your running jobs: its whole process tree is killed, and the end is recorded.";
+  "Stops one of your running jobs: its whole process tree is killed, and the end is recorded. " +
+  "A job awaiting its approval is withdrawn instead (nothing runs).";
 export const JOB_LIST_DESCRIPTION = "Your jobs, newest first, with their states.";
 
 /** What every job tool answers (snake_case: a wire shape). */

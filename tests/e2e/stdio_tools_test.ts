@@ -40,10 +40,11 @@ Deno.test("tools/list offers the nine tools with the right annotations and outpu
     assert.equal(byName.get("describe_policy")?.annotations?.readOnlyHint, true);
     for (const name of ["run_command", "explain_command"]) {
       const schema = byName.get(name)?.outputSchema as { properties: Record<string, unknown> };
-      // `stages` is present only for a composed command, `job_id` only with a job.
+      // `stages` is present only for a composed command, `job_id` only with a
+      // job, `approval_id` only for a prompted command.
       assert.deepEqual(
         Object.keys(schema.properties).sort(),
-        [...ENVELOPE_KEYS, "job_id", "stages"].sort(),
+        [...ENVELOPE_KEYS, "approval_id", "job_id", "stages"].sort(),
       );
       // `command` or `argv`, exactly one: the server refuses both or neither,
       // so the schema requires neither.
