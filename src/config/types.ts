@@ -10,7 +10,6 @@
  */
 
 /** How an allowlisted command name was resolved at startup. */
-
 export interface ResolvedCommand {
   /** The name exactly as written in `[allowlist] commands`. */
   readonly name: string;
@@ -62,14 +61,19 @@ export interface ArgRule {
 export interface AlwaysRule {
   /** The approval it was made from. */
   readonly id: string;
+  /** Who may use it: `local` on stdio, `client:ID` over HTTP (the approval's owner). */
   readonly owner: string;
+  /** The run digest the approval bound (every stage, redirections, cwd, stdin). */
   readonly digest: string;
   /** The prompt rule that held the command (`COMMAND ENTRY`). */
   readonly rule: string;
   /** For the operator's eye: what the rule allows (redacted, as in the approval record). */
   readonly argv: readonly string[];
+  /** For the operator's eye: the working folder, relative to the jail. */
   readonly cwd: string;
+  /** Who wrote the rule: `cli:USER (uid N)`. */
   readonly added_by: string;
+  /** When the rule was written, in ms since the epoch. */
   readonly added_ms: number;
 }
 
