@@ -82,7 +82,7 @@ export const RESULT_CODE_MEANINGS: Readonly<Record<ResultCode, string>> = Object
   APPROVAL_PENDING:
     "A prompt rule holds the command for a human, who has not answered within approval.wait_ms; the call is now a job (job_id, approval_id) that starts once the operator allows it: follow it with job_status.",
   APPROVAL_DENIED:
-    "A human declined the prompted command (in the client or with htmcp approvals deny); nothing ran.",
+    "A human declined the prompted command (in the client, with htmcp approvals deny or on the approval page); nothing ran.",
   APPROVAL_EXPIRED:
     "The approval for the prompted command passed approval.ttl_s before it was answered or used; nothing ran.",
 });

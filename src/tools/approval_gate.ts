@@ -407,8 +407,7 @@ async function waitForAnswer(
         ...refuse(
           "APPROVAL_PENDING",
           id,
-          `The command waits for a human: approval ${id} is pending until the operator runs ` +
-            `"htmcp approvals allow ${id}" (or deny) on the server's host.`,
+          pendingSentence(id),
         ),
         pending: { record, binding },
       };
@@ -416,6 +415,16 @@ async function waitForAnswer(
     await sleep(Math.min(POLL_MS, left), signal);
     record = await approvals.get(id);
   }
+}
+
+/**
+ * What the model is told while an operator's answer is awaited: the id, and
+ * every operator path, so the human it relays this to knows where to answer.
+ */
+export function pendingSentence(id: string): string {
+  return `The command waits for a human: approval ${id} is pending until the operator runs ` +
+    `"htmcp approvals allow ${id}" (or deny) on the server's host, or answers it on htmcp's ` +
+    `/approvals page where that is served.`;
 }
 
 function refuse(code: ResultCode, approvalId: string | null, reason: string): GateRefusal {

@@ -30,7 +30,7 @@ import { checkCommandInput } from "./check_command.ts";
 import { makeResult } from "./envelope.ts";
 import { auditPlan } from "./plan_request.ts";
 import { jailRelative } from "./session_cwd.ts";
-import { approvalBinding, type GateRefusal } from "./approval_gate.ts";
+import { approvalBinding, type GateRefusal, pendingSentence } from "./approval_gate.ts";
 import {
   type ApprovalBinding,
   type ApprovalRecord,
@@ -456,11 +456,6 @@ class Watch {
 
 function argvOf(checked: Checked): string[] {
   return [checked.argv[0] as string, ...checked.run.args];
-}
-
-function pendingSentence(id: string): string {
-  return `The command waits for a human: approval ${id} is pending until the operator runs ` +
-    `"htmcp approvals allow ${id}" (or deny) on the server's host.`;
 }
 
 function refusal(code: ResultCode, approvalId: string, reason: string): GateRefusal {
