@@ -31,7 +31,8 @@
 import { mediaType, parseForm, readBodyLimited } from "../../auth/_http.ts";
 import type { AuditSink } from "../../auth/audit_sink.ts";
 import { messagePage } from "../../auth/server/html.ts";
-import { checkPinStrength, pinMatches } from "../../auth/server/pin.ts";
+import { checkPinStrength } from "../../auth/server/pin.ts";
+import { checkAdminPin } from "../../auth/server/pin_gate.ts";
 import type { FailureLimiter } from "../../auth/server/rate_limit.ts";
 import { rateLimitedLog } from "../../auth/server/operator_log.ts";
 import type { StateStore } from "../../state/mod.ts";
@@ -190,38 +191,22 @@ async function handlePost(deps: PageDeps, request: Request, remoteAddr: string):
 
 /** Checks the PIN; a correct one shows the pending approvals. */
 async function unlock(deps: PageDeps, pin: string, remoteAddr: string): Promise<Response> {
-  const limit = deps.limiter.check(remoteAddr);
-  if (limit.blocked) {
-    deps.log(`htmcp: approvals page refused from ${remoteAddr}: too many wrong PINs.`);
-    await deps.audit.writeEvent("pin_rate_limited", {
-      client_id: null,
-      remote_addr: remoteAddr,
-      limit: limit.scope,
-      retry_after_s: limit.retryAfterSeconds,
-    });
-    return messagePage(
-      429,
-      "Too many wrong PINs",
-      `Too many wrong PINs were entered; try again in ${limit.retryAfterSeconds} seconds.`,
-      { "retry-after": String(limit.retryAfterSeconds) },
-    );
-  }
-  if (!pinMatches(pin, deps.pin)) {
-    const failures = deps.limiter.recordFailure(remoteAddr);
-    deps.log(
-      `htmcp: approvals page refused from ${remoteAddr}: wrong PIN (${failures} from this address).`,
-    );
-    await deps.audit.writeEvent("pin_failed", {
-      client_id: null,
-      remote_addr: remoteAddr,
-      failures,
-    });
+  const gate = await checkAdminPin({
+    limiter: deps.limiter,
+    typed: pin,
+    expected: deps.pin,
+    remoteAddr,
+    clientId: null,
+    audit: deps.audit,
+    log: (what) => deps.log(`htmcp: approvals page refused from ${remoteAddr}: ${what}.`),
+  });
+  if (!gate.ok) {
+    if (gate.reason === "rate_limited") return gate.response;
     return unlockPage(deps.forms.mintUnlock(), deps.ownOrigin, 403, {
       text: "The PIN is wrong.",
       error: true,
     });
   }
-  deps.limiter.reset(remoteAddr);
   return await showList(deps, deps.now() + GRANT_TTL_MS, 200, null);
 }
 

@@ -16,7 +16,7 @@ import { approvalPage } from "./approval_page.ts";
 import { checkAuthorizeRequest } from "./authorize_request.ts";
 import { findClient, type RequestInfo, type ServerDeps } from "./deps.ts";
 import { messagePage } from "./html.ts";
-import { pinMatches } from "./pin.ts";
+import { checkAdminPin } from "./pin_gate.ts";
 import { redirectTo } from "./redirect.ts";
 import { type AuthorizeTransaction, TRANSACTION_TTL_MS } from "./transaction.ts";
 import { formTokenMatches, mintFormToken, rotateFormToken } from "./form_token.ts";
@@ -151,33 +151,19 @@ export async function handleAuthorizePost(
   if (expectedPin === null) {
     return approvalPage(txn, { status: 403, error: "Approval is disabled.", pinConfigured: false });
   }
-  const limit = deps.pinLimiter.check(info.remoteAddr);
-  if (limit.blocked) {
-    deps.operatorLog(operatorLine(info, "too many wrong PINs", txn));
-    await deps.audit.writeEvent("pin_rate_limited", {
-      client_id: txn.client.client_id,
-      remote_addr: info.remoteAddr,
-      limit: limit.scope,
-      retry_after_s: limit.retryAfterSeconds,
-    });
-    return messagePage(
-      429,
-      "Too many wrong PINs",
-      `Too many wrong PINs were entered; try again in ${limit.retryAfterSeconds} seconds.`,
-      { "retry-after": String(limit.retryAfterSeconds) },
-    );
-  }
-  if (!pinMatches(form.params.get("pin") ?? "", expectedPin)) {
-    const attempts = deps.pinLimiter.recordFailure(info.remoteAddr);
-    deps.operatorLog(operatorLine(info, `wrong PIN (${attempts} from this address)`, txn));
-    await deps.audit.writeEvent("pin_failed", {
-      client_id: txn.client.client_id,
-      remote_addr: info.remoteAddr,
-      failures: attempts,
-    });
+  const gate = await checkAdminPin({
+    limiter: deps.pinLimiter,
+    typed: form.params.get("pin") ?? "",
+    expected: expectedPin,
+    remoteAddr: info.remoteAddr,
+    clientId: txn.client.client_id,
+    audit: deps.audit,
+    log: (what) => deps.operatorLog(operatorLine(info, what, txn)),
+  });
+  if (!gate.ok) {
+    if (gate.reason === "rate_limited") return gate.response;
     return approvalPage(txn, { status: 403, error: "The PIN is wrong.", pinConfigured: true });
   }
-  deps.pinLimiter.reset(info.remoteAddr);
   // Claim the transaction before any await, so two concurrent posts of the
   // same form cannot both get a code.
   if (deps.transactions.take(txnId) === undefined) {
