@@ -4,7 +4,9 @@
  * flags. Shared by the approval suites.
  */
 import assert from "node:assert/strict";
+import type { Policy } from "../../src/config/types.ts";
 import { type Harness, LAUNCH, serverEnv } from "../_helpers/stdio_harness.ts";
+import { harnessPolicy, inKernelSandbox } from "../transport/http/_harness.ts";
 
 export interface CliRun {
   readonly code: number;
@@ -13,10 +15,23 @@ export interface CliRun {
 }
 
 /** Runs `htmcp approvals ARGS --policy <the harness's policy>` as user `operator-test`. */
-export async function approvals(h: Harness, ...args: string[]): Promise<CliRun> {
+export function approvals(h: Harness, ...args: string[]): Promise<CliRun> {
+  return htmcp(["approvals", ...args, "--policy", h.policyPath], {
+    ...serverEnv(h.dir),
+    USER: "operator-test",
+  });
+}
+
+/** `htmcp audit verify` of the harness's log, through the launcher; returns the run. */
+export function verifyAudit(h: Harness): Promise<CliRun> {
+  return htmcp(["audit", "verify", h.auditLog], serverEnv(h.dir));
+}
+
+/** `htmcp ARGS` through the launcher, with exactly `env`. */
+async function htmcp(args: readonly string[], env: Record<string, string>): Promise<CliRun> {
   const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--quiet", "--allow-all", LAUNCH, "approvals", ...args, "--policy", h.policyPath],
-    env: { ...serverEnv(h.dir), USER: "operator-test" },
+    args: ["run", "--quiet", "--allow-all", LAUNCH, ...args],
+    env,
     clearEnv: true,
     stdout: "piped",
     stderr: "piped",
@@ -29,20 +44,23 @@ export async function approvals(h: Harness, ...args: string[]): Promise<CliRun> 
   };
 }
 
-/** `htmcp audit verify` of the harness's log, through the launcher; returns the run. */
-export async function verifyAudit(h: Harness): Promise<CliRun> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--quiet", "--allow-all", LAUNCH, "audit", "verify", h.auditLog],
-    env: serverEnv(h.dir),
-    clearEnv: true,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
+/**
+ * An HTTP test policy over `dir/jail` in the kernel sandbox, where
+ * `touch canary.txt` is held by a prompt rule (the canary exists only if the
+ * held command ran) and an out-of-band wait is short.
+ */
+export function promptedTouchPolicy(dir: string): Policy {
   return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
+    ...inKernelSandbox(harnessPolicy(dir, { allow: ["touch"] })),
+    rules: [{
+      command: "touch",
+      denyArgs: ["canary.txt"],
+      reason: "a risky command",
+      enforce: "deny",
+      decision: "prompt",
+      justification: "a risky command",
+    }],
+    approval: { ttlMs: 60_000, waitMs: 300, require: "any" },
   };
 }
 

@@ -8,13 +8,12 @@
 import { equal, notEqual, ok } from "node:assert/strict";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { createServerContext } from "../../src/server/context.ts";
-import { serveHttp } from "../../src/transport/http/server.ts";
 import { ApprovalStore } from "../../src/approvals/mod.ts";
 import { LocalStateStore } from "../../src/state/mod.ts";
-import { harnessPolicy, PIN } from "../transport/http/_harness.ts";
+import { PIN, serveSandboxed } from "../transport/http/_harness.ts";
+import { promptedTouchPolicy } from "./_approvals.ts";
 import { connectWithOAuth } from "../transport/http/_oauth.ts";
-import { assertSandboxMode, prepareJail } from "../_helpers/jail.ts";
+import { prepareJail } from "../_helpers/jail.ts";
 import { exists } from "../_helpers/exists.ts";
 
 async function run(client: Client, command: string) {
@@ -43,32 +42,9 @@ Deno.test("another OAuth client cannot use an approval the operator gave to the 
   const jail = join(dir, "jail");
   await Deno.mkdir(jail);
   await prepareJail(jail);
-  const base = harnessPolicy(dir, {});
-  const policy = {
-    ...base,
-    sandbox: { ...base.sandbox, mode: "bwrap" as const, acceptPathCheckOnly: false },
-    rules: [{
-      command: "touch",
-      denyArgs: ["canary.txt"],
-      reason: "a risky command",
-      enforce: "deny" as const,
-      decision: "prompt" as const,
-      justification: "a risky command",
-    }],
-    approval: { ttlMs: 60_000, waitMs: 300, require: "any" as const },
-  };
-  const built = await createServerContext(policy);
-  if (!built.ok) throw new Error(built.message);
-  const context = built.context;
-  await assertSandboxMode(context.executor, "bwrap");
-  const started = await serveHttp(context, {
-    listen: "127.0.0.1:0",
-    baseUrl: null,
-    adminPin: PIN,
-    warn: () => {},
-  });
-  if (!started.ok) throw new Error(started.message);
-  const url = new URL(`${started.server.url}/mcp`);
+  const policy = promptedTouchPolicy(dir);
+  const served = await serveSandboxed(policy);
+  const url = new URL(`${served.server.url}/mcp`);
   const first = await connectWithOAuth(url, PIN);
   const second = await connectWithOAuth(url, PIN);
   const operator = new LocalStateStore(policy.stateDir!);
@@ -110,8 +86,7 @@ Deno.test("another OAuth client cannot use an approval the operator gave to the 
     await operator.close();
     await first.close();
     await second.close();
-    await started.server.shutdown();
-    await context.close("test finished");
+    await served.close();
     await Deno.remove(dir, { recursive: true });
   }
 });

@@ -14,47 +14,21 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Progress } from "@modelcontextprotocol/sdk/types.js";
-import { createServerContext } from "../../src/server/context.ts";
-import { serveHttp } from "../../src/transport/http/server.ts";
 import { verifyAuditChain } from "../../src/audit/mod.ts";
-import { harnessPolicy, PIN } from "../transport/http/_harness.ts";
+import { harnessPolicy, inKernelSandbox, PIN, serveSandboxed } from "../transport/http/_harness.ts";
 import { connectWithOAuth } from "../transport/http/_oauth.ts";
 import { prepareJail } from "../_helpers/jail.ts";
-import { assertSandboxMode } from "../_helpers/jail.ts";
 import { assertAllReaped, uniqueSleep, waitForMarker } from "../exec/_fixtures.ts";
 
 const SECRET = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
 
 async function start(dir: string, baseUrl: string | null) {
-  const base = harnessPolicy(dir, {
+  const policy = inKernelSandbox(harnessPolicy(dir, {
     allow: ["sh", "sleep", "echo", "seq"],
     limits: { progressIntervalMs: 200, foregroundMs: 1_000, timeoutMs: 20_000 },
-  });
-  // The users' default: commands in the kernel sandbox.
-  const policy = {
-    ...base,
-    sandbox: { ...base.sandbox, mode: "bwrap" as const, acceptPathCheckOnly: false },
-  };
-  const built = await createServerContext(policy);
-  if (!built.ok) throw new Error(built.message);
-  const context = built.context;
-  await assertSandboxMode(context.executor, "bwrap");
-  const started = await serveHttp(context, {
-    listen: "127.0.0.1:0",
-    baseUrl,
-    adminPin: PIN,
-    warn: () => {},
-  });
-  if (!started.ok) throw new Error(started.message);
-  return {
-    policy,
-    context,
-    server: started.server,
-    async close() {
-      await started.server.shutdown();
-      await context.close("test finished");
-    },
-  };
+  }));
+  const served = await serveSandboxed(policy, baseUrl);
+  return { policy, context: served.context, server: served.server, close: served.close };
 }
 
 type Reply = Record<string, unknown> & { job?: Record<string, unknown> };

@@ -13,10 +13,9 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import type { CommandResult } from "../../src/result/codes.ts";
 import { assertAuditVerifies, cleanUp, type ServerProcess, startServer } from "./_http_server.ts";
 import { LAUNCH, readServingUrl } from "../../scripts/conformance.ts";
-import { assertSandboxMode, prepareJail } from "../_helpers/jail.ts";
-import { createServerContext } from "../../src/server/context.ts";
-import { serveHttp } from "../../src/transport/http/server.ts";
-import { harnessPolicy, PIN } from "../transport/http/_harness.ts";
+import { prepareJail } from "../_helpers/jail.ts";
+import { PIN, serveSandboxed } from "../transport/http/_harness.ts";
+import { promptedTouchPolicy } from "./_approvals.ts";
 import { connectWithOAuth } from "../transport/http/_oauth.ts";
 
 const POLICY = (ttlS: number) =>
@@ -355,32 +354,9 @@ Deno.test("http 2026-07-28 with OAuth: a question asked of one client cannot be 
   const jail = join(dir, "jail");
   await Deno.mkdir(jail);
   await prepareJail(jail);
-  const base = harnessPolicy(dir, { allow: ["touch"] });
-  const policy = {
-    ...base,
-    sandbox: { ...base.sandbox, mode: "bwrap" as const, acceptPathCheckOnly: false },
-    rules: [{
-      command: "touch",
-      denyArgs: ["canary.txt"],
-      reason: "a risky command",
-      enforce: "deny" as const,
-      decision: "prompt" as const,
-      justification: "a risky command",
-    }],
-    approval: { ttlMs: 60_000, waitMs: 300, require: "any" as const },
-  };
-  const built = await createServerContext(policy);
-  if (!built.ok) throw new Error(built.message);
-  const context = built.context;
-  await assertSandboxMode(context.executor, "bwrap");
-  const started = await serveHttp(context, {
-    listen: "127.0.0.1:0",
-    baseUrl: null,
-    adminPin: PIN,
-    warn: () => {},
-  });
-  if (!started.ok) throw new Error(started.message);
-  const url = `${started.server.url}/mcp`;
+  const policy = promptedTouchPolicy(dir);
+  const served = await serveSandboxed(policy);
+  const url = `${served.server.url}/mcp`;
   const tokens: string[] = [];
   for (let i = 0; i < 2; i++) {
     const connection = await connectWithOAuth(new URL(url), PIN);
@@ -422,8 +398,7 @@ Deno.test("http 2026-07-28 with OAuth: a question asked of one client cannot be 
     assert.equal(runs[0]?.client_id, held?.client_id);
     assert.notEqual(refused[0]?.client_id, runs[0]?.client_id);
   } finally {
-    await started.server.shutdown();
-    await context.close("test finished");
+    await served.close();
     await assertAuditVerifies(policy.auditLog);
     await Deno.remove(dir, { recursive: true });
   }

@@ -11,15 +11,13 @@
  */
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { createServerContext } from "../../src/server/context.ts";
-import { serveHttp } from "../../src/transport/http/server.ts";
 import { verifyAuditChain } from "../../src/audit/mod.ts";
 import { JobStore, newJobId } from "../../src/jobs/mod.ts";
 import { sessionOwner } from "../../src/session/mod.ts";
 import { stateStoreFor } from "../../src/state/mod.ts";
-import { harnessPolicy, PIN } from "../transport/http/_harness.ts";
+import { harnessPolicy, inKernelSandbox, PIN, serveSandboxed } from "../transport/http/_harness.ts";
 import { connectWithOAuth } from "../transport/http/_oauth.ts";
-import { assertSandboxMode, prepareJail } from "../_helpers/jail.ts";
+import { prepareJail } from "../_helpers/jail.ts";
 import { procStates, uniqueSleep, waitForMarker } from "../exec/_fixtures.ts";
 import {
   assertAck,
@@ -34,35 +32,12 @@ import {
 } from "./_modern_task_script.ts";
 
 async function start(dir: string, baseUrl: string | null) {
-  const base = harnessPolicy(dir, {
+  const policy = inKernelSandbox(harnessPolicy(dir, {
     allow: ["sh", "sleep", "echo"],
     limits: { foregroundMs: 1_000, timeoutMs: 20_000 },
-  });
-  // The users' default: commands in the kernel sandbox.
-  const policy = {
-    ...base,
-    sandbox: { ...base.sandbox, mode: "bwrap" as const, acceptPathCheckOnly: false },
-  };
-  const built = await createServerContext(policy);
-  if (!built.ok) throw new Error(built.message);
-  const context = built.context;
-  await assertSandboxMode(context.executor, "bwrap");
-  const started = await serveHttp(context, {
-    listen: "127.0.0.1:0",
-    baseUrl,
-    adminPin: PIN,
-    warn: () => {},
-  });
-  if (!started.ok) throw new Error(started.message);
-  return {
-    policy,
-    mcpUrl: new URL(`${started.server.url}/mcp`),
-    url: started.server.url,
-    async close() {
-      await started.server.shutdown();
-      await context.close("test finished");
-    },
-  };
+  }));
+  const served = await serveSandboxed(policy, baseUrl);
+  return { policy, mcpUrl: served.mcpUrl, url: served.server.url, close: served.close };
 }
 
 type Served = Awaited<ReturnType<typeof start>>;

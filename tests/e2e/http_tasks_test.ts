@@ -7,12 +7,10 @@
 import { deepEqual, equal, ok, rejects } from "node:assert/strict";
 import { CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { join } from "node:path";
-import { createServerContext } from "../../src/server/context.ts";
-import { serveHttp } from "../../src/transport/http/server.ts";
 import { verifyAuditChain } from "../../src/audit/mod.ts";
-import { harnessPolicy, PIN } from "../transport/http/_harness.ts";
+import { harnessPolicy, PIN, serveSandboxed } from "../transport/http/_harness.ts";
 import { connectWithOAuth } from "../transport/http/_oauth.ts";
-import { assertSandboxMode, prepareJail } from "../_helpers/jail.ts";
+import { prepareJail } from "../_helpers/jail.ts";
 import { procStates } from "../exec/_fixtures.ts";
 import { foreignSeesNothing, taskLifecycle } from "./_task_script.ts";
 
@@ -28,18 +26,8 @@ Deno.test("MCP Tasks over HTTP with OAuth: a task is a job of its client only", 
     ...base,
     sandbox: { ...base.sandbox, mode: "bwrap" as const, acceptPathCheckOnly: false },
   };
-  const built = await createServerContext(policy);
-  if (!built.ok) throw new Error(built.message);
-  const context = built.context;
-  await assertSandboxMode(context.executor, "bwrap");
-  const started = await serveHttp(context, {
-    listen: "127.0.0.1:0",
-    baseUrl: null,
-    adminPin: PIN,
-    warn: () => {},
-  });
-  if (!started.ok) throw new Error(started.message);
-  const url = new URL(`${started.server.url}/mcp`);
+  const served = await serveSandboxed(policy);
+  const url = new URL(`${served.server.url}/mcp`);
   const owner = await connectWithOAuth(url, PIN);
   const other = await connectWithOAuth(url, PIN);
   const records = async () =>
@@ -84,8 +72,7 @@ Deno.test("MCP Tasks over HTTP with OAuth: a task is a job of its client only", 
   } finally {
     await owner.client.close();
     await other.client.close();
-    await started.server.shutdown();
-    await context.close("test finished");
+    await served.close();
   }
   try {
     const report = verifyAuditChain(await Deno.readFile(policy.auditLog));

@@ -17,12 +17,10 @@ import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Progress } from "@modelcontextprotocol/sdk/types.js";
 import { LIMIT_DEFAULTS } from "../../src/config/mod.ts";
-import { createServerContext } from "../../src/server/context.ts";
-import { serveHttp } from "../../src/transport/http/server.ts";
 import { verifyAuditChain } from "../../src/audit/mod.ts";
-import { harnessPolicy, PIN } from "../transport/http/_harness.ts";
+import { harnessPolicy, inKernelSandbox, PIN, serveSandboxed } from "../transport/http/_harness.ts";
 import { connectWithOAuth } from "../transport/http/_oauth.ts";
-import { assertSandboxMode, prepareJail } from "../_helpers/jail.ts";
+import { prepareJail } from "../_helpers/jail.ts";
 import { startHarness } from "../_helpers/stdio_harness.ts";
 
 /** Claude Desktop and the claude.ai connector give up on a call after about this long. */
@@ -144,41 +142,23 @@ async function overHttp(): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "htmcp-long-http-" });
   await Deno.mkdir(join(dir, "jail"));
   await prepareJail(join(dir, "jail"));
-  const base = harnessPolicy(dir, {
+  const policy = inKernelSandbox(harnessPolicy(dir, {
     allow: ["sh", "sleep", "echo"],
     limits: {
       progressIntervalMs: LIMIT_DEFAULTS.progressIntervalMs,
       foregroundMs: LIMIT_DEFAULTS.foregroundMs,
     },
-  });
-  const policy = {
-    ...base,
-    sandbox: { ...base.sandbox, mode: "bwrap" as const, acceptPathCheckOnly: false },
-  };
-  const built = await createServerContext(policy);
-  if (!built.ok) throw new Error(built.message);
-  const context = built.context;
+  }));
+  const served = await serveSandboxed(policy);
   try {
-    await assertSandboxMode(context.executor, "bwrap");
-    const started = await serveHttp(context, {
-      listen: "127.0.0.1:0",
-      baseUrl: null,
-      adminPin: PIN,
-      warn: () => {},
-    });
-    if (!started.ok) throw new Error(started.message);
+    const conn = await connectWithOAuth(served.mcpUrl, PIN);
     try {
-      const conn = await connectWithOAuth(new URL(`${started.server.url}/mcp`), PIN);
-      try {
-        await runLongCommand(conn.client);
-      } finally {
-        await conn.close().catch(() => {});
-      }
+      await runLongCommand(conn.client);
     } finally {
-      await started.server.shutdown();
+      await conn.close().catch(() => {});
     }
   } finally {
-    await context.close("test finished");
+    await served.close();
   }
   try {
     const bytes = await Deno.readFile(policy.auditLog);

@@ -18,7 +18,7 @@ import {
   type SessionLimits,
 } from "../../../src/transport/http/mod.ts";
 import { makePolicy } from "../../_helpers/policy.ts";
-import { prepareJail } from "../../_helpers/jail.ts";
+import { assertSandboxMode, prepareJail } from "../../_helpers/jail.ts";
 
 export const PIN = "plum-7-harbor";
 
@@ -177,4 +177,56 @@ export async function readRpc(response: Response): Promise<Record<string, unknow
     throw new Error(`No data event in ${JSON.stringify(text)}`);
   }
   return JSON.parse(text);
+}
+
+/** `policy` with commands in the kernel sandbox (the users' default), never the path check alone. */
+export function inKernelSandbox<P extends Policy>(policy: P): P {
+  return { ...policy, sandbox: { ...policy.sandbox, mode: "bwrap", acceptPathCheckOnly: false } };
+}
+
+/** A server started by {@linkcode serveSandboxed}. */
+export interface SandboxedServer {
+  readonly context: ServerContext;
+  readonly server: HttpServerHandle;
+  /** `${server.url}/mcp`. */
+  readonly mcpUrl: URL;
+  /** Shuts the listener down, then the context (its running commands and audit log). */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves `policy` (see {@linkcode inKernelSandbox}) on 127.0.0.1 with the
+ * admin PIN, after proving that its commands really run in bubblewrap, so a
+ * test cannot pass because the sandbox was silently off.
+ */
+export async function serveSandboxed(
+  policy: Policy,
+  baseUrl: string | null = null,
+): Promise<SandboxedServer> {
+  const built = await createServerContext(policy);
+  if (!built.ok) throw new Error(built.message);
+  const context = built.context;
+  try {
+    await assertSandboxMode(context.executor, "bwrap");
+    const started = await serveHttp(context, {
+      listen: "127.0.0.1:0",
+      baseUrl,
+      adminPin: PIN,
+      warn: () => {},
+    });
+    if (!started.ok) throw new Error(started.message);
+    const server = started.server;
+    return {
+      context,
+      server,
+      mcpUrl: new URL(`${server.url}/mcp`),
+      async close() {
+        await server.shutdown();
+        await context.close("test finished");
+      },
+    };
+  } catch (error) {
+    await context.close("test setup failed");
+    throw error;
+  }
 }
