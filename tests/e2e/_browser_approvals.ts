@@ -14,7 +14,7 @@
  *
  * @module
  */
-import puppeteer from "puppeteer-core";
+import { withChromium } from "./_chromium.ts";
 
 const [pageUrl, pin, approvalId, answer, argvJson, screenshot] = Deno.args;
 if (
@@ -27,23 +27,7 @@ if (
   Deno.exit(2);
 }
 
-const CHROMIUM = "/usr/bin/chromium";
-const profile = await Deno.makeTempDir({ prefix: "htmcp-chromium-" });
-const browser = await puppeteer.launch({
-  executablePath: CHROMIUM,
-  args: [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    `--user-data-dir=${profile}`,
-  ],
-});
-try {
+await withChromium(async (browser) => {
   const page = await browser.newPage();
   await page.setViewport({ width: 900, height: 1200 });
   // Every form post and what Chromium chose to send with it (observed, never changed).
@@ -87,7 +71,4 @@ try {
   ]);
   const outcome = await page.$eval("main", (element) => element.textContent ?? "");
   console.log(JSON.stringify({ posts, outcome, screenshot }));
-} finally {
-  await browser.close();
-  await Deno.remove(profile, { recursive: true }).catch(() => {});
-}
+});

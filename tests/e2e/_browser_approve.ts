@@ -12,7 +12,7 @@
  *
  * @module
  */
-import puppeteer from "puppeteer-core";
+import { withChromium } from "./_chromium.ts";
 
 const [authUrl, pin, screenshot, callbackPrefix] = Deno.args;
 if (
@@ -23,23 +23,7 @@ if (
   Deno.exit(2);
 }
 
-const CHROMIUM = "/usr/bin/chromium";
-const profile = await Deno.makeTempDir({ prefix: "htmcp-chromium-" });
-const browser = await puppeteer.launch({
-  executablePath: CHROMIUM,
-  args: [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    `--user-data-dir=${profile}`,
-  ],
-});
-try {
+await withChromium(async (browser) => {
   const page = await browser.newPage();
   await page.setViewport({ width: 900, height: 1000 });
   const opened = await page.goto(authUrl, { waitUntil: "load" });
@@ -76,7 +60,4 @@ try {
     );
   }
   console.log(JSON.stringify({ finalUrl, approvalStatus, approvalOrigin, screenshot }));
-} finally {
-  await browser.close();
-  await Deno.remove(profile, { recursive: true }).catch(() => {});
-}
+});
