@@ -11,6 +11,7 @@ import { measureRedactionThroughput } from "./redact_throughput.ts";
 import { measureAuditAppend } from "./audit_append.ts";
 import { measureSpawnCosts } from "./spawn_cost.ts";
 import { printLauncherSection } from "./launcher_main.ts";
+import { measureRawRoundTrips } from "./raw_roundtrip.ts";
 import { measureSelfConfinement } from "./self_confine.ts";
 import { measureHttpBench } from "./http_bench.ts";
 import { measureQueueBench } from "./queue_bench.ts";
@@ -104,6 +105,15 @@ async function main(): Promise<void> {
       );
     }
 
+    console.log(
+      "\n1b. The same server, raw JSON-RPC (no client library), mode none, p50 of 300 each",
+    );
+    const raw = await measureRawRoundTrips(300);
+    console.log(
+      `   run_command("true") ${fmt(raw.runP50Ms)} ms, explain_command("true") ${
+        fmt(raw.explainP50Ms)
+      } ms (judged, not run), ping ${fmt(raw.pingP50Ms)} ms`,
+    );
     console.log(
       "\n2. Where a call's time goes: spawn paths through the executor (no MCP, no audit)",
     );
