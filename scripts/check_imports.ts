@@ -62,8 +62,8 @@ export const VOCABULARY: ReadonlySet<string> = new Set([
 export const KNOWN: ReadonlyMap<string, string> = new Map([
   [
     "tools/*.ts -> server/context.ts",
-    "types only: the tools take the ServerContext type from server/; moving the interface " +
-    "under tools/ waits until the branches that add fields to it are merged",
+    "types only: the tools take the ServerContext type from server/; the interface names the " +
+    "fair queue's ConcurrencyLimiter, which lives in server/ too, so both move together",
   ],
   [
     "jobs/*.ts -> server/context.ts",
