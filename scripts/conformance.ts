@@ -101,16 +101,17 @@ export async function startCliServer(
  *
  * @param child A server spawned with `stderr: "piped"`.
  * @param timeoutMs How long startup may take.
- * @returns The URL, and everything the server wrote to stderr so far (live).
+ * @returns The URL (the base URL's, which a balancer may own), the address the
+ *   server itself listens on, and everything it wrote to stderr so far (live).
  */
 export async function readServingUrl(
   child: Deno.ChildProcess,
   timeoutMs = 30_000,
-): Promise<{ url: string; stderr: () => string }> {
+): Promise<{ url: string; listening: string; stderr: () => string }> {
   let text = "";
   const decoder = new TextDecoder();
   const reader = child.stderr.getReader();
-  const url = await new Promise<string>((resolve, reject) => {
+  const found = await new Promise<{ url: string; listening: string }>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`The server did not start:\n${text}`)),
       timeoutMs,
@@ -120,10 +121,11 @@ export async function readServingUrl(
         const { done, value } = await reader.read();
         if (done) break;
         text += decoder.decode(value, { stream: true });
-        const match = /serving MCP at (http:\/\/\S+\/mcp)/.exec(text);
+        const match = /serving MCP at (http:\/\/\S+\/mcp) \(listening on (http:\/\/[^)\s]+)\)/
+          .exec(text);
         if (match !== null) {
           clearTimeout(timer);
-          resolve(match[1] as string);
+          resolve({ url: match[1] as string, listening: match[2] as string });
           return;
         }
       }
@@ -138,7 +140,7 @@ export async function readServingUrl(
       text += decoder.decode(value, { stream: true });
     }
   })().catch(() => {});
-  return { url, stderr: () => text };
+  return { ...found, stderr: () => text };
 }
 
 /** Runs one scenario of the suite against `url`. */

@@ -25,6 +25,8 @@ const DENO = Deno.execPath();
 
 interface Replica {
   readonly child: Deno.ChildProcess;
+  /** Where the replica itself listens (its own port, chosen when it bound). */
+  readonly listening: string;
   /** A client of this replica alone; null behind the balancer (its origin is the balancer's). */
   readonly client: Client | null;
   readonly pid: number;
@@ -80,10 +82,10 @@ async function startReplica(
     stderr: "piped",
   }).spawn();
   const serving = await readServingUrl(child);
-  if (!connect) return { child, client: null, pid: child.pid };
+  if (!connect) return { child, listening: serving.listening, client: null, pid: child.pid };
   const client = new Client({ name: "jobs-fleet", version: "0" });
   await client.connect(new StreamableHTTPClientTransport(new URL(serving.url)));
-  return { child, client, pid: child.pid };
+  return { child, listening: serving.listening, client, pid: child.pid };
 }
 
 async function call(replica: Replica, name: string, args: Record<string, unknown>) {
@@ -183,10 +185,10 @@ Deno.test("behind a real nginx round-robin over three replicas, one 2026-07-28 c
       stderr: "piped",
     }).output();
     equal(migrated.code, 0, new TextDecoder().decode(migrated.stderr));
-    const ports = [freePort(), freePort(), freePort()];
-    for (const port of ports) {
-      replicas.push(await startReplica(policy, {}, `127.0.0.1:${port}`, false));
-    }
+    // Each replica binds a port of its own choosing (port 0) and says which:
+    // a port picked in advance could be taken by another process meanwhile.
+    for (let n = 0; n < 3; n++) replicas.push(await startReplica(policy, {}, "127.0.0.1:0", false));
+    const ports = replicas.map((replica) => new URL(replica.listening).port);
     nginx = await startNginx(
       nginxDir,
       lb,

@@ -66,7 +66,7 @@ Deno.test("a client revoked through the CLI is refused by every replica sharing 
   let nginx: { stop(): Promise<void> } | null = null;
   try {
     const url = await server.createDatabase("revoke");
-    const [lb, portA, portB] = [freePort(), freePort(), freePort()];
+    const lb = freePort();
     await Deno.mkdir(join(dir, "jail"));
     await prepareJail(join(dir, "jail"));
     const policy = join(dir, "policy.toml");
@@ -97,9 +97,11 @@ Deno.test("a client revoked through the CLI is refused by every replica sharing 
     ], env);
     equal(migrated.code, 0, migrated.stderr);
 
-    for (const [name, port] of [["a", portA], ["b", portB]] as const) {
+    // Each replica binds a port of its own choosing (port 0) and says which:
+    // a port picked in advance could be taken by another process meanwhile.
+    for (const name of ["a", "b"]) {
       const child = new Deno.Command(DENO, {
-        args: ["run", "-A", LAUNCH, "serve", "--policy", policy, "--http", `127.0.0.1:${port}`],
+        args: ["run", "-A", LAUNCH, "serve", "--policy", policy, "--http", "127.0.0.1:0"],
         // Each replica its own audit log, as in a fleet.
         env: { NO_COLOR: "1", ...env, HTMCP_AUDIT_LOG: join(dir, `audit-${name}.jsonl`) },
         stdin: "null",
@@ -108,7 +110,8 @@ Deno.test("a client revoked through the CLI is refused by every replica sharing 
       }).spawn();
       children.push(child);
     }
-    await Promise.all(children.map((child) => readServingUrl(child)));
+    const [portA, portB] = (await Promise.all(children.map((child) => readServingUrl(child))))
+      .map((serving) => new URL(serving.listening).port);
     nginx = await startNginx(
       nginxDir,
       lb,
