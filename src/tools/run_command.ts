@@ -414,19 +414,22 @@ async function runChecked(
       result: finished,
       release: slot.release,
     });
-    if (input.background) {
-      detachClient();
+    // A job nobody can see or cancel must not run on: no record, no job.
+    const persistOrAbort = async (origin: "background" | "adaptive") => {
       try {
-        await job.persist("background");
+        await job.persist(origin);
       } catch (error) {
-        // A job nobody can see or cancel must not run on.
         controller.abort(new Error("job record failed"));
         throw error;
       }
+    };
+    const followIt = `Call job_status with job_id "${jobId}" and wait_ms to wait for it, ` +
+      "job_output to read its output, job_cancel to stop it.";
+    if (input.background) {
+      detachClient();
+      await persistOrAbort("background");
       return makeResult("JOB_RUNNING", {
-        policyReason: `Started as job ${jobId} (deadline ${timeoutMs} ms). Call job_status ` +
-          `with job_id "${jobId}" and wait_ms to wait for it, job_output to read its output, ` +
-          "job_cancel to stop it.",
+        policyReason: `Started as job ${jobId} (deadline ${timeoutMs} ms). ${followIt}`,
         startedAt,
         jobId,
       });
@@ -443,17 +446,11 @@ async function runChecked(
       detachClient();
     }
     if (first === "still_running") {
-      try {
-        await job.persist("adaptive");
-      } catch (error) {
-        controller.abort(new Error("job record failed"));
-        throw error;
-      }
+      await persistOrAbort("adaptive");
       return makeResult("JOB_RUNNING", {
         policyReason: `The command was still running after ${limits.foregroundMs} ms, so it ` +
-          `continues as job ${jobId} (deadline ${timeoutMs} ms) instead of being killed. Call ` +
-          `job_status with job_id "${jobId}" and wait_ms to wait for it, job_output to read ` +
-          "its output, job_cancel to stop it.",
+          `continues as job ${jobId} (deadline ${timeoutMs} ms) instead of being killed. ` +
+          followIt,
         startedAt,
         jobId,
       });
