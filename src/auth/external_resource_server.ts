@@ -9,7 +9,11 @@
  * @module
  */
 import { CORS } from "./_http.ts";
-import type { AuthorizationServer, AuthorizationServerOptions } from "./authorization_server.ts";
+import type {
+  AuthorizationServer,
+  AuthorizationServerOptions,
+  AuthorizationServerResult,
+} from "./types.ts";
 import { bearerChecker, insufficientScopeResponse } from "./bearer/mod.ts";
 import { challengeScopes } from "./scopes.ts";
 import { createExternalVerifier } from "./bearer/verify_external.ts";
@@ -26,7 +30,7 @@ const MAX_SECRET_BYTES = 4096;
  */
 export async function createExternalResourceServer(
   options: AuthorizationServerOptions,
-): Promise<{ ok: true; auth: AuthorizationServer } | { ok: false; message: string }> {
+): Promise<AuthorizationServerResult> {
   const external = options.policy.auth.external;
   if (external === null) {
     return { ok: false, message: 'auth.mode = "external" needs auth.issuer.' };

@@ -7,13 +7,14 @@
  *
  * @module
  */
-export {
-  type AuthorizationServer,
-  type AuthorizationServerOptions,
-  type BearerOk,
-  type BearerRefused,
-  createAuthorizationServer,
-} from "./authorization_server.ts";
+export { createAuthorizationServer } from "./authorization_server.ts";
+export type {
+  AuthorizationServer,
+  AuthorizationServerOptions,
+  AuthorizationServerResult,
+  BearerOk,
+  BearerRefused,
+} from "./types.ts";
 export type { AuditSink } from "./audit_sink.ts";
 export type { BearerFailureReason } from "./bearer/mod.ts";
 export type { RequestInfo } from "./server/mod.ts";

@@ -15,7 +15,7 @@
  *
  * @module
  */
-import type { ServerContext } from "../server/context.ts";
+import type { ServerContext } from "../context/mod.ts";
 import type { CommandResult } from "../result/codes.ts";
 import { HEARTBEAT_MS, JobStore } from "./store.ts";
 import { isLiveState, type JobOrigin, type JobRecord } from "./records.ts";

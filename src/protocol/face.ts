@@ -8,7 +8,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Implementation, Server } from "@modelcontextprotocol/server";
 import "./_audit_events.ts";
-import type { ServerContext } from "../server/context.ts";
+import type { ServerContext } from "../context/mod.ts";
 import type { CallRegistry } from "../server/calls.ts";
 import type { CallerIdentity } from "../tools/caller.ts";
 import { argumentsDigest, RequestStateSealer } from "./request_state.ts";

@@ -1,37 +1,22 @@
 /**
- * Everything one server process shares across sessions: the frozen policy,
- * the audit log, the redactor, the executor and the concurrency limiter.
- * Built once at startup; any failure here stops the server before it serves.
+ * Builds the {@linkcode ServerContext} (`src/context/`): everything one
+ * server process shares across sessions, opened in order (audit log, state
+ * store, egress proxy, executor, limiter). Built once at startup; any
+ * failure here stops the server before it serves.
  *
  * @module
  */
 import type { Policy } from "../config/types.ts";
 import { AuditLog, type CheckpointSettings, loadOrCreateCheckpointKey } from "../audit/mod.ts";
-import { createRedactor, redactArgv, type Redactor } from "../redact/mod.ts";
-import { createExecutor, type Executor } from "../exec/mod.ts";
-import { ConcurrencyLimiter } from "./limiter.ts";
+import { createRedactor, redactArgv } from "../redact/mod.ts";
+import { createExecutor } from "../exec/mod.ts";
+import { ConcurrencyLimiter } from "../concurrency/mod.ts";
+import type { ServerContext } from "../context/mod.ts";
 import { policyHash } from "../policy_tools/identity.ts";
 import { currentTraceparent, lineSink, telemetry } from "../telemetry/mod.ts";
 import { closeStateStore, openStateStore, stateEnv } from "../state/mod.ts";
 import { startSandboxEgress } from "./egress.ts";
 import { auditAlwaysLoaded } from "../approvals/mod.ts";
-
-export interface ServerContext {
-  readonly policy: Policy;
-  /** The frozen policy's identity (`sha256:...`), on every audit record and in describe_policy. */
-  readonly policyHash: string;
-  readonly audit: AuditLog;
-  readonly redactor: Redactor;
-  readonly executor: Executor;
-  readonly limiter: ConcurrencyLimiter;
-  /**
-   * Registers a tool call in flight, so `close()` can wait for its outcome
-   * record before closing the log.
-   */
-  track<T>(call: Promise<T>): Promise<T>;
-  /** Kills running commands, waits for their outcome records, then closes the log. */
-  close(reason: string): Promise<void>;
-}
 
 export type ContextResult =
   | { readonly ok: true; readonly context: ServerContext }

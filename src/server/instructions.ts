@@ -16,7 +16,7 @@
 import type { Policy } from "../config/types.ts";
 import { pathCheckOnlyNotice } from "../sandbox/mod.ts";
 import { FULL_CONTROL_NOTICE } from "../full_control/mod.ts";
-import type { ServerContext } from "./context.ts";
+import type { ServerContext } from "../context/mod.ts";
 
 /** The bound on the instructions' UTF-8 size. */
 export const MAX_INSTRUCTIONS_BYTES = 2000;

@@ -27,7 +27,7 @@ import {
 } from "../tools/describe_policy.ts";
 import { instrumentToolCalls } from "../telemetry/mod.ts";
 import { FULL_CONTROL_RUN_DESCRIPTION } from "../full_control/mod.ts";
-import type { ServerContext } from "./context.ts";
+import type { ServerContext } from "../context/mod.ts";
 import { CallRegistry } from "./calls.ts";
 import { MAX_ARGV_WORDS, MAX_STDIN_BYTES } from "../tools/snapshot.ts";
 import {

@@ -13,7 +13,7 @@ import {
   AUDIT_TAIL_SHAPE,
   auditTailTool,
 } from "../tools/audit_tail.ts";
-import type { ServerContext } from "./context.ts";
+import type { ServerContext } from "../context/mod.ts";
 
 /**
  * @param server the per-caller MCP server

@@ -26,7 +26,7 @@ import {
 import { isLiveState, jobsFor } from "../jobs/mod.ts";
 import { sessionOwner } from "../session/mod.ts";
 import { RESULT_CODES, type ResultCode } from "../result/codes.ts";
-import type { ServerContext } from "./context.ts";
+import type { ServerContext } from "../context/mod.ts";
 
 /** The URI of a job's stored output stream (also in run_command's resource links). */
 export const JOB_OUTPUT_URI = "htmcp://jobs/{job_id}/{stream}";

@@ -8,7 +8,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import type { CallerIdentity } from "../tools/caller.ts";
-import type { ServerContext } from "./context.ts";
+import type { ServerContext } from "../context/mod.ts";
 import {
   CREATE_FILE_LINK_DESCRIPTION,
   createFileLinkInput,

@@ -19,7 +19,7 @@ import { sessionOwner } from "../session/mod.ts";
 import { JobTaskStore, taskOf } from "./job_task_store.ts";
 import type { CallerIdentity } from "../tools/caller.ts";
 import { runCommandTool } from "../tools/run_command.ts";
-import type { ServerContext } from "./context.ts";
+import type { ServerContext } from "../context/mod.ts";
 
 /** The one tool a task may run: the one that starts jobs. */
 const TASK_TOOL = "run_command";

@@ -25,7 +25,7 @@
  * @module
  */
 import type { ResultCode } from "../result/codes.ts";
-import type { ServerContext } from "../server/context.ts";
+import type { ServerContext } from "../context/mod.ts";
 import type { CheckResult } from "./check_result.ts";
 import type { CallerIdentity } from "./caller.ts";
 import { sessionOwner } from "../session/mod.ts";

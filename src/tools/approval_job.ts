@@ -21,7 +21,7 @@
  * @module
  */
 import type { CommandResult, ResultCode } from "../result/codes.ts";
-import type { ServerContext } from "../server/context.ts";
+import type { ServerContext } from "../context/mod.ts";
 import type { AttemptFields, AuditStdin } from "../audit/mod.ts";
 import type { CallerIdentity } from "./caller.ts";
 import type { CheckResult } from "./check_result.ts";

@@ -14,7 +14,7 @@
  *
  * @module
  */
-import type { ServerContext } from "../server/context.ts";
+import type { ServerContext } from "../context/mod.ts";
 import { newApprovalId } from "../approvals/mod.ts";
 import {
   type ApprovalQuestion,

@@ -21,7 +21,7 @@
  * @module
  */
 import { z } from "zod";
-import type { ServerContext } from "../server/context.ts";
+import type { ServerContext } from "../context/mod.ts";
 import { type CallerIdentity, hasScope } from "./caller.ts";
 import { readRecentRecords } from "../audit/read_recent.ts";
 import { INTERNAL_ERROR_REASON } from "./internal_error.ts";

@@ -13,7 +13,7 @@
  */
 import { z } from "zod";
 import type { ResultCode } from "../result/codes.ts";
-import type { ServerContext } from "../server/context.ts";
+import type { ServerContext } from "../context/mod.ts";
 import { type CallerIdentity, hasScope } from "./caller.ts";
 import { sessionOwner } from "../session/mod.ts";
 import { type LinkRecord, type LinkStore, ownerClientId } from "../links/mod.ts";

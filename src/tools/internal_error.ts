@@ -8,7 +8,7 @@
  * @module
  */
 import type { CommandResult } from "../result/codes.ts";
-import type { ServerContext } from "../server/context.ts";
+import type { ServerContext } from "../context/mod.ts";
 import type { CallerIdentity } from "./caller.ts";
 import { makeResult } from "./envelope.ts";
 

@@ -10,7 +10,7 @@
  * @module
  */
 import type { ResultCode } from "../result/codes.ts";
-import type { ServerContext } from "../server/context.ts";
+import type { ServerContext } from "../context/mod.ts";
 import { type CallerIdentity, hasScope, type Scope } from "./caller.ts";
 import { sessionOwner } from "../session/mod.ts";
 import { isLiveState, jobNotFound, jobsFor, type JobView, jobView, pageOf } from "../jobs/mod.ts";

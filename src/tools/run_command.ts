@@ -16,7 +16,7 @@
  * @module
  */
 import type { CommandResult } from "../result/codes.ts";
-import type { ServerContext } from "../server/context.ts";
+import type { ServerContext } from "../context/mod.ts";
 import { type CallerIdentity, hasScope } from "./caller.ts";
 import { checkCommandInput, type CheckResult } from "./check_command.ts";
 import { makeResult } from "./envelope.ts";

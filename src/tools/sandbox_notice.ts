@@ -6,7 +6,7 @@
  * @module
  */
 import type { CommandResult } from "../result/codes.ts";
-import type { ServerContext } from "../server/context.ts";
+import type { ServerContext } from "../context/mod.ts";
 import { PATH_CHECK_ONLY_TAIL } from "../sandbox/mod.ts";
 
 /**

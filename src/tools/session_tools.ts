@@ -18,7 +18,7 @@
  * @module
  */
 import { z } from "zod";
-import type { ServerContext } from "../server/context.ts";
+import type { ServerContext } from "../context/mod.ts";
 import { type CallerIdentity, hasScope } from "./caller.ts";
 import { runCommandTool } from "./run_command.ts";
 import { sessionNotFound, sessionOwner, sessionsFor } from "../session/mod.ts";

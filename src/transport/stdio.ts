@@ -10,7 +10,7 @@
  */
 import process from "node:process";
 import { createMcpServer } from "../server/mcp_server.ts";
-import type { ServerContext } from "../server/context.ts";
+import type { ServerContext } from "../context/mod.ts";
 import { STDIO_CALLER } from "../tools/caller.ts";
 import { unreadBound } from "./backlog.ts";
 import { watchParent } from "./orphan.ts";

@@ -54,15 +54,19 @@ Deno.test("checkImports() lets every layer use the vocabulary, and keeps the voc
 });
 
 Deno.test("checkImports() treats a known arrow as known only while it imports types", () => {
-  const typeOnly = checkImports([edge("tools/new_tool.ts", "server/context.ts", true)]);
+  const known = new Map([["tools/*.ts -> server/context.ts", "types only, for this test"]]);
+  const typeOnly = checkImports([edge("tools/new_tool.ts", "server/context.ts", true)], known);
   assert.equal(typeOnly.known.length, 1);
   assert.equal(typeOnly.upward.length, 0);
-  const runtime = checkImports([edge("tools/new_tool.ts", "server/context.ts")]);
+  const runtime = checkImports([edge("tools/new_tool.ts", "server/context.ts")], known);
   assert.equal(runtime.known.length, 0);
   assert.equal(runtime.upward.length, 1);
   // The wildcard stands for one file name, not a folder path.
-  const deeper = checkImports([edge("tools/sub/x.ts", "server/context.ts", true)]);
+  const deeper = checkImports([edge("tools/sub/x.ts", "server/context.ts", true)], known);
   assert.equal(deeper.upward.length, 1);
+  // Without the entry the same type-only arrow fails.
+  const unknown = checkImports([edge("tools/new_tool.ts", "server/context.ts", true)], new Map());
+  assert.equal(unknown.upward.length, 1);
 });
 
 Deno.test("a folder missing from the layer table is an upward arrow, so the table names every concern", () => {
@@ -76,4 +80,5 @@ Deno.test("the real src/ import graph has no cycles, no upward arrows, a pure vo
   assert.deepEqual(report.folderCycles, []);
   assert.deepEqual(report.upward, []);
   assert.deepEqual(report.impureVocabulary, []);
+  assert.deepEqual(report.known, []);
 });

@@ -5,7 +5,7 @@
  * timing; the wait bound is short and only decides BUSY versus a slot.
  */
 import assert from "node:assert/strict";
-import { type AcquireResult, ConcurrencyLimiter } from "../../src/server/limiter.ts";
+import { type AcquireResult, ConcurrencyLimiter } from "../../src/concurrency/mod.ts";
 
 const LONG = { max: 64, waitMs: 60_000 };
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ConcurrencyLimiter } from "../../src/server/limiter.ts";
+import { ConcurrencyLimiter } from "../../src/concurrency/mod.ts";
 
 Deno.test("ConcurrencyLimiter refuses beyond the global cap and frees on release", () => {
   const limiter = new ConcurrencyLimiter(2);
