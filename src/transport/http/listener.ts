@@ -73,6 +73,16 @@ export interface HttpListener {
   readonly stats: Readonly<ListenerStats>;
   /** Closes the listening socket; open connections go on. */
   stopAccepting(): void;
+  /**
+   * Settles once every answer being written has ended and had a moment to
+   * leave (true), or after `timeoutMs` (false). Shutdown waits on it between
+   * answering the calls in flight and closing the connections: the runtime
+   * reports an answer written when its last bytes are handed to the
+   * connection, not when they are on the socket, and closing the connection
+   * at once drops them (the client then waits its whole request timeout for
+   * an answer the server did send).
+   */
+  answersSent(timeoutMs: number): Promise<boolean>;
   /** Closes every open connection. */
   closeConnections(): void;
   /** Settles once accepting stopped and every connection closed. */
@@ -84,6 +94,8 @@ export type ListenResult =
   | { readonly ok: false; readonly message: string };
 
 const BACKOFF_MIN_MS = 10;
+/** How long after an answer ended shutdown lets its last bytes leave. */
+const FLUSH_GRACE_MS = 50;
 const BACKOFF_MAX_MS = 1_000;
 
 /**
@@ -181,10 +193,13 @@ export function listenHttp(options: ListenOptions): ListenResult {
         if (event === null) break;
         disarm();
         active++;
-        void respond(event, conn).finally(() => {
+        const answering: Promise<void> = respond(event, conn).finally(() => {
+          responding.delete(answering);
+          lastAnswerEnded = performance.now();
           active--;
           if (active === 0 && open.has(conn)) arm(limits.idleTimeoutMs, "idleTimeouts");
         });
+        responding.add(answering);
       }
     } catch {
       // The socket failed before HTTP started (a TLS handshake, a reset).
@@ -193,6 +208,10 @@ export function listenHttp(options: ListenOptions): ListenResult {
       closeConn(conn);
     }
   };
+
+  /** Every answer being written, on every connection. */
+  const responding = new Set<Promise<void>>();
+  let lastAnswerEnded = Number.NEGATIVE_INFINITY;
 
   const respond = async (event: LegacyRequestEvent, conn: Deno.Conn) => {
     let response: Response;
@@ -287,6 +306,27 @@ export function listenHttp(options: ListenOptions): ListenResult {
         // already closed
       }
       if (open.size === 0) allClosed.resolve();
+    },
+    async answersSent(timeoutMs) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<false>((resolve) =>
+        timer = setTimeout(() => resolve(false), timeoutMs)
+      );
+      const sent = (async () => {
+        while (responding.size > 0) await Promise.allSettled([...responding]);
+        // The last bytes of an answer that just ended are still leaving
+        // through the runtime's event loop; on loopback and on any live
+        // client one short wait is ample, and it is paid only when an answer
+        // ended just now.
+        const wait = lastAnswerEnded + FLUSH_GRACE_MS - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        return true;
+      })();
+      try {
+        return await Promise.race([sent, late]);
+      } finally {
+        clearTimeout(timer);
+      }
     },
     closeConnections() {
       for (const conn of [...open.keys()]) closeConn(conn);

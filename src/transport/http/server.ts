@@ -327,6 +327,7 @@ export async function serveHttp(
         // shutdown forever.
         modern.cancelAll("The server is shutting down.");
         await sessions.closeAll("The server is shutting down.", CLOSE_GRACE_MS);
+        await listener.answersSent(CLOSE_GRACE_MS);
         listener.closeConnections();
         await listener.finished;
         // The counts of the last interval are written before the log closes.
