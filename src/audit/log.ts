@@ -99,6 +99,11 @@ interface Pending {
   /** null for a check without a record of the caller's (`reopen`). */
   readonly body: RecordBody | null;
   readonly resolve: (result: AuditWriteResult) => void;
+  /**
+   * Resolved once the record is written, before its fdatasync (see
+   * `writeOutcome`); every other record resolves only once it is durable.
+   */
+  readonly early: boolean;
 }
 
 interface Dropped {
@@ -126,10 +131,16 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
+/**
+ * Synchronous on purpose: an append to a local file copies into the page
+ * cache and does not wait on the disk (the fdatasync that follows does, and
+ * stays asynchronous); through the runtime's thread pool the write costs a
+ * round trip per record.
+ */
+function writeAll(file: Deno.FsFile, bytes: Uint8Array): void {
   let written = 0;
   while (written < bytes.length) {
-    const n = await file.write(bytes.subarray(written));
+    const n = file.writeSync(bytes.subarray(written));
     if (n <= 0) throw new Error(`write returned ${n}`);
     written += n;
   }
@@ -296,9 +307,19 @@ export class AuditLog {
     return this.#enqueue(buildAttempt(traced, this.#redact, this.#redactArgv));
   }
 
-  /** Records how a call ended: codes and byte counts, never output. */
+  /**
+   * Records how a call ended: codes and byte counts, never output. Resolves
+   * once the record is in the file (readable by every reader, chained) and
+   * before its fdatasync, which follows under the same lock: the reply to
+   * the client need not wait for the disk. Why that is safe: the record that
+   * guards the boundary is the attempt, durable before anything runs; an
+   * outcome says how a call that was recorded ended, and a machine crash in
+   * the window loses at most that outcome, leaving an attempt without one,
+   * exactly as a crash during the run does. The next append (this writer's
+   * or another's) waits for the lock, so records stay in chain order.
+   */
   writeOutcome(fields: OutcomeFields): Promise<AuditWriteResult> {
-    return this.#enqueue(buildOutcome(fields));
+    return this.#enqueue(buildOutcome(fields), true);
   }
 
   /** Records an `explain_command` call and its verdict. */
@@ -346,11 +367,13 @@ export class AuditLog {
     this.#folder = null;
   }
 
-  #enqueue(body: RecordBody | null): Promise<AuditWriteResult> {
+  #enqueue(body: RecordBody | null, early = false): Promise<AuditWriteResult> {
     if (this.#closed) {
       return Promise.resolve(this.#fail(`The audit log "${this.path}" is closed.`, body !== null));
     }
-    const written = new Promise<AuditWriteResult>((resolve) => this.#queue.push({ body, resolve }));
+    const written = new Promise<AuditWriteResult>((resolve) =>
+      this.#queue.push({ body, resolve, early })
+    );
     if (!this.#draining) {
       this.#draining = true;
       this.#drained = this.#drain();
@@ -363,9 +386,20 @@ export class AuditLog {
       while (this.#queue.length > 0) {
         const batch = this.#queue.splice(0, MAX_BATCH);
         const bodies = batch.flatMap((entry) => entry.body === null ? [] : [entry.body]);
+        // Set once the early entries were answered (their records written).
+        let answeredEarly = false;
+        const written = (seqs: readonly number[]) => {
+          answeredEarly = true;
+          let next = 0;
+          for (const entry of batch) {
+            if (entry.body === null) continue;
+            const seq = seqs[next++]!;
+            if (entry.early) entry.resolve({ ok: true, seq });
+          }
+        };
         let outcome: Committed;
         try {
-          outcome = await this.#locked(() => this.#commit(bodies));
+          outcome = await this.#locked(() => this.#commit(bodies, written));
         } catch (error) {
           // Not expected; still, a caller must never wait forever nor run unaudited.
           this.#tail = null;
@@ -377,6 +411,13 @@ export class AuditLog {
         let next = 0;
         for (const entry of batch) {
           const isRecord = entry.body !== null;
+          if (entry.early && answeredEarly) {
+            // Answered when written: a failed fdatasync afterwards is the
+            // next append's to find (the chain tail is re-read), and the
+            // record is in the file, so it is not counted as dropped.
+            if (isRecord) next++;
+            continue;
+          }
           if (!outcome.ok) entry.resolve(this.#fail(outcome.reason, isRecord));
           else if (isRecord) entry.resolve({ ok: true, seq: outcome.seqs[next++]! });
           else entry.resolve({ ok: true, seq: outcome.lastSeq });
@@ -476,7 +517,10 @@ export class AuditLog {
   }
 
   /** One append under the lock: check the path, link, write, fdatasync. */
-  async #commit(bodies: readonly RecordBody[]): Promise<Committed> {
+  async #commit(
+    bodies: readonly RecordBody[],
+    written: (seqs: readonly number[]) => void = () => {},
+  ): Promise<Committed> {
     if (this.#halted !== null) return { ok: false, reason: this.#halted };
     if (this.#current === null) {
       const opened = await this.#openFirst();
@@ -579,7 +623,8 @@ export class AuditLog {
     });
     let sizeAfter: number;
     try {
-      await writeAll(file, batch.bytes);
+      writeAll(file, batch.bytes);
+      written(batch.seqs);
       await file.syncData();
       // fstat reads the inode in memory: synchronous, like the checks in examineLog.
       sizeAfter = file.statSync().size;

@@ -37,6 +37,28 @@ Deno.test("writeAttempt() resolves only once the record is in the file", async (
   });
 });
 
+Deno.test("writeOutcome() resolves once the record is in the file, and the next append chains after it", async () => {
+  await withTempDir(async (dir) => {
+    const path = `${dir}/audit.jsonl`;
+    const log = await openLog(path);
+    await log.writeAttempt(attemptFields());
+    // The outcome is answered before its fdatasync, never before its write:
+    // a reader by path sees it in the same tick.
+    const seen = await log.writeOutcome(outcomeFields()).then((result) => {
+      const lines = Deno.readTextFileSync(path).split("\n").filter((line) => line !== "");
+      return { result, last: JSON.parse(lines.at(-1)!) };
+    });
+    assert.deepEqual(seen.result, { ok: true, seq: 2 });
+    assert.equal(seen.last.kind, "outcome");
+    // Queued while the outcome's fdatasync may still run: it waits its turn.
+    assert.deepEqual(await log.writeAttempt(attemptFields()), { ok: true, seq: 3 });
+    await log.close();
+    const report = verifyAuditChain(await Deno.readTextFile(path));
+    assert.ok(report.ok, JSON.stringify(report));
+    assert.equal(report.records, 3);
+  });
+});
+
 Deno.test("a new log is created with mode 0600 and starts at seq 1 with the genesis hash", async () => {
   await withTempDir(async (dir) => {
     const path = `${dir}/audit.jsonl`;
