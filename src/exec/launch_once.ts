@@ -44,14 +44,24 @@ export interface LaunchSpec {
   readonly stdin: Uint8Array | null;
   /** The plan's status record to split off stderr, or null. */
   readonly record: { readonly nonce: string; readonly stages: number } | null;
+  /**
+   * The request's start signal (`ExecRequest.go`): stdin gets the go byte
+   * (one command, its stdin text after it) or the plan only once it
+   * resolves true; false closes stdin unwritten, and the helper ends
+   * having executed nothing.
+   */
+  readonly go?: Promise<boolean> | undefined;
 }
+
+/** What the helper waits for on stdin before it executes a command (`--go`). */
+const GO_BYTE = new Uint8Array([0x67]); // "g"
 
 /** Room for the status record at the end of a plan's stderr (64 stages fit easily). */
 const RECORD_TAIL_BYTES = 4096;
 
 export type Common = Pick<
   ExecRequest,
-  "redact" | "redactor" | "signal" | "cwd" | "timeoutMs" | "live"
+  "redact" | "redactor" | "signal" | "cwd" | "timeoutMs" | "live" | "go"
 >;
 
 /**
@@ -113,7 +123,7 @@ export async function launch(
       cwd: request.cwd,
       clearEnv: true,
       env: spec.env,
-      stdin: spec.stdin === null ? "null" : "piped",
+      stdin: spec.stdin === null && spec.go === undefined ? "null" : "piped",
       stdout: "piped",
       stderr: "piped",
       // Not `detached`: the helper's own setsid gives the new session (no
@@ -124,13 +134,21 @@ export async function launch(
   } catch (error) {
     return refuse(...spawnFailure(error, name, head, request.cwd));
   }
-  if (spec.stdin !== null) {
+  // Settles true once the command may start (at once without a go).
+  const goAhead = spec.go === undefined ? Promise.resolve(true) : spec.go.catch(() => false);
+  if (spec.stdin !== null || spec.go !== undefined) {
     // A plan: the helper reads all of it before anything starts; should it
     // fail first, the write fails and its exit status tells why. One
     // command's stdin text: a command that exits without reading it ends
     // the write with a broken pipe, which is not an error of the call.
+    // With a go, nothing is written until it comes: the helper waits.
     const writer = child.stdin.getWriter();
-    writer.write(spec.stdin).then(() => writer.close()).catch(() => {});
+    const plan = spec.commandPath === null;
+    goAhead.then((go) => {
+      if (!go) return;
+      if (plan || spec.go === undefined) return writer.write(spec.stdin ?? new Uint8Array());
+      return writer.write(spec.stdin === null ? GO_BYTE : withGoByte(spec.stdin));
+    }).then(() => writer.close()).catch(() => {});
   }
 
   const cap = policy.limits.maxOutputBytes;
@@ -203,6 +221,10 @@ export async function launch(
   await drained;
   clearTimeout(readGuard);
   const durationMs = elapsed();
+  if (!(await goAhead)) {
+    // The helper ended at the missing go: no program of the call ran.
+    return refuse("CANCELLED", `The call was stopped before "${name}" started.`);
+  }
 
   let statuses: StageStatus[] | null = null;
   if (spec.record !== null && stopReason === null) {
@@ -373,4 +395,12 @@ function spawnFailure(
   }
   const message = error instanceof Error ? error.message : String(error);
   return ["EXECUTOR_ERROR", `Cannot run "${name}": the launcher failed to start (${message}).`];
+}
+
+/** One command's stdin text behind the go byte, in one write. */
+function withGoByte(text: Uint8Array): Uint8Array {
+  const bytes = new Uint8Array(text.byteLength + 1);
+  bytes.set(GO_BYTE);
+  bytes.set(text, 1);
+  return bytes;
 }

@@ -168,6 +168,13 @@ export interface LaunchTarget {
    * `LC_ALL` again. Without it the launcher adds nothing to the environment.
    */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Whether the command waits for the server's go byte on stdin (written
+   * once the call's attempt record is durable): `stdin` when stdin text
+   * follows it, `null` when the command then reads /dev/null. Absent: it
+   * starts at once.
+   */
+  readonly go?: "stdin" | "null";
 }
 
 /** The locale variable bwrap runs under, and its value. */
@@ -227,7 +234,11 @@ export function rlimitOptions(limits: Limits): string[] {
 }
 
 /** What the innermost helper runs: one command, or a plan read from stdin. */
-type Payload = { readonly kind: "command"; readonly argv: readonly string[] } | {
+type Payload = {
+  readonly kind: "command";
+  readonly argv: readonly string[];
+  readonly go?: "stdin" | "null" | undefined;
+} | {
   readonly kind: "plan";
 };
 
@@ -249,8 +260,14 @@ function buildArgv(
   // relays each connection to the proxy's socket (htmcp_spawn.c says why
   // it needs no trust).
   if (egress) inner.unshift(`--egress=${SANDBOX_PROXY_PORT}:${SANDBOX_EGRESS_SOCKET}`);
+  // The go is awaited by the process that executes the command: the
+  // namespace's child (mode none), the inner helper, or the init right
+  // before it executes bwrap when bwrap runs the command itself.
+  const go = payload.kind === "command" && payload.go !== undefined
+    ? [payload.go === "null" ? "--go-null" : "--go"]
+    : [];
   if (payload.kind === "plan") inner.push("--plan");
-  else inner.push("--", ...payload.argv);
+  else inner.push(...go, "--", ...payload.argv);
   if (plan.mode === "none") return [...head, ...inner];
   const unset = toolsInCLocale(plan, env) ? ["--unsetenv", TOOL_LOCALE[0]] : [];
   const bwrap = [
@@ -265,7 +282,15 @@ function buildArgv(
     // One exec less: bwrap itself sets no_new_privs and inherits no stray
     // descriptor (the helper closed them before exec'ing it), so with no
     // rlimit to set there is nothing left for the inner helper to do.
-    return [...bwrap, ...unset, "--", ...inner.slice(1)];
+    // Here `inner` is [...go, "--", ...argv]: the go moves to the init.
+    return [
+      ...head,
+      ...go,
+      ...bwrap.slice(head.length),
+      ...unset,
+      "--",
+      ...inner.slice(go.length + 1),
+    ];
   }
   return [
     ...bwrap,
@@ -291,6 +316,7 @@ export function buildLaunchArgv(plan: LaunchPlan, policy: Policy, target: Launch
   return buildArgv(plan, policy, target.cwd, target.env, {
     kind: "command",
     argv: [target.path, ...target.args],
+    go: target.go,
   });
 }
 

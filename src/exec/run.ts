@@ -63,6 +63,7 @@ export async function runContained(
     args,
     cwd: request.cwd,
     env: commandEnv,
+    ...(request.go === undefined ? {} : { go: request.stdin === undefined ? "null" : "stdin" }),
   });
   const { outcome } = await launch(settings, request, track, started, {
     name,
@@ -74,6 +75,7 @@ export async function runContained(
     // stdin too); without stdin text the command reads /dev/null.
     stdin: request.stdin ?? null,
     record: null,
+    go: request.go,
   });
   return outcome;
 }
@@ -119,6 +121,7 @@ export async function runPlanContained(
     env: chainEnvironment(settings.plan, commandEnv),
     stdin,
     record: { nonce, stages: planStageCount(request.plan) },
+    go: request.go,
   });
   return { ...outcome, stages: statuses ?? [] };
 }

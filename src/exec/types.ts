@@ -59,6 +59,15 @@ export interface ExecRequest {
    * running job's progress, which redacts what it shows). Must not throw.
    */
   readonly live?: OutputObserver;
+  /**
+   * The start signal: the tree is set up at once, but the command (every
+   * stage of a plan) is executed only once this resolves true, which the
+   * caller makes it do once the call's attempt record is durable; false
+   * ends the run having executed nothing (its outcome is then meaningless,
+   * and `CANCELLED`). Absent: the command starts at once. The deadline
+   * counts from the spawn, so waiting for the go never lengthens it.
+   */
+  readonly go?: Promise<boolean>;
 }
 
 /** Receives raw output chunks while a command runs. */

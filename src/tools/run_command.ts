@@ -8,7 +8,10 @@
  *   (redact, then cap: inside exec) -> audit outcome -> envelope
  *
  * Nothing runs unless every step before exec said yes, and the attempt record
- * is on disk before the child exists.
+ * is on disk before the command exists: the launcher is spawned while the
+ * record's fdatasync is under way (the two overlap), but it executes the
+ * command only on the go the server gives once the record is durable, and
+ * never without it (`ExecRequest.go`).
  *
  * @module
  */
@@ -341,7 +344,7 @@ async function runChecked(
     }
     // The audit records the argv that runs: the command word and the run
     // specification's arguments, the policy's safety options included.
-    const attempt = await audit.writeAttempt({
+    const attemptWritten = audit.writeAttempt({
       ...base,
       command_raw: command,
       argv: [checked.argv[0] as string, ...checked.run.args],
@@ -354,14 +357,12 @@ async function runChecked(
       ...stdinRecord,
       ...queued,
     });
-    if (!attempt.ok && audit.failMode === "closed") {
-      // Fail closed: a command the log cannot record must not run.
-      return makeResult("AUDIT_UNAVAILABLE", {
-        policyReason:
-          `The audit log could not record this call (${attempt.reason}), so it did not run.`,
-        startedAt,
-      });
-    }
+    // Fail closed: a command the log cannot record must not run, so the
+    // command's go waits for the record and is refused when it failed.
+    const go = attemptWritten.then(
+      (written) => written.ok || audit.failMode !== "closed",
+      () => false,
+    );
     const jobs = jobsFor(context);
     // The run's own controller: a foreground call links the client's
     // cancellation to it; once the run is a job, only job_cancel, a cancel
@@ -384,7 +385,19 @@ async function runChecked(
       timeoutMs,
       signal: controller.signal,
       live,
+      go,
     });
+    const attempt = await attemptWritten;
+    if (!attempt.ok && audit.failMode === "closed") {
+      detachClient();
+      // The launcher ends at the missing go, having run nothing.
+      await finished;
+      return makeResult("AUDIT_UNAVAILABLE", {
+        policyReason:
+          `The audit log could not record this call (${attempt.reason}), so it did not run.`,
+        startedAt,
+      });
+    }
     const progress = hooks.progress === undefined
       ? undefined
       : (elapsedMs: number) =>
@@ -474,6 +487,8 @@ interface Execution {
   readonly timeoutMs: number;
   readonly signal: AbortSignal;
   readonly live: LiveOutput;
+  /** The command's start signal (`ExecRequest.go`); absent when its attempt is already durable. */
+  readonly go?: Promise<boolean>;
 }
 
 /**
@@ -492,6 +507,7 @@ async function executeChecked(context: ServerContext, run: Execution): Promise<C
     signal: run.signal,
     timeoutMs: run.timeoutMs,
     live: run.live,
+    ...(run.go === undefined ? {} : { go: run.go }),
   };
   const plan = checked.plan;
   let outcome: ExecOutcome;
@@ -516,6 +532,10 @@ async function executeChecked(context: ServerContext, run: Execution): Promise<C
     });
     outcome = ran;
     stageStatuses = ran.stages;
+  }
+  if (run.go !== undefined && !(await run.go)) {
+    // Never started (its attempt was not recorded): no outcome, no cd.
+    return makeResult("AUDIT_UNAVAILABLE", { policyReason: outcome.reason, startedAt });
   }
   if (session !== null && sessions !== null && plan !== null && leadsWithCd(input.command)) {
     // `cd DIR && ...` in a session moves it, as a shell's cd would, whatever

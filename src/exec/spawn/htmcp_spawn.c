@@ -77,6 +77,7 @@ struct options {
   long backstop_ms; /* 0: none */
   int init_exec;    /* the namespace's init execs argv itself (bwrap) */
   int plan;
+  int go;           /* 0: start at once, 1: after the go byte (stdin follows), 2: same, then /dev/null */
   struct limit limits[MAX_RLIMITS];
   int nlimits;
   long egress_port; /* 0: no forwarder */
@@ -130,8 +131,34 @@ static void reset_signals(void) {
 
 static int exec_status(int err) { return err == ENOENT || err == ENOTDIR ? 127 : 126; }
 
+/*
+ * --go / --go-null: nothing the caller chose runs before the server says so.
+ * The server spawns us while the call's attempt record is still being made
+ * durable (so the spawn and the namespace setup overlap the fdatasync) and
+ * writes one byte to stdin only once it is: until then no program of the
+ * call has been executed. End of file instead (the record could not be
+ * written, or the server is gone) ends everything here, having run nothing.
+ * --go-null: the call has no stdin text, so the command reads /dev/null, as
+ * it would without a go.
+ */
+#define GO_BYTE 'g'
+static void await_go(const struct options *o) {
+  if (o->go == 0) return;
+  char byte = 0;
+  ssize_t n;
+  do n = read(0, &byte, 1);
+  while (n < 0 && errno == EINTR);
+  if (n != 1 || byte != GO_BYTE) _exit(EXIT_SETUP);
+  if (o->go == 2) {
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null < 0 || dup2(null, 0) < 0) setup_failed("/dev/null");
+    close(null);
+  }
+}
+
 /* Applies the limits and the exec-time hardening, then runs argv; never returns. */
 static _Noreturn void exec_command(const struct options *o, char **argv) {
+  await_go(o);
   for (int i = 0; i < o->nlimits; i++) {
     if (setrlimit(o->limits[i].resource, &o->limits[i].value) != 0) setup_failed("setrlimit");
   }
@@ -373,6 +400,8 @@ static _Noreturn void run_plan(const struct options *o) {
   p->jailfd = open(p->jail, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (p->jailfd < 0) setup_failed(p->jail);
   plan_limits = *o;
+  /* A plan's go is its own arrival on stdin: its stages never wait for another. */
+  plan_limits.go = 0;
 
   int last = 0, skip = 0;
   for (;;) {
@@ -594,6 +623,8 @@ static void parse(struct options *o, int argc, char **argv) {
     else if (strcmp(a, "--inner") == 0) o->pidns = 0;
     else if (strcmp(a, "--init-exec") == 0) o->init_exec = 1;
     else if (strcmp(a, "--plan") == 0) o->plan = 1;
+    else if (strcmp(a, "--go") == 0) o->go = 1;
+    else if (strcmp(a, "--go-null") == 0) o->go = 2;
     else if (strncmp(a, "--setuid=", 9) == 0) o->uid = number(a + 9, "--setuid");
     else if (strncmp(a, "--setgid=", 9) == 0) o->gid = number(a + 9, "--setgid");
     else if (strncmp(a, "--backstop-ms=", 14) == 0) o->backstop_ms = number(a + 14, "--backstop-ms");
@@ -619,6 +650,10 @@ static void parse(struct options *o, int argc, char **argv) {
     }
   }
   o->argv = argv + i;
+  if (o->plan && o->go != 0) {
+    errno = EINVAL;
+    setup_failed("--go with --plan (a plan starts when it arrives on stdin)");
+  }
   if (!o->plan && o->argv[0] == NULL) {
     errno = EINVAL;
     setup_failed("no command after --");
@@ -675,6 +710,8 @@ static _Noreturn void run_init(const struct options *o, int lifeline) {
   if (poll(&alive, 1, 0) != 0) _exit(EXIT_SETUP);
   close(lifeline);
   if (o->init_exec) {
+    /* The sandbox runs the command itself: the go is awaited before it starts. */
+    await_go(o);
     reset_signals();
     close_above_stderr();
     execve(o->argv[0], o->argv, environ);

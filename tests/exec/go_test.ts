@@ -1,0 +1,103 @@
+import assert from "node:assert/strict";
+import type { SandboxMode } from "../../src/config/types.ts";
+import { identity, setup } from "./_fixtures.ts";
+
+/** A go the test gives (or refuses) when it chooses. */
+function gate(): { go: Promise<boolean>; give: (ok: boolean) => void } {
+  let give: (ok: boolean) => void = () => {};
+  const go = new Promise<boolean>((resolve) => (give = resolve));
+  return { go, give };
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
+for (const mode of ["none", "bwrap"] as const satisfies readonly SandboxMode[]) {
+  Deno.test(`${mode}: a command waits for its go: nothing runs before it, and it runs once given`, async () => {
+    const s = await setup({ mode });
+    try {
+      const canary = `${s.jail}/canary-go`;
+      const { go, give } = gate();
+      const run = s.executor.run({
+        callId: crypto.randomUUID(),
+        command: s.policy.allowlist.get("sh")!,
+        args: ["-c", `echo ran > ${canary}; echo out`],
+        cwd: s.jail,
+        redact: identity,
+        go,
+      });
+      // Time for the launcher (and bwrap) to set up and reach the wait.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(await exists(canary), false, "the command ran before its go");
+      give(true);
+      const out = await run;
+      assert.equal(out.code, "OK");
+      assert.equal(out.exitCode, 0);
+      assert.equal(out.stdout, "out\n");
+      assert.equal(await exists(canary), true);
+    } finally {
+      await s.close();
+    }
+  });
+
+  Deno.test(`${mode}: a refused go ends the run having executed nothing (CANCELLED)`, async () => {
+    const s = await setup({ mode });
+    try {
+      const canary = `${s.jail}/canary-nogo`;
+      const { go, give } = gate();
+      const run = s.executor.run({
+        callId: crypto.randomUUID(),
+        command: s.policy.allowlist.get("sh")!,
+        args: ["-c", `echo ran > ${canary}`],
+        cwd: s.jail,
+        redact: identity,
+        go,
+      });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      give(false);
+      const out = await run;
+      assert.equal(out.code, "CANCELLED");
+      assert.match(out.reason, /stopped before "sh" started/);
+      assert.equal(await exists(canary), false, "the command ran without its go");
+    } finally {
+      await s.close();
+    }
+  });
+
+  Deno.test(`${mode}: after the go the command gets its stdin text, or /dev/null without one`, async () => {
+    const s = await setup({ mode });
+    try {
+      const withText = await s.executor.run({
+        callId: crypto.randomUUID(),
+        command: s.policy.allowlist.get("cat")!,
+        args: [],
+        cwd: s.jail,
+        redact: identity,
+        stdin: new TextEncoder().encode("gg\nline two\n"),
+        go: Promise.resolve(true),
+      });
+      assert.equal(withText.code, "OK");
+      // The go byte is the helper's, never the command's: the text is intact.
+      assert.equal(withText.stdout, "gg\nline two\n");
+      const without = await s.executor.run({
+        callId: crypto.randomUUID(),
+        command: s.policy.allowlist.get("sh")!,
+        args: ["-c", "cat; test -c /dev/stdin && echo char-device"],
+        cwd: s.jail,
+        redact: identity,
+        go: Promise.resolve(true),
+      });
+      assert.equal(without.code, "OK");
+      assert.equal(without.stdout, "char-device\n", without.stderr);
+    } finally {
+      await s.close();
+    }
+  });
+}
