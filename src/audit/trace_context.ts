@@ -59,7 +59,13 @@ export function parseTraceparent(
   return { traceparent: value, traceId, parentId };
 }
 
-/** Checks a `tracestate` value; null when absent or not a valid list. */
+/**
+ * Checks a `tracestate` value; null when absent or not a valid list.
+ *
+ * @param value The `tracestate` as received (any value).
+ * @returns The list members, trimmed and joined by `,`; null when it is not
+ *   a string of at most 32 valid members within the length limit.
+ */
 export function parseTracestate(value: unknown): string | null {
   if (typeof value !== "string" || value.length === 0 || value.length > TRACESTATE_MAX_CHARS) {
     return null;

@@ -12,10 +12,16 @@ import type { AlwaysRule } from "./types.ts";
 
 /** The loaded file: its rules and the SHA-256 of its bytes (for the audit record). */
 export interface AlwaysFile {
+  /** The operator's rules, in file order; empty when the file is absent. */
   readonly rules: readonly AlwaysRule[];
+  /** Hex SHA-256 of the bytes read, so the audit names the exact file; null when absent. */
   readonly sha256: string | null;
 }
 
+/**
+ * What `loadAlwaysFile` found: the file, or the one sentence that stops the
+ * start (a value, not a throw, like every other startup refusal).
+ */
 export type AlwaysLoad =
   | { readonly ok: true; readonly file: AlwaysFile }
   | { readonly ok: false; readonly message: string };
@@ -36,7 +42,19 @@ export const ALWAYS_KEYS = [
  * file is no rules (the first `--always` creates it); anything else must be
  * a regular, owner-writable-only file outside `forbidden` folders.
  *
+ * @param path The absolute path of the always-allow file.
  * @param forbidden Folders the file may not be in (the jail, the state dir).
+ * @returns The rules and the file's hash, or the sentence saying why the
+ * file is not trusted or cannot be parsed.
+ *
+ * @example
+ * ```ts
+ * import { loadAlwaysFile } from "./always_allow.ts";
+ * const dir = await Deno.makeTempDir();
+ * const loaded = await loadAlwaysFile(`${dir}/always.toml`, ["/srv/jail"]);
+ * if (!loaded.ok) throw new Error(loaded.message);
+ * loaded.file.rules.length; // 0: an absent file is no rules
+ * ```
  */
 export async function loadAlwaysFile(
   path: string,

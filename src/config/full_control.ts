@@ -24,7 +24,14 @@ export const FULL_CONTROL_SHELL = "bash";
  * address-space default: V8, the JVM and Go reserve far more virtual memory
  * than they use, and a cap low enough to matter breaks them.
  */
-export const FULL_CONTROL_RLIMITS = Object.freeze({
+export const FULL_CONTROL_RLIMITS: Readonly<{
+  /** `RLIMIT_NPROC`: enough for a build, not for a fork bomb. */
+  maxProcesses: number;
+  /** `RLIMIT_FSIZE` in bytes: the largest file one write may grow. */
+  fileSizeBytes: number;
+  /** `RLIMIT_NOFILE`: open descriptors per process. */
+  openFiles: number;
+}> = Object.freeze({
   maxProcesses: 1024,
   fileSizeBytes: 1024 * 1024 * 1024,
   openFiles: 4096,
@@ -33,6 +40,9 @@ export const FULL_CONTROL_RLIMITS = Object.freeze({
 /**
  * Why these settings may not run full-control mode, or null: it needs the
  * kernel sandbox. The one predicate, used by the loader and the executor.
+ *
+ * @param sandbox The `[sandbox]` settings (only `mode` is read).
+ * @returns The startup refusal sentence, or null when full control may run.
  */
 export function fullControlRefusal(sandbox: Pick<SandboxSettings, "mode">): string | null {
   if (sandbox.mode !== "none") return null;

@@ -51,6 +51,7 @@ export interface LoadOptions {
   readonly policyFile: string | null;
   /** The server's environment (`Deno.env.toObject()`), read once here. */
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** What the CLI's flags set; each replaces the policy-file key it names. */
   readonly overrides?: LoadOverrides;
 }
 

@@ -1,6 +1,9 @@
 /**
  * The configuration loader's public surface: `loadPolicy` and the `Policy`
- * types every other layer reads.
+ * types every other layer reads, the defaults and bounds the loader applies
+ * (so tests and `htmcp check` quote the same numbers), the refusal
+ * predicates the executor asks again, and the operator's always-allow file.
+ * A bad policy is a value with one sentence, never a throw.
  *
  * @module
  */
@@ -21,4 +24,6 @@ export { EXTRA_PATTERN_FLAGS } from "./patterns.ts";
 export * from "./types.ts";
 export { isLoopbackHost } from "./loopback.ts";
 export { checkOtlpEndpoint, otlpNetGrant, TELEMETRY_DEFAULTS } from "./observability.ts";
-export { loadAlwaysFile } from "./always_allow.ts";
+export { type AlwaysFile, type AlwaysLoad, loadAlwaysFile } from "./always_allow.ts";
+// The step result `checkOtlpEndpoint` returns, so the surface is complete.
+export type { Checked } from "./_checked.ts";

@@ -15,8 +15,13 @@ import type { PolicyFile } from "./schema.ts";
 import { type Checked, fail, pass, quote } from "./_checked.ts";
 import { isLoopbackHost } from "./loopback.ts";
 
-/** Defaults of `[telemetry]` keys other than the endpoint. */
-export const TELEMETRY_DEFAULTS = Object.freeze({
+/**
+ * Defaults of the `[telemetry]` keys other than the endpoint, which has
+ * none: the export is off until an operator names a collector.
+ */
+export const TELEMETRY_DEFAULTS: Readonly<
+  Pick<TelemetrySettings, "serviceName" | "metricsIntervalMs">
+> = Object.freeze({
   serviceName: "htmcp",
   metricsIntervalMs: 60_000,
 });
@@ -45,8 +50,19 @@ export function buildTelemetrySettings(
 /**
  * Validates an OTLP/HTTP base URL and returns it without a trailing slash.
  *
+ * The loader calls it for `[telemetry] otlp_endpoint`; it is public so the
+ * rule (http(s) only, no credentials, query or fragment, plain http only to
+ * loopback) has one home that tests and tools can ask directly.
+ *
  * @param text The `otlp_endpoint` value.
  * @returns The normalized URL, or one sentence naming the key.
+ *
+ * @example
+ * ```ts
+ * import { checkOtlpEndpoint } from "./observability.ts";
+ * checkOtlpEndpoint("http://127.0.0.1:4318/"); // { ok: true, value: "http://127.0.0.1:4318" }
+ * checkOtlpEndpoint("http://collector.example:4318").ok; // false: plain http off loopback
+ * ```
  */
 export function checkOtlpEndpoint(text: string): Checked<string> {
   const key = 'Policy key "telemetry.otlp_endpoint"';
@@ -81,6 +97,9 @@ export function checkOtlpEndpoint(text: string): Checked<string> {
 /**
  * The `host:port` the exporter connects to, for the Deno net grant (Deno
  * compares host and port as text, so the port is always explicit).
+ *
+ * @param settings The loaded `[telemetry]` settings.
+ * @returns `host:port`, with 80 or 443 filled in when the URL has no port.
  */
 export function otlpNetGrant(settings: TelemetrySettings): string {
   const url = new URL(settings.otlpEndpoint);

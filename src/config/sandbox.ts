@@ -103,6 +103,9 @@ function checkNetwork(
  * Why these settings may not run commands, or null: `mode = "none"` needs
  * `accept_path_check_only = true`. The one predicate, used by the loader and
  * again by the executor (which may be handed a policy built without it).
+ *
+ * @param sandbox The `[sandbox]` settings (`mode` and `acceptPathCheckOnly`).
+ * @returns The refusal sentence, or null when commands may run.
  */
 export function sandboxOptOutRefusal(
   sandbox: Pick<SandboxSettings, "mode" | "acceptPathCheckOnly">,

@@ -17,7 +17,21 @@ export const READ_BUFFER_BYTES = 256 * 1024;
 
 const FIRST_READ_BYTES = 16 * 1024;
 
-/** Keeps the first `windowBytes` and the last `tailBytes` of a stream, and counts every byte. */
+/**
+ * Keeps the first `windowBytes` and the last `tailBytes` of a stream, and
+ * counts every byte: the memory one command's output may take is bounded
+ * whatever it prints.
+ *
+ * @example
+ * ```ts
+ * import { BoundedCapture } from "./capture.ts";
+ * const capture = new BoundedCapture(4, 2);
+ * capture.push(new TextEncoder().encode("abcdefgh"));
+ * capture.totalBytes; // 8
+ * new TextDecoder().decode(capture.bytes()); // "abcd"
+ * new TextDecoder().decode(capture.tail()); // "gh"
+ * ```
+ */
 export class BoundedCapture {
   readonly #windowBytes: number;
   // Grows by doubling up to the window: a call that prints a line costs a
@@ -28,8 +42,11 @@ export class BoundedCapture {
   #total = 0;
 
   /**
+   * Makes an empty capture; the window's buffer starts small and grows.
+   *
    * @param windowBytes How many leading bytes to keep.
    * @param tailBytes How many trailing bytes to keep as well (for a record at the end).
+   * @throws {RangeError} When a size is not a non-negative safe integer.
    */
   constructor(windowBytes: number, tailBytes = 0) {
     for (const n of [windowBytes, tailBytes]) {
@@ -42,7 +59,12 @@ export class BoundedCapture {
     this.#tail = new Uint8Array(tailBytes);
   }
 
-  /** Records one chunk; bytes past the window are counted (and the last ones kept in the tail). */
+  /**
+   * Records one chunk; bytes past the window are counted (and the last ones
+   * kept in the tail).
+   *
+   * @param chunk Bytes read from the stream; copied, never held.
+   */
   push(chunk: Uint8Array): void {
     const room = this.#windowBytes - this.#kept;
     if (room > 0) {
@@ -94,6 +116,9 @@ export class BoundedCapture {
   /**
    * Forgets the last `n` bytes of the stream (a record the launcher appended,
    * not output of the command): they leave the count and the kept window.
+   *
+   * @param n How many bytes to forget.
+   * @throws {RangeError} When `n` is negative, not an integer, or more than were pushed.
    */
   dropLast(n: number): void {
     if (!Number.isSafeInteger(n) || n < 0 || n > this.#total) {

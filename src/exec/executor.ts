@@ -53,7 +53,7 @@ import type {
 
 /** Optional knobs, mostly for tests and `htmcp check`. */
 export interface ExecutorOptions {
-  /** Override tool locations (default: `/usr/bin/...`). */
+  /** Override tool locations (default: `DEFAULT_LAUNCHER_TOOLS`). */
   readonly tools?: Partial<LauncherTools>;
   /** Extra per-command argv/env for tests; production passes the policy's run specification instead. */
   readonly hardening?: (command: ResolvedCommand) => CommandHardening;
@@ -73,8 +73,27 @@ const refuse = (message: string): CreateExecutorResult => ({ ok: false, message 
  * builds the executor.
  *
  * @param policy The loaded policy.
- * @param options Tool paths, hardening, kill grace.
+ * Denies on failure: when the helper is not the build's, containment or the
+ * sandbox cannot be set up, or the policy asks for what cannot be enforced
+ * here (no sandbox without `accept_path_check_only`, full control or an
+ * egress allowlist without what they need), no executor is built.
+ *
+ * @param policy The loaded policy.
+ * @param options Tool paths, hardening, kill grace, the egress proxy's socket.
  * @returns The executor, or one sentence saying why commands cannot be run safely and the fix.
+ *
+ * @example
+ * ```ts
+ * import type { Policy } from "../config/types.ts";
+ * import { createExecutor } from "./executor.ts";
+ * declare const policy: Policy;
+ * const built = await createExecutor(policy);
+ * if (!built.ok) {
+ *   console.error(built.message);
+ *   Deno.exit(2);
+ * }
+ * console.log(built.executor.describe().summary); // which mode runs commands, and why
+ * ```
  */
 export async function createExecutor(
   policy: Policy,

@@ -60,6 +60,7 @@ import { type CommandPlan, encodePlan } from "./plan.ts";
 export interface LauncherTools {
   /** `htmcp-spawn`, built by `deno task build-launcher`. */
   readonly spawn: string;
+  /** bubblewrap, the kernel sandbox the helper's init execs in bwrap mode. */
   readonly bwrap: string;
 }
 
@@ -96,6 +97,9 @@ export const SANDBOX_PROXY_URL = `http://127.0.0.1:${SANDBOX_PROXY_PORT}`;
  * The programs the server itself spawns: only the helper, which starts
  * everything else. Pure, so the permission set can be built without starting
  * an executor (and paying for its probes).
+ *
+ * @param tools Where the helper and bubblewrap are (default: this checkout's build).
+ * @returns The paths `--allow-run` must list: the helper alone.
  */
 export function launcherPaths(tools: LauncherTools = DEFAULT_LAUNCHER_TOOLS): string[] {
   return [tools.spawn];
@@ -104,6 +108,8 @@ export function launcherPaths(tools: LauncherTools = DEFAULT_LAUNCHER_TOOLS): st
 /**
  * The files the executor reads at startup to verify the helper: the build's
  * manifest and the helper's source (when shipped). Pure.
+ *
+ * @returns The paths `--allow-read` must list for `verifyHelper`.
  */
 export function launcherReadPaths(): string[] {
   return [HELPER_MANIFEST, HELPER_SOURCE].filter((path) => path !== "");
@@ -121,7 +127,9 @@ export type RunAs = RunAsIdentity;
 
 /** Everything fixed at startup that shapes every call's argv. */
 export interface LaunchPlan {
+  /** `"bwrap"`: the command runs inside the kernel sandbox; `"none"`: containment only. */
   readonly mode: "none" | "bwrap";
+  /** How the helper creates the PID namespace (its `--pidns=`). */
   readonly privilege: NamespacePrivilege;
   /** True when the server runs as uid 0 (then `runAs` is never null). */
   readonly serverIsRoot: boolean;
@@ -133,9 +141,11 @@ export interface LaunchPlan {
    * needs root), in every mode; bwrap maps the same identity inside.
    */
   readonly runAs: RunAs | null;
+  /** The helper and bubblewrap the argv names. */
   readonly tools: LauncherTools;
   /** The helper's own deadline, a backstop should the server's timer never fire. */
   readonly backstopMs: number;
+  /** The policy's limits; their rlimits become the helper's `--rlimit` options. */
   readonly limits: Limits;
   /** Which system folders are symlinks into `/usr` (bwrap mode); default: unknown. */
   readonly layout?: HostLayout;
@@ -159,8 +169,11 @@ export function effectiveRunAs(plan: LaunchPlan): RunAs | null {
 
 /** What to run: the policy-resolved binary, its argv, and the cwd. */
 export interface LaunchTarget {
+  /** The absolute path the policy resolved (never looked up on PATH again). */
   readonly path: string;
+  /** The arguments after the command word, verbatim. */
   readonly args: readonly string[];
+  /** The jail-confined real path the command starts in. */
   readonly cwd: string;
   /**
    * The command's environment, when the helper is spawned with
@@ -219,6 +232,17 @@ export function chainEnvironment(
  * is one second later: SIGXCPU first lets a well-behaved program stop,
  * SIGKILL then ends one that ignores it. The kernel applies them to the
  * command and everything it starts.
+ *
+ * @param limits The policy's limits (a null rlimit is left as inherited).
+ * @returns `--rlimit=NAME=SOFT:HARD` options, one per rlimit set.
+ *
+ * @example
+ * ```ts
+ * import type { Limits } from "../config/types.ts";
+ * import { rlimitOptions } from "./launcher.ts";
+ * declare const limits: Limits;
+ * rlimitOptions({ ...limits, cpuSeconds: 30, maxProcesses: null }); // ["--rlimit=cpu=30:31", ...]
+ * ```
  */
 export function rlimitOptions(limits: Limits): string[] {
   const out: string[] = [];
@@ -311,7 +335,30 @@ function needsInnerHelper(plan: LaunchPlan, payload: Payload): boolean {
     plan.egressSocket !== undefined;
 }
 
-/** The contained argv: `[head, ...rest]`; Deno spawns `head` (`tools.spawn`) with `rest`. */
+/**
+ * The contained argv for one command: `[head, ...rest]`; Deno spawns `head`
+ * (`tools.spawn`) with `rest`. Pure, so the exact argv is testable without
+ * running anything.
+ *
+ * @param plan The launch plan fixed at startup.
+ * @param policy The loaded policy (bwrap's binds come from it).
+ * @param target The command, its arguments and cwd.
+ * @returns The argv, helper first; the command is its last words.
+ *
+ * @example
+ * ```ts
+ * import type { Policy } from "../config/types.ts";
+ * import { buildLaunchArgv, type LaunchPlan } from "./launcher.ts";
+ * declare const plan: LaunchPlan;
+ * declare const policy: Policy;
+ * const [head, ...rest] = buildLaunchArgv(plan, policy, {
+ *   path: "/usr/bin/ls",
+ *   args: ["-la"],
+ *   cwd: policy.jailRoot,
+ * });
+ * new Deno.Command(head!, { args: rest });
+ * ```
+ */
 export function buildLaunchArgv(plan: LaunchPlan, policy: Policy, target: LaunchTarget): string[] {
   return buildArgv(plan, policy, target.cwd, target.env, {
     kind: "command",
@@ -324,6 +371,14 @@ export function buildLaunchArgv(plan: LaunchPlan, policy: Policy, target: Launch
  * The argv and stdin for running `commandPlan` in one containment: the
  * helper reads the plan (with its nonce) from stdin, so neither appears on
  * argv, where `/proc/PID/cmdline` would show it to every local user.
+ *
+ * @param plan The launch plan fixed at startup.
+ * @param policy The loaded policy (the jail root and bwrap's binds).
+ * @param commandPlan The judged plan to run.
+ * @param nonce This run's hex nonce, which the helper's status record must carry.
+ * @param env The plan's environment, as for `LaunchTarget.env`.
+ * @returns The helper's argv and the encoded plan for its stdin.
+ * @throws {RangeError} When `commandPlan` or `nonce` is malformed (see `encodePlan`).
  */
 export function buildPlanLaunch(
   plan: LaunchPlan,
@@ -338,7 +393,13 @@ export function buildPlanLaunch(
   };
 }
 
-/** Every binary the launcher of `plan` executes before a single command, in order (for `describe()`). */
+/**
+ * Every binary the launcher of `plan` executes before a single command, in
+ * order (for `describe()`).
+ *
+ * @param plan The launch plan fixed at startup.
+ * @returns The helper, then bubblewrap and the inner helper when they run.
+ */
 export function chainTools(plan: LaunchPlan): string[] {
   const { tools } = plan;
   if (plan.mode === "none") return [tools.spawn];

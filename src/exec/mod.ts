@@ -9,12 +9,22 @@
  *
  * @example
  * ```ts
+ * import type { Policy } from "../config/mod.ts";
+ * import { createExecutor } from "./mod.ts";
+ * declare const policy: Policy; // from loadPolicy
  * const built = await createExecutor(policy);
- * if (!built.ok) throw new Error(built.message);
+ * if (!built.ok) throw new Error(built.message); // the server does not start
+ * const ls = policy.allowlist.get("ls");
+ * if (ls === undefined) throw new Error('"ls" is not on the allowlist');
  * const outcome = await built.executor.run({
- *   callId: "1", command: policy.allowlist.get("ls")!, args: ["-la"],
- *   cwd: policy.jailRoot, redact: (t) => t,
+ *   callId: "1",
+ *   command: ls,
+ *   args: ["-la"],
+ *   cwd: policy.jailRoot,
+ *   redact: (text) => text,
  * });
+ * outcome.code; // "OK", "TIMEOUT", "OUTPUT_TRUNCATED", ...
+ * await built.executor.shutdown();
  * ```
  *
  * @module
@@ -51,6 +61,7 @@ export {
   DEFAULT_HELPER_PATH,
   HELPER_MANIFEST,
   HELPER_SOURCE,
+  type HelperCheck,
   verifyHelper,
 } from "./spawn/helper.ts";
 export {

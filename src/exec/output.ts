@@ -19,14 +19,16 @@ import {
  * Bytes kept beyond the cap so redaction sees a secret that starts before the
  * cap in full: the redaction module's lookahead, so both sides agree.
  */
-export const OUTPUT_LOOKAHEAD_BYTES = REDACTION_LOOKAHEAD_BYTES;
+export const OUTPUT_LOOKAHEAD_BYTES: number = REDACTION_LOOKAHEAD_BYTES;
 
 const REDACTION_MARK = "[REDACTED:";
 const MAX_MARKER_LENGTH = 80;
 
 /** The rendered output of one stream. */
 export interface RenderedOutput {
+  /** The redacted text, cut at the cap with a truncation marker appended when cut. */
   readonly text: string;
+  /** True when the stream was longer than the cap and the text was cut. */
   readonly truncated: boolean;
 }
 
@@ -40,6 +42,16 @@ export interface RenderedOutput {
  * @param capBytes `limits.maxOutputBytes`.
  * @param redactor The server's redactor.
  * @returns The text (with a marker when cut) and whether it was cut.
+ *
+ * @example
+ * ```ts
+ * import type { Redactor } from "../redact/mod.ts";
+ * import { renderWithRedactor } from "./output.ts";
+ * declare const redactor: Redactor;
+ * const kept = new TextEncoder().encode("token=abc\n");
+ * const out = renderWithRedactor(kept, kept.byteLength, 1024 * 1024, redactor);
+ * out.truncated; // false: under the cap
+ * ```
  */
 export function renderWithRedactor(
   kept: Uint8Array,
@@ -83,7 +95,14 @@ function rendered(
   return { text: result.text + truncationMarker(capBytes, dropped, totalBytes), truncated: true };
 }
 
-/** The line appended to a cut stream: says how much the model did not see. */
+/**
+ * The line appended to a cut stream: says how much the model did not see.
+ *
+ * @param capBytes The cap the stream was cut at.
+ * @param dropped Bytes of the stream not shown.
+ * @param totalBytes Every byte the stream produced.
+ * @returns The marker, starting with a newline.
+ */
 export function truncationMarker(capBytes: number, dropped: number, totalBytes: number): string {
   return `\n[htmcp: output truncated at ${capBytes} bytes; ${dropped} of ${totalBytes} bytes dropped]`;
 }

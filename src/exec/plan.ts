@@ -24,8 +24,11 @@ export type Redirect =
 
 /** One process of a pipeline: the policy-resolved absolute path and its argv. */
 export interface PlanStage {
+  /** The absolute path the policy resolved for the stage's command. */
   readonly path: string;
+  /** The arguments after the command word, verbatim. */
   readonly args: readonly string[];
+  /** The stage's redirections, applied in order; none when absent. */
   readonly redirects?: readonly Redirect[];
 }
 
@@ -36,7 +39,9 @@ export type PlanStep =
 
 /** A whole plan: the starting cwd and the steps, each after its connector (none for the first). */
 export interface CommandPlan {
+  /** The jail-confined real path the first step starts in. */
   readonly cwd: string;
+  /** The steps in order; every one but the first has a connector. */
   readonly steps: readonly { readonly connector?: Connector; readonly step: PlanStep }[];
 }
 
@@ -61,11 +66,35 @@ function token(value: string): string {
 }
 
 /**
- * Encodes `plan` for the helper's stdin.
+ * Encodes `plan` for the helper's stdin, in the wire form above.
  *
+ * @param plan The judged plan.
+ * @param jailRoot The jail root: the helper opens every `cd` and redirection
+ *   path beneath it (`openat2` with `RESOLVE_BENEATH`), so a symlink swapped
+ *   in after the server's check cannot lead out.
+ * @param nonce This run's hex nonce (`planNonce()`), at least 32 digits.
+ * @returns The NUL-terminated tokens, under `MAX_PLAN_BYTES`.
  * @throws {RangeError} On a malformed plan (no steps, a connector on the
  *   first step or none on a later one, an empty pipeline, too many stages, a
- *   relative path, a NUL byte): the parser's bug, never user input.
+ *   relative path, a NUL byte, a nonce that is not hex, a plan too large):
+ *   the parser's bug, never user input.
+ *
+ * @example
+ * ```ts
+ * import { encodePlan } from "./plan.ts";
+ * const stdin = encodePlan(
+ *   {
+ *     cwd: "/srv/jail",
+ *     steps: [
+ *       { step: { kind: "cd", dir: "/srv/jail/src" } },
+ *       { connector: "&&", step: { kind: "pipeline", stages: [{ path: "/usr/bin/ls", args: [] }] } },
+ *     ],
+ *   },
+ *   "/srv/jail",
+ *   "0123456789abcdef0123456789abcdef",
+ * );
+ * stdin.byteLength > 0; // true
+ * ```
  */
 export function encodePlan(plan: CommandPlan, jailRoot: string, nonce: string): Uint8Array {
   if (!/^[0-9a-f]{32,}$/.test(nonce)) throw new RangeError("The plan nonce must be hex.");

@@ -72,11 +72,18 @@ export interface ExecRequest {
 
 /** Receives raw output chunks while a command runs. */
 export interface OutputObserver {
+  /**
+   * Called once per chunk read from the command, in order per stream.
+   *
+   * @param stream Which stream the chunk came from.
+   * @param chunk The raw bytes, unredacted: the observer redacts what it shows.
+   */
   push(stream: "stdout" | "stderr", chunk: Uint8Array): void;
 }
 
 /** How one run ended. */
 export interface ExecOutcome {
+  /** What happened, as the one result code the caller maps to the wire. */
   readonly code: ExecOutcomeCode;
   /** Redacted, then truncated, standard output. */
   readonly stdout: string;
@@ -107,8 +114,11 @@ export type { CommandHardening } from "../policy/mod.ts";
 
 /** One startup probe's result, shown by `htmcp check`. */
 export interface ProbeResult {
+  /** Which probe ran (the launch plan it tried). */
   readonly name: string;
+  /** True when the plan ran a command as commands will run, with every property seen. */
   readonly ok: boolean;
+  /** One phrase: how long it took when it passed, what went wrong when it did not. */
   readonly detail: string;
   /** True when the failure is the command's uid being unable to search or write the jail. */
   readonly jailAccess?: boolean;
@@ -139,25 +149,39 @@ export interface ExecutorDescription {
   readonly commandUidSource: string;
   /** One sentence: which mode was chosen and why. */
   readonly summary: string;
+  /** The startup probes, in the order they ran; a failed one is why a mode was refused. */
   readonly probes: readonly ProbeResult[];
 }
 
 /** Runs allowed commands inside process-tree containment (and the sandbox when enabled). */
 export interface Executor {
-  /** Runs one command; never throws for expected failures. */
+  /**
+   * Runs one command; never throws for expected failures.
+   *
+   * @param request The checked command, its arguments, cwd and redactor.
+   * @returns How it ended, its output redacted then capped.
+   */
   run(request: ExecRequest): Promise<ExecOutcome>;
   /**
    * Runs a plan (pipelines, sequences, cd, redirections) of already judged
    * stages inside one containment; never throws for expected failures.
+   *
+   * @param request The checked plan, its cwd and redactor.
+   * @returns How the whole ended, and every stage's status.
    */
   runPlan(request: PlanRequest): Promise<PlanOutcome>;
   /** Kills and reaps every running command; later `run` calls return `CANCELLED`. */
   shutdown(): Promise<void>;
+  /** What was chosen at startup and why; fixed for the executor's life. */
   describe(): ExecutorDescription;
   /** Binaries the server process itself spawns: what `--allow-run` must list. */
   launcherPaths(): string[];
 }
 
+/**
+ * What `createExecutor` built: the executor, or the one sentence saying why
+ * containment cannot be set up (the server then does not start).
+ */
 export type CreateExecutorResult =
   | { readonly ok: true; readonly executor: Executor }
   | { readonly ok: false; readonly message: string };

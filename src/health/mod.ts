@@ -8,6 +8,7 @@ export { createHealthRoute, HEALTH_PATHS } from "./route.ts";
 export {
   createReadiness,
   READINESS_CACHE_MS,
+  type ReadinessContext,
   type ReadinessOptions,
   type ReadinessReport,
 } from "./readiness.ts";

@@ -21,8 +21,21 @@
  *
  * @module
  */
-import type { ServerContext } from "../server/mod.ts";
+import type { Policy } from "../config/types.ts";
+import type { Executor, ExecutorDescription } from "../exec/mod.ts";
 import { stateStoreFor } from "../state/mod.ts";
+
+/**
+ * What readiness reads of a server: its policy (the audit log and state
+ * store to check) and its executor's startup description (the sandbox
+ * probes). A server's whole context qualifies; nothing else of it is read.
+ */
+export interface ReadinessContext {
+  /** The policy this process serves. */
+  readonly policy: Policy;
+  /** The executor whose startup probes and mode in force are reported. */
+  readonly executor: Pick<Executor, "describe">;
+}
 
 /** The per-check booleans, and whether all of them hold. */
 export interface ReadinessReport {
@@ -50,10 +63,22 @@ export interface ReadinessOptions {
  *
  * @param context The policy and the executor whose sandbox probes are reported.
  * @param options The provider key check, the cache time and the clock.
- * @returns A probe that resolves the current report, computed at most once per `cacheMs`.
+ * @returns A probe that resolves the current report, computed at most once per
+ *   `cacheMs`; concurrent calls share one computation.
+ *
+ * @example
+ * ```ts
+ * import type { ServerContext } from "../context/mod.ts";
+ * import { createReadiness } from "./readiness.ts";
+ * import { jwksProbeFor } from "./jwks_probe.ts";
+ * declare const context: ServerContext;
+ * const readiness = createReadiness(context, { jwks: jwksProbeFor(context.policy) });
+ * const report = await readiness();
+ * report.ready; // false as soon as one check fails: /readyz answers 503
+ * ```
  */
 export function createReadiness(
-  context: Pick<ServerContext, "policy" | "executor">,
+  context: ReadinessContext,
   options: ReadinessOptions,
 ): () => Promise<ReadinessReport> {
   const cacheMs = options.cacheMs ?? READINESS_CACHE_MS;
@@ -72,7 +97,7 @@ export function createReadiness(
 }
 
 async function computeReadiness(
-  context: Pick<ServerContext, "policy" | "executor">,
+  context: ReadinessContext,
   options: ReadinessOptions,
 ): Promise<ReadinessReport> {
   const { policy } = context;
@@ -95,7 +120,7 @@ async function computeReadiness(
   });
 }
 
-function sandboxHolds(description: ReturnType<ServerContext["executor"]["describe"]>): boolean {
+function sandboxHolds(description: ExecutorDescription): boolean {
   const wanted = description.requestedMode === "auto" ? "bwrap" : description.requestedMode;
   return description.mode === wanted && description.probes.every((probe) => probe.ok);
 }

@@ -10,7 +10,7 @@
  */
 import type { ReadinessReport } from "./readiness.ts";
 
-/** The two paths. */
+/** The two paths the route answers; the transport handles every other path itself. */
 export const HEALTH_PATHS: ReadonlySet<string> = new Set(["/healthz", "/readyz"]);
 
 const HEADERS = {

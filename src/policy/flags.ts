@@ -19,6 +19,7 @@
 
 /** A GNU-style long option, named without its dashes. */
 export interface LongOption {
+  /** The option's full name, without the leading `--` (`output` for `--output`). */
   readonly name: string;
   /**
    * The shortest abbreviation to treat as this option. 1 (any prefix) unless
@@ -28,10 +29,13 @@ export interface LongOption {
   readonly minPrefix: number;
 }
 
-/** The spellings one guard or rule refuses. */
+/** The spellings one guard or rule refuses; any one of them is a match. */
 export interface FlagSet {
+  /** Words that match only when spelled exactly so (find's `-exec`). */
   readonly exact: readonly string[];
+  /** GNU long options, matched with their `=value` and their abbreviations. */
   readonly long: readonly LongOption[];
+  /** Short option letters, matched anywhere in a single-dash cluster. */
   readonly short: readonly string[];
 }
 

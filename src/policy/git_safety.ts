@@ -88,6 +88,8 @@ const GIT_ENV: Readonly<Record<string, string>> = Object.freeze({
 /**
  * The global options (before the subcommand) that neutralise repository
  * configuration, e.g. `["--no-pager", "-c", "core.fsmonitor=false", ...]`.
+ *
+ * @returns A frozen array, to put between `git` and its arguments.
  */
 export function gitSafetyArgs(): readonly string[] {
   return Object.freeze([
@@ -96,7 +98,12 @@ export function gitSafetyArgs(): readonly string[] {
   ]);
 }
 
-/** The environment additions for git. */
+/**
+ * The environment additions for git: no system or global config, no pager,
+ * editor, prompt or proxy command, and network transports only.
+ *
+ * @returns The frozen variables to add to git's child environment.
+ */
 export function gitSafetyEnv(): Readonly<Record<string, string>> {
   return GIT_ENV;
 }
@@ -148,6 +155,8 @@ function diffSafetyInsertion(
  * inner `git log` ignores them, is not an allowed subcommand.
  *
  * @param args git's arguments (argv without the command word).
+ * @returns The arguments with the options inserted, or `args` itself when
+ * the subcommand needs none.
  */
 export function gitDiffSafetyArgs(args: readonly string[]): readonly string[] {
   const insertion = diffSafetyInsertion(args);

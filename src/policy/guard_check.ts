@@ -185,6 +185,7 @@ export function describeGuardHit(typed: string, hit: GuardHit): string {
  *
  * @param command The allowlisted command about to run.
  * @param disabled Guard names the operator switched off.
+ * @returns True when the repository must be inspected before the command runs.
  */
 export function needsGitRepositoryCheck(
   command: ResolvedCommand,
@@ -203,6 +204,8 @@ export function needsGitRepositoryCheck(
  *
  * @param typed The command word as typed.
  * @param reason The repository check's reason.
+ * @returns The sentence naming the guard, the reason and its source.
+ * @throws {RangeError} If the `git-repository` guard is missing from `GUARDS` (a bug).
  */
 export function describeRepositoryRefusal(typed: string, reason: string): string {
   const guard = GUARDS.find((item) => item.match.some((match) => match.kind === "git-repository"));

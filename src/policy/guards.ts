@@ -28,6 +28,7 @@ export type FlagScope =
 export type GuardMatch =
   /** The command itself, whatever its arguments. */
   | { readonly kind: "command" }
+  /** Any of `flags`, looked for where `scope` says. */
   | { readonly kind: "flags"; readonly scope: FlagScope; readonly flags: FlagSet }
   /** A git subcommand followed by one of `operands` (`git bisect run`). */
   | {

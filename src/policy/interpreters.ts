@@ -37,7 +37,14 @@ const INTERPRETER_PATTERNS: readonly RegExp[] = [
   /^wish[0-9.]*$/,
 ];
 
-/** Whether `name` is a program that runs code it is handed. */
+/**
+ * Whether `name` is a program that runs code it is handed (a shell, python,
+ * node, perl and the like, with version suffixes): allowlisting one allows
+ * every command, so the loader warns about it.
+ *
+ * @param name A command name or basename.
+ * @returns True for a known interpreter.
+ */
 export function isInterpreter(name: string): boolean {
   return INTERPRETER_NAMES.has(name) || INTERPRETER_PATTERNS.some((pattern) => pattern.test(name));
 }

@@ -22,9 +22,10 @@ export { lexPlan, type LexResult, type Operator, type Token } from "./lex.ts";
 export { evaluateArgv, evaluateCommand, evaluateWords, WARN_RULE_PHRASE } from "./evaluate.ts";
 export type { Word } from "./tokenize.ts";
 export { SYSTEM_POLICY_IO } from "./real_path_io.ts";
-export { looksLikePath, pathArgumentCandidates } from "./path_candidates.ts";
+export { type CandidateResult, looksLikePath, pathArgumentCandidates } from "./path_candidates.ts";
 export { interpreterWarnings, isInterpreter } from "./interpreters.ts";
-export { type Guard, GUARD_NAMES, type GuardMatch, GUARDS } from "./guards.ts";
+export { type FlagScope, type Guard, GUARD_NAMES, type GuardMatch, GUARDS } from "./guards.ts";
+export type { FlagSet, LongOption } from "./flags.ts";
 export { activeGuardSummaries, type GuardSummary } from "./guard_summaries.ts";
 export {
   type CommandHardening,
@@ -33,7 +34,7 @@ export {
   gitSafetyArgs,
   gitSafetyEnv,
 } from "./git_safety.ts";
-export { findPromptHit, findRuleHit, ruleWordMatches } from "./rules.ts";
+export { findPromptHit, findRuleHit, type RuleHit, ruleWordMatches } from "./rules.ts";
 export { type PathPlan, planPathChecks, type PlanResult } from "./path_model/mod.ts";
 export { describeRepositoryRefusal, needsGitRepositoryCheck } from "./guard_check.ts";
 export {

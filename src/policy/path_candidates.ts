@@ -24,6 +24,9 @@
 /**
  * Whether `text` looks like a path: absolute, starting with `~`, containing
  * `/` or `..`, or exactly `.`.
+ *
+ * @param text One argument or candidate.
+ * @returns True when the jail should treat `text` as a path to check.
  */
 export function looksLikePath(text: string): boolean {
   return text.startsWith("/") || text.startsWith("~") || text.includes("/") ||
@@ -49,7 +52,10 @@ export const MAX_PATH_WORDS = 4096;
  */
 export const MAX_CANDIDATE_BYTES = 131_072;
 
-/** The candidates, or why there are too many to check. */
+/**
+ * The candidates, or why there are too many to check: past the bounds the
+ * command is refused rather than checked in part.
+ */
 export type CandidateResult =
   | { readonly ok: true; readonly candidates: readonly string[] }
   | { readonly ok: false; readonly reason: string };

@@ -10,7 +10,10 @@
 
 import type { PolicyIo } from "./types.ts";
 
-/** Resolves with `Deno.realPathSync`; null on any error. */
+/**
+ * The `PolicyIo` a server uses: resolves with `Deno.realPathSync`, null on
+ * any error.
+ */
 export const SYSTEM_POLICY_IO: PolicyIo = Object.freeze({
   realPath(path: string): string | null {
     try {

@@ -24,7 +24,21 @@
 import type { ArgRule } from "../config/types.ts";
 import { anyPrefixLong, matchesLong, shortCluster } from "./flags.ts";
 
-/** Whether one rule word matches one argument. */
+/**
+ * Whether one rule word matches one argument, by the spelling rules above.
+ *
+ * @param ruleWord One word of a `deny_args` entry.
+ * @param argument One argument of the command.
+ * @returns True when `argument` is a spelling of `ruleWord`.
+ *
+ * @example
+ * ```ts
+ * import { ruleWordMatches } from "./rules.ts";
+ * ruleWordMatches("--force", "--forc"); // true: an abbreviation git accepts
+ * ruleWordMatches("-f", "-xfz"); // true: the letter inside a cluster
+ * ruleWordMatches("push", "pushd"); // false: other words match only exactly
+ * ```
+ */
 export function ruleWordMatches(ruleWord: string, argument: string): boolean {
   if (ruleWord.startsWith("--") && ruleWord.length > 2 && !ruleWord.includes("=")) {
     return matchesLong(argument, anyPrefixLong(ruleWord.slice(2)));
@@ -41,6 +55,7 @@ export const EVERY_RUN = "(every run)";
 
 /** One rule entry refusing one argv. */
 export interface RuleHit {
+  /** The operator's rule that matched. */
   readonly rule: ArgRule;
   /** The `deny_args` entry that matched, as the operator wrote it. */
   readonly entry: string;
@@ -54,6 +69,7 @@ export interface RuleHit {
  * @param args The arguments after the command word.
  * @param rules The policy's rules.
  * @param enforce Which rules to consult: `"deny"` (refusing) or `"warn"` (rollout).
+ * @returns The first hit in rule order, or null when no entry matches.
  */
 export function findRuleHit(
   commandName: string,
@@ -71,7 +87,14 @@ export function findRuleHit(
 
 /**
  * Returns the first `decision = "prompt"` rule entry whose words all appear
- * in `args`, or null.
+ * in `args` (or that matches every run), or null. Such a hit holds the
+ * command for a human instead of refusing it.
+ *
+ * @param commandName The allowlisted name of the command.
+ * @param args The arguments after the command word.
+ * @param rules The policy's rules.
+ * @returns The first prompt hit in rule order (its entry is `EVERY_RUN` for
+ * an `every_run` rule), or null.
  */
 export function findPromptHit(
   commandName: string,

@@ -76,6 +76,12 @@ export type Decision =
  * "not the same file", so it fails closed).
  */
 export interface PolicyIo {
+  /**
+   * Resolves every symlink in `path`.
+   *
+   * @param path An absolute path (a path-qualified command word, resolved).
+   * @returns The real path, or null when it cannot be resolved.
+   */
   realPath(path: string): string | null;
 }
 

@@ -31,7 +31,12 @@ export function withCallScope<T>(scope: CallScope, fn: () => T): T {
   return calls.run(scope, fn);
 }
 
-/** The client's checked `traceparent` of the call in progress, or null. */
+/**
+ * The client's checked `traceparent` of the call in progress, or null.
+ *
+ * @returns The `traceparent` the client sent with this call, after its W3C
+ *   check; null outside a call or when it sent none (or an invalid one).
+ */
 export function currentTraceparent(): string | null {
   return calls.getStore()?.trace?.traceparent ?? null;
 }
@@ -41,7 +46,12 @@ export function withRequestScope<T>(scope: RequestScope, fn: () => T): T {
   return requests.run(scope, fn);
 }
 
-/** Records who the request in progress authenticated as (a no-op outside a request). */
+/**
+ * Records who the request in progress authenticated as (a no-op outside a
+ * request), for that request's log line.
+ *
+ * @param clientId The verified OAuth client id, or null when there is none.
+ */
 export function noteRequestClient(clientId: string | null): void {
   const scope = requests.getStore();
   if (scope !== undefined) scope.clientId = clientId;

@@ -11,11 +11,9 @@
  *
  * @module
  */
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { CallToolRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { LogLevel } from "../config/types.ts";
 import type { Redactor } from "../redact/mod.ts";
-import type { CallerIdentity } from "../tools/caller.ts";
 import { type CallRecord, outcomeOf, redactedArguments } from "./call_record.ts";
 import { withCallScope } from "./call_scope.ts";
 import { operatorLog } from "./log.ts";
@@ -37,17 +35,50 @@ const SERVER_FAULTS: ReadonlySet<string> = new Set([
 type Handler = (request: unknown, extra: unknown) => unknown;
 
 /**
+ * The two seams of an SDK `McpServer` the observation wraps, and nothing
+ * more: an `McpServer` is one, so the SDK's large class stays out of this
+ * module's surface.
+ */
+export interface ObservedServer {
+  /** Wrapped so the names of registered tools are known (the label set stays bounded). */
+  registerTool: (name: string, ...rest: never[]) => unknown;
+  /** The protocol server, whose `tools/call` handler is wrapped as it is installed. */
+  readonly server: {
+    /** Installs a request handler; wrapped for `tools/call` only. */
+    setRequestHandler: (...args: never[]) => unknown;
+  };
+}
+
+/**
+ * Who an instrumented server instance serves, as its log lines and spans
+ * name it: a transport's caller identity is one.
+ */
+export type ObservedCaller = Pick<CallRecord, "transport" | "clientId">;
+
+/**
  * Observes every tool call of `server`. Call it right after creating the
- * server, before any tool is registered.
+ * server, before any tool is registered: the `tools/call` handler is
+ * wrapped when the SDK installs it, on the first registration.
  *
- * @param server The SDK server.
+ * @param server The SDK server (an `McpServer`).
  * @param redactor The policy's redactor, for the arguments.
  * @param caller Who this instance serves.
+ *
+ * @example
+ * ```ts
+ * import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+ * import type { Redactor } from "../redact/mod.ts";
+ * import { instrumentToolCalls } from "./instrument_tools.ts";
+ * declare const redactor: Redactor;
+ * const server = new McpServer({ name: "htmcp", version: "0.1.0" });
+ * instrumentToolCalls(server, redactor, { transport: "stdio", clientId: null });
+ * server.registerTool("ping", {}, () => ({ content: [{ type: "text", text: "pong" }] }));
+ * ```
  */
 export function instrumentToolCalls(
-  server: McpServer,
+  server: ObservedServer,
   redactor: Redactor,
-  caller: CallerIdentity,
+  caller: ObservedCaller,
 ): void {
   // Names come from registration, not from the request: a client's made-up
   // tool names must not grow the metrics' label sets without bound.
@@ -80,7 +111,7 @@ function observed(
   handler: Handler,
   isRegistered: (name: string) => boolean,
   redactor: Redactor,
-  caller: CallerIdentity,
+  caller: ObservedCaller,
 ): Handler {
   return async (request, extra) => {
     const params = field(request, "params");

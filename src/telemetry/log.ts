@@ -153,6 +153,8 @@ function oneLine(message: string): string {
  *
  * @param event The event name of the lines.
  * @param plainLevel The level of lines without `warning:`.
+ * @returns A function taking one whole line, written to the logger in force
+ *   when it is called (so a later `configureOperatorLog` applies).
  */
 export function lineSink(event: string, plainLevel: LogLevel = "info"): (line: string) => void {
   return (line) => {
@@ -168,7 +170,12 @@ export const DEFAULT_LOG_SETTINGS: LogSettings = Object.freeze({ format: "text",
 
 let current: Logger = createLogger(DEFAULT_LOG_SETTINGS);
 
-/** The process's operator logger. */
+/**
+ * The process's operator logger: the one `configureOperatorLog` installed,
+ * or the defaults before that.
+ *
+ * @returns The logger in force now.
+ */
 export function operatorLog(): Logger {
   return current;
 }
@@ -177,7 +184,17 @@ export function operatorLog(): Logger {
  * Installs the process's logger from the policy's `[log]` table.
  *
  * @param settings `policy.log`, or undefined for the defaults.
- * @param sink Where lines go (default: stderr).
+ * @param sink Where lines go (default: stderr, never stdout: that is the MCP
+ *   channel in stdio mode).
+ *
+ * @example
+ * ```ts
+ * import type { Policy } from "../config/types.ts";
+ * import { configureOperatorLog, operatorLog } from "./log.ts";
+ * declare const policy: Policy;
+ * configureOperatorLog(policy.log); // stderr, in the policy's format and level
+ * operatorLog().lifecycle("server_start", "serving MCP over stdio");
+ * ```
  */
 export function configureOperatorLog(
   settings: LogSettings | undefined,

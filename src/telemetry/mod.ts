@@ -37,7 +37,12 @@ export {
   type TelemetrySink,
   type TelemetrySources,
 } from "./sink.ts";
-export { instrumentToolCalls, UNKNOWN_TOOL } from "./instrument_tools.ts";
+export {
+  instrumentToolCalls,
+  type ObservedCaller,
+  type ObservedServer,
+  UNKNOWN_TOOL,
+} from "./instrument_tools.ts";
 export { type RequestHandler, withRequestLog } from "./request_log.ts";
 // The settings and the redactor the functions above take, so the surface is complete.
 export type { LogLevel, LogSettings, TelemetrySettings } from "../config/types.ts";

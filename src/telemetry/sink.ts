@@ -22,7 +22,12 @@ const NOOP: TelemetrySink = Object.freeze({
 
 let current: TelemetrySink = NOOP;
 
-/** The process's telemetry sink (the no-op unless `startTelemetry` turned it on). */
+/**
+ * The process's telemetry sink (the no-op unless `startTelemetry` turned it on).
+ *
+ * @returns The sink in force now; ask again rather than keeping it, since
+ *   start and stop replace it.
+ */
 export function telemetry(): TelemetrySink {
   return current;
 }
@@ -33,6 +38,16 @@ export function telemetry(): TelemetrySink {
  * @param settings `policy.telemetry`; undefined leaves telemetry off and imports nothing.
  * @param sources Live values the metrics observe.
  * @returns The sink now in force.
+ *
+ * @example
+ * ```ts
+ * import type { Policy } from "../config/types.ts";
+ * import { startTelemetry, stopTelemetry } from "./sink.ts";
+ * declare const policy: Policy;
+ * const sink = await startTelemetry(policy.telemetry, { running: () => 0 });
+ * sink.enabled; // false unless [telemetry] names a collector
+ * await stopTelemetry(); // at shutdown: flushes what is pending
+ * ```
  */
 export async function startTelemetry(
   settings: TelemetrySettings | undefined,

@@ -82,7 +82,10 @@ export function parseManifest(text: string): HelperManifest | null {
   return { binary, source };
 }
 
-/** The result of `verifyHelper`. */
+/**
+ * The result of `verifyHelper`: the binary's hash (shown by `htmcp check`),
+ * or one clause saying why the server must not trust it.
+ */
 export type HelperCheck =
   | { readonly ok: true; readonly sha256: string }
   | { readonly ok: false; readonly detail: string };
@@ -106,7 +109,15 @@ async function readOrNull(path: string): Promise<Uint8Array<ArrayBuffer> | null>
  * @param path The helper the executor will spawn.
  * @param manifestPath The build's manifest.
  * @param sourcePath The helper's C source ("" when not shipped).
- * @returns Its hash, or one clause saying why it cannot be trusted.
+ * @returns Its hash, or one clause saying why it cannot be trusted (a
+ *   missing, unreadable, altered or stale helper is a value, never a throw).
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_HELPER_PATH, verifyHelper } from "./helper.ts";
+ * const checked = await verifyHelper(DEFAULT_HELPER_PATH);
+ * if (!checked.ok) throw new Error(`Cannot start: ${checked.detail}.`);
+ * ```
  */
 export async function verifyHelper(
   path: string,
