@@ -63,6 +63,7 @@ export interface ExecRequest {
 
 /** Receives raw output chunks while a command runs. */
 export interface OutputObserver {
+  /** Takes one chunk of `stream` as read, before redaction; must not throw. */
   push(stream: "stdout" | "stderr", chunk: Uint8Array): void;
 }
 
