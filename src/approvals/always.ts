@@ -52,6 +52,21 @@ export type { AlwaysRule };
 /**
  * The rule that exempts this run from the prompt, or null: the same caller,
  * the same run digest, held by the same prompt rule.
+ *
+ * @param rules The rules loaded from the always-allow file at startup.
+ * @param binding The caller and run digest of the call.
+ * @param rule The prompt rule that holds the call.
+ *
+ * @example
+ * ```ts
+ * import { findAlwaysRule } from "./mod.ts";
+ * const rules = [{
+ *   id: "a1", owner: "local", digest: "d1", rule: "git push",
+ *   argv: ["/usr/bin/git", "push"], cwd: ".", added_by: "cli:alice", added_ms: 0,
+ * }];
+ * findAlwaysRule(rules, { owner: "local", digest: "d1" }, "git push"); // the rule
+ * findAlwaysRule(rules, { owner: "client:x", digest: "d1" }, "git push"); // null: another caller
+ * ```
  */
 export function findAlwaysRule(
   rules: readonly AlwaysRule[],
@@ -65,7 +80,10 @@ export function findAlwaysRule(
 
 /**
  * Audits what the server loaded from the always-allow file, before it
- * serves (the CLI that wrote the file never writes the audit log).
+ * serves (the CLI that wrote the file never writes the audit log). Writes
+ * nothing when no file is configured.
+ *
+ * @param settings The policy's `[approval]` settings (`Policy.approval`), or undefined.
  */
 export async function auditAlwaysLoaded(
   audit: AuditLog,
@@ -100,8 +118,14 @@ export function alwaysRuleFor(record: ApprovalRecord, by: string, nowMs: number)
 
 /**
  * Writes `rules` to `path` atomically (a temporary file beside it, fsync,
- * rename), owner-only. Refuses a path that is a symlink or otherwise unsafe,
- * as the server would at its next start.
+ * rename), owner-only. It does not judge `path`: the caller loads the file
+ * first with `loadAlwaysFile`, which refuses a symlink or an unsafe place as
+ * the server would at its next start (the CLI does). The rename replaces a
+ * symlink at `path` rather than following it.
+ *
+ * @throws Deno.errors.AlreadyExists when a file appeared at the temporary
+ *   name between its removal and creation (never followed), or any error of
+ *   writing in `path`'s folder.
  */
 export async function writeAlwaysFile(path: string, rules: readonly AlwaysRule[]): Promise<void> {
   const temp = `${path}.htmcp-tmp`;

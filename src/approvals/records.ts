@@ -13,8 +13,14 @@
  */
 export type ApprovalState = "pending" | "allowed" | "denied" | "expired" | "used" | "withdrawn";
 
-/** The stored record (kind `approvals`). */
+/**
+ * The stored record (kind `approvals`): one question to a human about one
+ * run, and its answer. The server reads it back before running anything, so
+ * every field that binds (owner, digest, policy hash) is checked there, and
+ * the rest is what the operator is shown to decide on.
+ */
 export interface ApprovalRecord {
+  /** The approval's id (`newApprovalId`), also the record's name. */
   readonly id: string;
   /** Who asked: the caller's owner key (`local` for stdio, `client:ID` over HTTP). */
   readonly owner: string;
@@ -22,17 +28,25 @@ export interface ApprovalRecord {
   readonly digest: string;
   /** The command as the human reads it: the argv that runs (a plan: its text). */
   readonly argv: readonly string[];
+  /** The command text as the caller sent it (redacted). */
   readonly command_raw: string;
+  /** The working folder, relative to the jail root. */
   readonly cwd: string;
+  /** The identity (`sha256:...`) of the policy that held it: another policy's use is refused. */
   readonly policy_hash: string;
   /** The prompt rule's `args` entry and the operator's justification. */
   readonly rule: string;
+  /** The operator's justification from the prompt rule, shown to whoever answers. */
   readonly justification: string;
+  /** When it was asked (epoch milliseconds). */
   readonly created_ms: number;
+  /** After this (epoch milliseconds, `approval.ttl_s` on), it can be neither answered nor used. */
   readonly expires_ms: number;
+  /** Where it is in its life. */
   readonly state: ApprovalState;
   /** Who answered (`cli:USER`), null while pending. */
   readonly answered_by: string | null;
+  /** When it was answered (epoch milliseconds), null while pending. */
   readonly answered_ms: number | null;
   /** Set when the server has written the `approval_answered` audit record. */
   readonly answer_audited?: boolean;
@@ -71,7 +85,19 @@ export function newApprovalId(): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** SHA-256 (hex) of `value`'s JSON: the digest an approval is bound to. */
+/**
+ * SHA-256 (hex) of `value`'s JSON: the digest an approval is bound to. The
+ * caller passes the whole run specification, so any change to what would run
+ * changes the digest and the approval no longer serves it.
+ *
+ * @example
+ * ```ts
+ * import { runDigest } from "./mod.ts";
+ * const a = await runDigest({ argv: ["/usr/bin/git", "push"], cwd: "." });
+ * const b = await runDigest({ argv: ["/usr/bin/git", "push", "--force"], cwd: "." });
+ * a === b; // false: an approval of the first does not serve the second
+ * ```
+ */
 export async function runDigest(value: unknown): Promise<string> {
   const bytes = new TextEncoder().encode(JSON.stringify(value));
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));

@@ -18,16 +18,24 @@
 import { isRecordName, type StateStore } from "../state/mod.ts";
 import { type ApprovalRecord, type ApprovalState, isApprovalRecord } from "./records.ts";
 
+/** The state store kind the approval records are kept under. */
 export const APPROVALS = "approvals";
 
 /** What binds an approval: it is used only by this owner, for this run, under this policy. */
 export interface ApprovalBinding {
+  /** The caller's owner key (`local`, or `client:ID`). */
   readonly owner: string;
+  /** The run digest (`runDigest` of the run specification). */
   readonly digest: string;
+  /** The identity of the policy in force (`sha256:...`). */
   readonly policyHash: string;
 }
 
-/** The result of answering or using an approval. */
+/**
+ * The result of answering or using an approval: the record as changed, or
+ * why not (the state it was in, or `missing` for an absent, malformed or
+ * non-binding one) with the record as it now is, when there is one.
+ */
 export type Transition =
   | { readonly ok: true; readonly record: ApprovalRecord }
   | {
@@ -36,16 +44,61 @@ export type Transition =
     readonly record: ApprovalRecord | null;
   };
 
+/**
+ * The approval records in a state store, with every change of state as one
+ * atomic update, so the server that waits, the CLI and the approval page
+ * that answer, and other replicas never act on a stale record.
+ *
+ * @example
+ * ```ts
+ * import { ApprovalStore, newApprovalId } from "./mod.ts";
+ * import { LocalStateStore } from "../state/mod.ts";
+ * const state = new LocalStateStore(await Deno.makeTempDir());
+ * const approvals = new ApprovalStore(state);
+ * const id = newApprovalId();
+ * const binding = { owner: "local", digest: "d1", policyHash: "sha256:p1" };
+ * await approvals.create({
+ *   id,
+ *   owner: binding.owner,
+ *   digest: binding.digest,
+ *   argv: ["/usr/bin/git", "push"],
+ *   command_raw: "git push",
+ *   cwd: ".",
+ *   policy_hash: binding.policyHash,
+ *   rule: "git push",
+ *   justification: "a push publishes commits",
+ *   created_ms: Date.now(),
+ *   expires_ms: Date.now() + 60_000,
+ *   state: "pending",
+ *   answered_by: null,
+ *   answered_ms: null,
+ * });
+ * await approvals.answer(id, true, "cli:alice"); // { ok: true, record: { state: "allowed", ... } }
+ * await approvals.consume(id, binding); // { ok: true, record: { state: "used", ... } }
+ * await approvals.consume(id, binding); // { ok: false, state: "used", ... }: once only
+ * await state.close();
+ * ```
+ */
 export class ApprovalStore {
   readonly #store: StateStore;
   readonly #now: () => number;
 
+  /**
+   * An approval store over `store`.
+   *
+   * @param store The policy's state store (the state dir, or the fleet's PostgreSQL database).
+   * @param now The clock expiry is judged by (a test's fake clock).
+   */
   constructor(store: StateStore, now: () => number = Date.now) {
     this.#store = store;
     this.#now = now;
   }
 
-  /** Stores a new pending record. */
+  /**
+   * Stores a new pending record.
+   *
+   * @throws Error when a record with its id exists (ids are random: a bug or a forgery).
+   */
   async create(record: ApprovalRecord): Promise<void> {
     const made = await this.#store.compareAndSwap(APPROVALS, record.id, null, { ...record });
     if (!made) throw new Error("approval id collision");

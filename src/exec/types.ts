@@ -76,7 +76,7 @@ export interface OutputObserver {
    * Called once per chunk read from the command, in order per stream.
    *
    * @param stream Which stream the chunk came from.
-   * @param chunk The raw bytes, unredacted: the observer redacts what it shows.
+   * @param chunk The raw bytes, unredacted: the observer redacts what it shows; it must not throw.
    */
   push(stream: "stdout" | "stderr", chunk: Uint8Array): void;
 }

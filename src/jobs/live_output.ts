@@ -21,13 +21,29 @@ export const TAIL_LINES = 10;
 /** Bytes shown per stream in a progress message at most. */
 export const TAIL_BYTES = 1024;
 
-/** Receives a running command's output and keeps the last `LIVE_WINDOW_BYTES` of each stream. */
+/**
+ * Receives a running command's output (the executor's `live` observer) and
+ * keeps the last `LIVE_WINDOW_BYTES` of each stream, raw; only what
+ * `tail` and `message` return, redacted, ever leaves it.
+ *
+ * @example
+ * ```ts
+ * import { LiveOutput } from "./mod.ts";
+ * import { createRedactor } from "../redact/mod.ts";
+ * const redactor = createRedactor({ enabled: true, entropyFallback: false, extraPatterns: [] });
+ * const live = new LiveOutput();
+ * live.push("stdout", new TextEncoder().encode("step 1\nstep 2\n"));
+ * live.bytes("stdout"); // 14
+ * live.tail("stdout", redactor); // "step 1\nstep 2"
+ * ```
+ */
 export class LiveOutput implements OutputObserver {
   readonly #streams = {
     stdout: new BoundedCapture(0, LIVE_WINDOW_BYTES),
     stderr: new BoundedCapture(0, LIVE_WINDOW_BYTES),
   };
 
+  /** Takes one raw chunk of `stream`, as the executor reads it; older bytes leave the window. */
   push(stream: "stdout" | "stderr", chunk: Uint8Array): void {
     this.#streams[stream].push(chunk);
   }

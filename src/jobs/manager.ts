@@ -15,7 +15,9 @@
  *
  * @module
  */
-import type { ServerContext } from "../context/mod.ts";
+import type { AuditLog } from "../audit/mod.ts";
+import type { Policy } from "../config/types.ts";
+import type { Redactor } from "../redact/mod.ts";
 import type { CommandResult } from "../result/codes.ts";
 import { HEARTBEAT_MS, JobStore } from "./store.ts";
 import { isLiveState, type JobOrigin, type JobRecord } from "./records.ts";
@@ -55,21 +57,50 @@ declare module "../audit/mod.ts" {
   }
 }
 
-/** What run_command hands over once the command has started. */
+/**
+ * What the job manager uses of the server context: the policy's limits and
+ * state store, the audit log, the redactor, and the call tracker that lets
+ * shutdown wait for a job's outcome record. A `ServerContext` is one; the
+ * executor and the concurrency limiter stay out of reach, since a job's run
+ * was started (and its slot taken) before the manager sees it.
+ */
+export interface JobContext {
+  /** The frozen policy: `limits` sizes and times the jobs, its state settings pick the store. */
+  readonly policy: Policy;
+  /** Where every job start, end, cancel request, loss and expiry is written. */
+  readonly audit: AuditLog;
+  /** Redacts the stored command, argv and progress tail. */
+  readonly redactor: Redactor;
+  /** Registers a job's end as a call in flight, so closing the server waits for its records. */
+  track<T>(call: Promise<T>): Promise<T>;
+}
+
+/**
+ * What run_command hands over once the command has started: who asked,
+ * what runs, and the handles the manager needs to watch, stop and record it.
+ */
 export interface JobLaunch {
+  /** The job's id (`newJobId`), chosen before the run so the reply can name it. */
   readonly id: string;
+  /** The caller's owner key (`local`, or `client:<id>`): the only one who sees the job. */
   readonly owner: string;
+  /** The OAuth client id for the audit records; null on stdio or HTTP without OAuth. */
   readonly clientId: string | null;
+  /** The call's audit id: its attempt and outcome records carry it. */
   readonly callId: string;
   /** The command text and argv (redacted here before they are stored). */
   readonly command: string;
+  /** The argv that runs, as in the audit attempt (redacted before it is stored). */
   readonly argv: readonly string[];
   /** Jail-relative working directory. */
   readonly cwd: string;
+  /** The run's deadline in milliseconds, after which its tree is killed. */
   readonly timeoutMs: number;
+  /** When the run started (epoch milliseconds). */
   readonly startedMs: number;
   /** The run's own controller: aborting it kills the tree. */
   readonly controller: AbortController;
+  /** The observer of the run's raw output: byte counts and the progress tail. */
   readonly live: LiveOutput;
   /** The run and its outcome record, already under way. */
   readonly result: Promise<CommandResult>;
@@ -85,6 +116,7 @@ export interface JobLaunch {
  * the sweep while this server beats).
  */
 export interface HeldJob {
+  /** The caller's owner key: only this owner may cancel or wait for it. */
   readonly owner: string;
   /** Resolves when the hold ends: the job ended unrun, or its run was adopted here. */
   readonly done: Promise<void>;
@@ -92,7 +124,7 @@ export interface HeldJob {
   cancel(): void;
 }
 
-/** A run the manager holds. */
+/** A run the manager holds, as `adopt` returns it to the call that started it. */
 export interface RunningJob {
   /** Resolves when the run ended and what it keeps is stored; `kept` says whether a record exists. */
   readonly done: Promise<{ result: CommandResult; kept: boolean }>;
@@ -119,16 +151,42 @@ interface Entry {
 export const CANCEL_WAIT_MS = 10_000;
 const POLL_MS = 200;
 
+/**
+ * The jobs of one server process: it takes over started runs (`adopt`),
+ * makes them durable jobs on request, holds jobs waiting for their approval,
+ * cancels and waits for jobs across servers sharing the state store, and
+ * sweeps lost and expired ones. Get the process's one manager with
+ * {@linkcode jobsFor} rather than constructing another, whose heartbeat and
+ * sweep would be a second server's.
+ *
+ * @example
+ * ```ts
+ * import { jobsFor, type JobContext } from "./mod.ts";
+ * declare const context: JobContext; // a ServerContext from createServerContext
+ * const jobs = jobsFor(context);
+ * if (jobs !== null) {
+ *   const record = await jobs.waitForEnd("local", "job_abc", 5_000);
+ *   console.log(record?.state); // "ended", or "running" when 5 s were not enough
+ * }
+ * ```
+ */
 export class JobManager {
+  /** The job records and output, in the policy's state store. */
   readonly store: JobStore;
   /** This server process's identity in job records and its heartbeat. */
   readonly writer: string = crypto.randomUUID();
-  readonly #context: ServerContext;
+  readonly #context: JobContext;
   readonly #running = new Map<string, Entry>();
   readonly #held = new Map<string, HeldJob>();
   #ticker: ReturnType<typeof setInterval> | undefined;
 
-  constructor(context: ServerContext, store: JobStore) {
+  /**
+   * A manager over `store`; {@linkcode jobsFor} builds the process's one.
+   *
+   * @param context What the jobs are run under: policy limits, audit log, redactor, call tracker.
+   * @param store The jobs' records, in the policy's state store.
+   */
+  constructor(context: JobContext, store: JobStore) {
     this.#context = context;
     this.store = store;
   }
@@ -151,7 +209,11 @@ export class JobManager {
     });
   }
 
-  /** Takes over a started run. Its slot is released when it ends, whoever waits for it. */
+  /**
+   * Takes over a started run. Its slot is released when it ends, whoever
+   * waits for it. Nothing is stored until `persist` is called, or until the
+   * run ends with more output than the reply can carry.
+   */
   adopt(launch: JobLaunch): RunningJob {
     const entry: Entry = {
       launch,
@@ -293,7 +355,11 @@ export class JobManager {
    * server, by a cancel request in its record, which that server obeys at
    * its next tick. Waits (bounded) until the end is recorded.
    *
-   * @returns The record afterwards, or null when the owner has no such job.
+   * @param owner The caller's owner key; another owner's job is answered as absent.
+   * @param clientId The OAuth client id for the audit record, or null.
+   * @param id The job's id.
+   * @returns The record afterwards (still live when the end took longer
+   *   than `CANCEL_WAIT_MS`), or null when the owner has no such job.
    */
   async cancel(owner: string, clientId: string | null, id: string): Promise<JobRecord | null> {
     const held = this.#held.get(id);
@@ -340,7 +406,13 @@ export class JobManager {
     return await this.waitForEnd(owner, id, CANCEL_WAIT_MS);
   }
 
-  /** The owner's job once it is no longer running, or as it is after `waitMs`. */
+  /**
+   * The owner's job once it is no longer running, or as it is after `waitMs`.
+   * A job of another server is polled (sweeping, so a dead server's job
+   * turns `lost` rather than keeping the wait to its end).
+   *
+   * @returns The record, or null when the owner has no such job.
+   */
   async waitForEnd(owner: string, id: string, waitMs: number): Promise<JobRecord | null> {
     const deadline = Date.now() + waitMs;
     // A job held for its approval may start here and then run: the wait
@@ -447,14 +519,27 @@ function delay(ms: number): Promise<void> {
   });
 }
 
-const managers = new WeakMap<ServerContext, JobManager | null>();
+const managers = new WeakMap<JobContext, JobManager | null>();
 
 /**
  * The job manager of `context` (one per server process), or null when the
  * policy has no state store (no `state_dir`, no `[state] backend`): jobs
  * are durable or absent.
+ *
+ * @param context The server context; the same one always gets the same manager.
+ * @returns The manager, or null when the policy keeps no state.
+ * @throws Error when the policy's PostgreSQL store was never opened (a wiring bug).
+ *
+ * @example
+ * ```ts
+ * import { jobsFor, type JobContext } from "./mod.ts";
+ * declare const context: JobContext;
+ * const jobs = jobsFor(context);
+ * if (jobs === null) console.log("no state_dir: runs cannot become jobs");
+ * else console.log(await jobs.store.list("local")); // the caller's jobs, newest first
+ * ```
  */
-export function jobsFor(context: ServerContext): JobManager | null {
+export function jobsFor(context: JobContext): JobManager | null {
   let manager = managers.get(context);
   if (manager === undefined) {
     const store = stateStoreFor(context.policy);

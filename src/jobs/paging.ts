@@ -18,6 +18,7 @@ function boundary(bytes: Uint8Array, at: number): number {
 
 /** A stream cut for the reply. */
 export interface InlineText {
+  /** The text for the reply: whole, or head, marker and tail. */
   readonly text: string;
   /** Bytes left out of the middle (0 when the whole text fits). */
   readonly cutBytes: number;
@@ -30,6 +31,16 @@ export interface InlineText {
  * @param text Redacted output of one stream.
  * @param limitBytes `limits.inline_output_bytes`.
  * @param pageHint Completes the marker: how to page the cut part, given its offset and length.
+ * @returns The text to show and how many bytes were left out.
+ *
+ * @example
+ * ```ts
+ * import { headAndTail } from "./mod.ts";
+ * const cut = headAndTail("a".repeat(100), 20, (offset, length) =>
+ *   `read them with job_output offset=${offset} limit=${length}`);
+ * cut.cutBytes; // 80
+ * cut.text; // "aaaaaaaaaa\n[htmcp: 80 of 100 bytes cut here; read them with ...]\naaaaaaaaaa"
+ * ```
  */
 export function headAndTail(
   text: string,
@@ -53,10 +64,13 @@ export function headAndTail(
 
 /** One page of stored output. */
 export interface Page {
+  /** The page's text (whole characters only). */
   readonly text: string;
+  /** Where the page starts, in UTF-8 bytes (the asked offset, moved back to a character start). */
   readonly offset: number;
   /** Where the next page starts, or null at the end. */
   readonly nextOffset: number | null;
+  /** The whole stored text's length in UTF-8 bytes. */
   readonly totalBytes: number;
 }
 
@@ -64,6 +78,17 @@ export interface Page {
  * The bytes `[offset, offset + limit)` of `text`, both ends moved back to a
  * character boundary (a page never splits a character; the next page starts
  * where this one stopped).
+ *
+ * @param text The stored (redacted) output of one stream.
+ * @param offset The first byte wanted.
+ * @param limit How many bytes at most (a page holds at least one character).
+ *
+ * @example
+ * ```ts
+ * import { pageOf } from "./mod.ts";
+ * const first = pageOf("héllo", 0, 2); // { text: "h", offset: 0, nextOffset: 1, totalBytes: 6 }
+ * const next = pageOf("héllo", first.nextOffset ?? 0, 2); // text "é": never half of it
+ * ```
  */
 export function pageOf(text: string, offset: number, limit: number): Page {
   const bytes = encoder.encode(text);

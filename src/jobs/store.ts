@@ -48,17 +48,39 @@ function isHeartbeat(value: unknown): value is Heartbeat {
 
 /** What a sweep changed, for the audit log. */
 export interface SweepReport {
+  /** Jobs turned `lost` by this sweep, as now stored. */
   readonly lost: readonly JobRecord[];
+  /** Ended jobs deleted by this sweep (with their output), as they were. */
   readonly expired: readonly JobRecord[];
 }
 
+/**
+ * The job records, their output and the servers' heartbeats in a state
+ * store. Every lookup takes the owner, so one caller's job is invisible to
+ * another; every read-check-write runs under the store's lock, so servers
+ * sharing it never lose each other's changes.
+ *
+ * @example
+ * ```ts
+ * import { JobStore } from "./mod.ts";
+ * import { LocalStateStore } from "../state/mod.ts";
+ * const state = new LocalStateStore(await Deno.makeTempDir());
+ * const jobs = new JobStore(state);
+ * console.log(await jobs.list("local")); // [] : nothing ran yet
+ * console.log(await jobs.get("client:other", "job_abc")); // null, absent and foreign alike
+ * await state.close();
+ * ```
+ */
 export class JobStore {
   readonly #store: StateStore;
   readonly #now: () => number;
 
   /**
+   * A job store over `store`.
+   *
    * @param store The policy's state store: the state dir's files, or the
    *   fleet's PostgreSQL database, so every replica sees the same jobs.
+   * @param now The clock heartbeats and sweeps read (a test's fake clock).
    */
   constructor(store: StateStore, now: () => number = Date.now) {
     this.#store = store;
@@ -142,6 +164,8 @@ export class JobStore {
    * deletes every job that ended more than `retentionMs` ago, with its
    * output. `self` is this server's writer id: its own running jobs are
    * alive by definition (`isRunningHere` says which are).
+   *
+   * @returns What changed, for the caller to audit.
    */
   sweep(
     self: string,

@@ -100,6 +100,7 @@ export const RESULT_CODES: readonly ResultCode[] = Object.freeze(
 export interface CommandResult {
   /** True for `OK`, `OUTPUT_TRUNCATED` and `JOB_RUNNING`; false for every refusal or failure. */
   readonly ok: boolean;
+  /** The one condition the call ended in (see `RESULT_CODE_MEANINGS`). */
   readonly code: ResultCode;
   /** Redacted, then truncated, standard output ("" when nothing ran). */
   readonly stdout: string;
@@ -131,6 +132,7 @@ export interface CommandResult {
 export interface StageResult {
   /** The stage's argv as it ran (globs expanded). */
   readonly argv: readonly string[];
+  /** The stage's exit status; null when `&&`/`||` skipped it or the plan was killed. */
   readonly exit_code: number | null;
 }
 

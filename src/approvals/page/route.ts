@@ -71,11 +71,13 @@ export interface ApprovalPageOptions {
   readonly store: StateStore | null;
   /** The page's own origin (`[http] base_url`, or the bound origin). */
   readonly ownOrigin: string;
+  /** The server's one audit writer: the page's refusals, wrong PINs and answers. */
   readonly audit: AuditSink;
   /** The OAuth page's failed-PIN limiter (one budget for one PIN). */
   readonly pinLimiter: FailureLimiter;
   /** Byte limit of a form post (`[http] max_registration_bytes`). */
   readonly maxBodyBytes: number;
+  /** The clock form tokens and expiry are judged by; default `Date.now`. */
   readonly now?: () => number;
   /** Where refusals and answers are told to the operator; default stderr, rate-limited. */
   readonly operatorLog?: (line: string) => void;
@@ -84,6 +86,10 @@ export interface ApprovalPageOptions {
 /** The page's route: the request and the client's address. */
 export type ApprovalPageRoute = (request: Request, remoteAddr: string) => Promise<Response>;
 
+/**
+ * What {@linkcode createApprovalPage} builds: the route (null when the page
+ * must not exist), or why the server must not start.
+ */
 export type ApprovalPageSetup =
   | { readonly ok: true; readonly route: ApprovalPageRoute | null }
   | { readonly ok: false; readonly message: string };
@@ -97,8 +103,24 @@ export type ApprovalPageSetup =
  *
  * @example
  * ```ts
- * const page = createApprovalPage({ adminPin, store, ownOrigin, audit, pinLimiter, maxBodyBytes });
- * if (!page.ok) throw new Error(page.message);
+ * import { createApprovalPage } from "./mod.ts";
+ * import type { AuditLog } from "../../audit/mod.ts";
+ * import { DEFAULT_FAILURE_LIMITS, FailureLimiter } from "../../auth/server/mod.ts";
+ * import { LocalStateStore } from "../../state/mod.ts";
+ * declare const audit: AuditLog; // the server's one audit log
+ * const page = createApprovalPage({
+ *   adminPin: "plum-7-harbor",
+ *   store: new LocalStateStore(await Deno.makeTempDir()),
+ *   ownOrigin: "https://htmcp.example.org",
+ *   audit,
+ *   pinLimiter: new FailureLimiter(DEFAULT_FAILURE_LIMITS, Date.now), // the OAuth page's one
+ *   maxBodyBytes: 16_384,
+ * });
+ * if (!page.ok) throw new Error(page.message); // a guessable PIN: the server does not start
+ * const response = await page.route?.(
+ *   new Request("https://htmcp.example.org/approvals"),
+ *   "127.0.0.1",
+ * ); // the PIN form
  * ```
  */
 export function createApprovalPage(options: ApprovalPageOptions): ApprovalPageSetup {
@@ -130,6 +152,7 @@ interface PageDeps {
   readonly pin: string;
   readonly approvals: ApprovalStore;
   readonly ownOrigin: string;
+  /** The server's one audit writer: the page's refusals, wrong PINs and answers. */
   readonly audit: AuditSink;
   readonly limiter: FailureLimiter;
   readonly maxBodyBytes: number;
