@@ -9,12 +9,21 @@
  *
  * @example
  * ```ts
+ * import { loadPolicy } from "../config/mod.ts";
+ * import { createExecutor } from "./mod.ts";
+ *
+ * const loaded = await loadPolicy({ policyFile: "policy.toml", env: Deno.env.toObject() });
+ * if (!loaded.ok) throw new Error(loaded.message);
+ * const { policy } = loaded;
+ * const ls = policy.allowlist.get("ls");
+ * if (ls === undefined) throw new Error("ls is not allowlisted");
  * const built = await createExecutor(policy);
  * if (!built.ok) throw new Error(built.message);
  * const outcome = await built.executor.run({
- *   callId: "1", command: policy.allowlist.get("ls")!, args: ["-la"],
- *   cwd: policy.jailRoot, redact: (t) => t,
+ *   callId: "1", command: ls, args: ["-la"], cwd: policy.jailRoot, redact: (t) => t,
  * });
+ * console.log(outcome.code, outcome.stdout);
+ * await built.executor.shutdown();
  * ```
  *
  * @module

@@ -24,8 +24,11 @@ export type Redirect =
 
 /** One process of a pipeline: the policy-resolved absolute path and its argv. */
 export interface PlanStage {
+  /** The absolute path the policy resolved the command word to; executed as is. */
   readonly path: string;
+  /** argv after the command word, passed verbatim. */
   readonly args: readonly string[];
+  /** The stage's redirections, in order; none when absent. */
   readonly redirects?: readonly Redirect[];
 }
 
@@ -36,7 +39,9 @@ export type PlanStep =
 
 /** A whole plan: the starting cwd and the steps, each after its connector (none for the first). */
 export interface CommandPlan {
+  /** The jail-confined directory the plan starts in; a `cd` step moves it. */
   readonly cwd: string;
+  /** The steps in order, each joined to the one before by its connector. */
   readonly steps: readonly { readonly connector?: Connector; readonly step: PlanStep }[];
 }
 

@@ -63,11 +63,16 @@ export interface ExecRequest {
 
 /** Receives raw output chunks while a command runs. */
 export interface OutputObserver {
+  /**
+   * Called with each chunk as it is read, unredacted. The chunk's buffer is
+   * reused once this returns: an observer copies what it keeps.
+   */
   push(stream: "stdout" | "stderr", chunk: Uint8Array): void;
 }
 
 /** How one run ended. */
 export interface ExecOutcome {
+  /** `OK`, or what else happened (`OUTPUT_TRUNCATED`, `TIMEOUT`, ...); the caller maps it to the wire. */
   readonly code: ExecOutcomeCode;
   /** Redacted, then truncated, standard output. */
   readonly stdout: string;
@@ -98,8 +103,11 @@ export type { CommandHardening } from "../policy/mod.ts";
 
 /** One startup probe's result, shown by `htmcp check`. */
 export interface ProbeResult {
+  /** What was probed (`"launcher"`, ...), the first word of its `htmcp check` line. */
   readonly name: string;
+  /** True when the probe found what containment needs. */
   readonly ok: boolean;
+  /** One line saying what the probe found. */
   readonly detail: string;
   /** True when the failure is the command's uid being unable to search or write the jail. */
   readonly jailAccess?: boolean;
@@ -130,6 +138,7 @@ export interface ExecutorDescription {
   readonly commandUidSource: string;
   /** One sentence: which mode was chosen and why. */
   readonly summary: string;
+  /** The startup probes behind this choice, in the order they ran. */
   readonly probes: readonly ProbeResult[];
 }
 
@@ -144,11 +153,16 @@ export interface Executor {
   runPlan(request: PlanRequest): Promise<PlanOutcome>;
   /** Kills and reaps every running command; later `run` calls return `CANCELLED`. */
   shutdown(): Promise<void>;
+  /** The containment chosen at startup and the probes that chose it. */
   describe(): ExecutorDescription;
   /** Binaries the server process itself spawns: what `--allow-run` must list. */
   launcherPaths(): string[];
 }
 
+/**
+ * What `createExecutor` returns: the executor, or one sentence saying why
+ * containment cannot be set up, with which the server refuses to start.
+ */
 export type CreateExecutorResult =
   | { readonly ok: true; readonly executor: Executor }
   | { readonly ok: false; readonly message: string };
