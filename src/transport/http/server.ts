@@ -16,7 +16,7 @@ import { operatorLog, withRequestLog } from "../../telemetry/mod.ts";
 import { createHostCheck } from "./host_check.ts";
 import { handleMcp } from "./mcp_route.ts";
 import { createModernRoute } from "./modern_route.ts";
-import { createModernEra } from "../../protocol/face.ts";
+import { createModernEra } from "../../protocol/mod.ts";
 import { serverIdentity } from "../../server/identity.ts";
 import { serverInstructions } from "../../server/instructions.ts";
 import { unreadBound } from "../backlog.ts";
