@@ -15,12 +15,15 @@
  *   enforces, so it cannot carry a cycle in.
  * - `KNOWN` names the arrows still to remove, each with why it is still
  *   there: they are printed, not failed, and any other arrow fails.
+ * - A sealed folder (`SEALED`) is entered from other folders through its
+ *   `mod.ts` only; an import naming another of its files fails.
  *
  * The graph comes from `deno info --json` over every module under `src/`,
  * type-only imports included (a type cycle is still a design cycle). Prints
  * each finding and exits 1 when there is one, 0 otherwise. It also counts
  * the imports between folders that do not go through the folder's `mod.ts`
- * (reported, not enforced: `docs/ARCHITECTURE.md` says what holds).
+ * (reported; enforced for the sealed folders only: `docs/ARCHITECTURE.md`
+ * says what holds).
  *
  * @module
  */
@@ -56,6 +59,26 @@ export const VOCABULARY: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * Folders whose `mod.ts` is their only way in from the rest of `src/`: every
+ * folder that no other folder enters past its `mod.ts` (what is sealed stays
+ * sealed). A folder joins when its last direct import goes through `mod.ts`.
+ */
+export const SEALED: ReadonlySet<string> = new Set([
+  "concurrency",
+  "context",
+  "exec",
+  "health",
+  "jobs",
+  "links",
+  "permissions",
+  "plan",
+  "protocol",
+  "session",
+  "streams",
+  "telemetry",
+]);
+
+/**
  * Arrows not removed yet (`from -> to`; `*` in `from` stands for one file
  * name), each with the reason it stays for now. Empty: every arrow there was
  * is gone. An entry is for an arrow that cannot be removed in the change
@@ -80,6 +103,8 @@ export interface ImportReport {
   readonly impureVocabulary: readonly ImportEdge[];
   /** Arrows of `KNOWN` that were found (printed, not failed). */
   readonly known: readonly ImportEdge[];
+  /** Imports from another folder into a sealed folder that name a file other than its `mod.ts`. */
+  readonly pastSealed: readonly ImportEdge[];
   /** Cross-folder imports that name a file other than the folder's `mod.ts`. */
   readonly pastModTs: number;
   readonly crossFolder: number;
@@ -213,10 +238,14 @@ export function knownReason(
   return null;
 }
 
-/** Judges `edges` against the layers, `knownArrows` (default `KNOWN`) printed, not failed. */
+/**
+ * Judges `edges` against the layers and the sealed folders, `knownArrows`
+ * (default `KNOWN`) printed, not failed.
+ */
 export function checkImports(
   all: readonly ImportEdge[],
   knownArrows: ReadonlyMap<string, string> = KNOWN,
+  sealed: ReadonlySet<string> = SEALED,
 ): ImportReport {
   const known = all.filter((edge) => knownReason(edge, knownArrows) !== null);
   const edges = all.filter((edge) => knownReason(edge, knownArrows) === null);
@@ -227,6 +256,7 @@ export function checkImports(
   LAYERS.forEach((folders, layer) => folders.forEach((folder) => layerOf.set(folder, layer)));
   const folderEdges: { from: string; to: string }[] = [];
   const upward: ImportEdge[] = [];
+  const pastSealed: ImportEdge[] = [];
   let crossFolder = 0;
   let pastModTs = 0;
   for (const edge of edges) {
@@ -237,6 +267,7 @@ export function checkImports(
       crossFolder++;
       if (!edge.to.endsWith("/mod.ts")) pastModTs++;
     }
+    if (sealed.has(to) && edge.to !== `${to}/mod.ts`) pastSealed.push(edge);
     // The vocabulary sits below every layer and joins no folder's cycle.
     if (VOCABULARY.has(edge.to)) continue;
     folderEdges.push({ from, to });
@@ -251,6 +282,7 @@ export function checkImports(
     upward,
     impureVocabulary,
     known,
+    pastSealed,
     pastModTs,
     crossFolder,
   };
@@ -268,6 +300,13 @@ if (import.meta.main) {
   for (const edge of report.impureVocabulary) {
     console.log(`vocabulary imports beyond the vocabulary: ${edge.from} -> ${edge.to}`);
   }
+  for (const edge of report.pastSealed) {
+    console.log(
+      `import past a sealed folder's mod.ts: ${edge.from} -> ${edge.to} (use ${
+        folderOf(edge.to)
+      }/mod.ts)`,
+    );
+  }
   const knownCounts = new Map<string, number>();
   for (const edge of report.known) {
     const reason = knownReason(edge) ?? "";
@@ -277,7 +316,7 @@ if (import.meta.main) {
     console.log(`known, still to remove (${count} import(s)): ${reason}`);
   }
   const findings = report.fileCycles.length + report.folderCycles.length +
-    report.upward.length + report.impureVocabulary.length;
+    report.upward.length + report.impureVocabulary.length + report.pastSealed.length;
   console.log(
     `check_imports: ${findings} finding(s); ${report.pastModTs} of ${report.crossFolder} ` +
       `imports between folders name a file other than the folder's mod.ts (${

@@ -28,6 +28,11 @@
 /** Releases a slot. Idempotent, so a `finally` and an abort path may both call it. */
 export type Release = () => void;
 
+/**
+ * A slot, or why there is none. Both carry `queuedMs`, the time the call
+ * waited in the queue (0 when it never waited), which the caller reports.
+ * A refusal is a value, never a throw: the tool answers it to the model.
+ */
 export type AcquireResult =
   | { readonly ok: true; readonly release: Release; readonly queuedMs: number }
   | {
@@ -51,31 +56,44 @@ export interface QueueLimits {
 /** No queue: every call beyond a cap is refused at once. */
 export const NO_QUEUE: QueueLimits = Object.freeze({ max: 0, waitMs: 0 });
 
-type Key = string | null;
+/**
+ * Who a call belongs to, for the per-caller cap and the round-robin: the
+ * caller's OAuth client id, or null when it has none (stdio, HTTP without
+ * authentication), which all share one line and no per-caller cap.
+ */
+export type CallerKey = string | null;
 
 const STOPPING = "The server is stopping; the call did not start.";
 
 interface Waiter {
-  readonly key: Key;
+  readonly key: CallerKey;
   readonly keyCap: number;
   readonly enqueuedAt: number;
   settle(result: AcquireResult): void;
 }
 
+/**
+ * The caps and the fair queue of one server process (`context.limiter`):
+ * every command takes a slot before it runs and releases it when it has
+ * ended, so no more than `globalCap` run at once, nor more than its own cap
+ * for one caller.
+ */
 export class ConcurrencyLimiter {
   readonly #globalCap: number;
   readonly #queue: QueueLimits;
   #running = 0;
-  readonly #perKey = new Map<Key, number>();
+  readonly #perKey = new Map<CallerKey, number>();
   /**
    * Waiting calls by caller. The map's order is the service order: a caller
    * that is served moves to the back, so iteration is round-robin.
    */
-  readonly #waiting = new Map<Key, Waiter[]>();
+  readonly #waiting = new Map<CallerKey, Waiter[]>();
   #waitingCount = 0;
   #closed = false;
 
   /**
+   * Creates a limiter with no slot taken and no call waiting.
+   *
    * @param globalCap Maximum commands running at once across all callers.
    * @param queue The waiting queue's bounds (none by default).
    * @throws {RangeError} If `globalCap` is not a positive integer, or a queue bound is negative.
@@ -112,7 +130,7 @@ export class ConcurrencyLimiter {
    * @param keyCap The caller's own cap (ignored when `key` is null).
    * @returns A release function, or the sentence saying which cap was hit.
    */
-  tryAcquire(key: Key, keyCap: number): AcquireResult {
+  tryAcquire(key: CallerKey, keyCap: number): AcquireResult {
     const blocked = this.#blockedBy(key, keyCap);
     if (blocked !== null) return { ok: false, code: "BUSY", reason: blocked, queuedMs: 0 };
     if (this.#waitingCount > 0 && this.#queueHolds(key)) {
@@ -135,7 +153,7 @@ export class ConcurrencyLimiter {
    * @param signal Aborts the wait (the call is then `CANCELLED`, holding nothing).
    * @returns A release function with the time spent waiting, or `BUSY`/`CANCELLED` with its sentence.
    */
-  acquire(key: Key, keyCap: number, signal?: AbortSignal): Promise<AcquireResult> {
+  acquire(key: CallerKey, keyCap: number, signal?: AbortSignal): Promise<AcquireResult> {
     const now = this.tryAcquire(key, keyCap);
     if (now.ok || this.#closed || this.#queue.max === 0 || this.#queue.waitMs === 0) {
       return Promise.resolve(now);
@@ -219,7 +237,7 @@ export class ConcurrencyLimiter {
   }
 
   /** The sentence naming the cap that keeps `key` from starting now, or null. */
-  #blockedBy(key: Key, keyCap: number): string | null {
+  #blockedBy(key: CallerKey, keyCap: number): string | null {
     if (this.#closed) return STOPPING;
     if (this.#running >= this.#globalCap) {
       return `The server is already running ${this.#running} commands, its limit (limits.max_concurrent = ${this.#globalCap}).`;
@@ -232,7 +250,7 @@ export class ConcurrencyLimiter {
   }
 
   /** True when some waiting call other than `key`'s own blocked ones could use a free slot. */
-  #queueHolds(key: Key): boolean {
+  #queueHolds(key: CallerKey): boolean {
     for (const [other, line] of this.#waiting) {
       const first = line[0];
       if (first !== undefined && (other === key || this.#blockedBy(other, first.keyCap) === null)) {
@@ -242,7 +260,7 @@ export class ConcurrencyLimiter {
     return false;
   }
 
-  #take(key: Key): Release {
+  #take(key: CallerKey): Release {
     this.#running++;
     if (key !== null) this.#perKey.set(key, (this.#perKey.get(key) ?? 0) + 1);
     let released = false;
@@ -304,7 +322,7 @@ export class ConcurrencyLimiter {
    * The queue is full: the caller holding the most places gives its newest
    * one to `key`, if `key` holds fewer. False when `key` is the heaviest itself.
    */
-  #displaceFor(key: Key): boolean {
+  #displaceFor(key: CallerKey): boolean {
     let heaviest: Waiter[] | undefined;
     for (const line of this.#waiting.values()) {
       if (heaviest === undefined || line.length > heaviest.length) heaviest = line;

@@ -17,6 +17,7 @@
  */
 export {
   type AcquireResult,
+  type CallerKey,
   ConcurrencyLimiter,
   NO_QUEUE,
   type QueueLimits,

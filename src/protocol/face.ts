@@ -20,8 +20,11 @@ export { MODERN_ERA } from "../tools/caller.ts";
 
 /** What the era needs from the rest of the server. */
 export interface ModernEraDeps {
+  /** The process's shared context: its policy keys the sealer, its audit log records refusals. */
   readonly context: ServerContext;
+  /** The server's name and version, as the 2025 era announces them too. */
   readonly info: Implementation;
+  /** The server's instructions to the model, the same in both eras. */
   readonly instructions: string;
   /** `createMcpServer`: the one definition of the tools. */
   readonly build: (caller: CallerIdentity, calls: CallRegistry) => McpServer;
@@ -35,6 +38,7 @@ export interface ModernEraDeps {
 
 /** The era's shared parts. */
 export interface ModernEra {
+  /** Seals and opens the single-use request states of this process's 2026 calls. */
   readonly sealer: RequestStateSealer;
   /** Loads the SDK v2 server code; `serverFor` needs it done (already so without `deferLoad`). */
   load(): Promise<void>;

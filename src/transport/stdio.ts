@@ -17,7 +17,7 @@ import { watchParent } from "./orphan.ts";
 import { BoundedStdioTransport } from "./stdio_transport.ts";
 import { startStdioEras } from "./stdio_era.ts";
 import { CallRegistry } from "../server/calls.ts";
-import { createModernEra, MODERN_ERA } from "../protocol/face.ts";
+import { createModernEra, MODERN_ERA } from "../protocol/mod.ts";
 import { serverIdentity } from "../server/identity.ts";
 import { serverInstructions } from "../server/instructions.ts";
 

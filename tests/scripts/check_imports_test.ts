@@ -7,7 +7,9 @@ import {
   checkImports,
   cyclesOf,
   type ImportEdge,
+  LAYERS,
   readImportGraph,
+  SEALED,
 } from "../../scripts/check_imports.ts";
 
 const edge = (from: string, to: string, typeOnly = false): ImportEdge => ({ from, to, typeOnly });
@@ -69,6 +71,28 @@ Deno.test("checkImports() treats a known arrow as known only while it imports ty
   assert.equal(unknown.upward.length, 1);
 });
 
+Deno.test("checkImports() refuses an import into a sealed folder past its mod.ts, from any folder", () => {
+  const sealed = new Set(["protocol"]);
+  const report = checkImports(
+    [
+      edge("transport/stdio.ts", "protocol/mod.ts"),
+      edge("transport/http/server.ts", "protocol/face.ts"),
+      edge("cli/serve.ts", "protocol/sub/mod.ts", true),
+      // Inside the folder, files import each other freely.
+      edge("protocol/face.ts", "protocol/request_state.ts"),
+      // An unsealed folder is still entered anywhere (counted, not refused).
+      edge("transport/stdio.ts", "tools/caller.ts"),
+    ],
+    new Map(),
+    sealed,
+  );
+  assert.deepEqual(report.pastSealed.map((e) => `${e.from} -> ${e.to}`), [
+    "transport/http/server.ts -> protocol/face.ts",
+    "cli/serve.ts -> protocol/sub/mod.ts",
+  ]);
+  assert.equal(report.pastModTs, 2);
+});
+
 Deno.test("a folder missing from the layer table is an upward arrow, so the table names every concern", () => {
   const report = checkImports([edge("newthing/a.ts", "streams/mod.ts")]);
   assert.equal(report.upward.length, 1);
@@ -81,4 +105,14 @@ Deno.test("the real src/ import graph has no cycles, no upward arrows, a pure vo
   assert.deepEqual(report.upward, []);
   assert.deepEqual(report.impureVocabulary, []);
   assert.deepEqual(report.known, []);
+  assert.deepEqual(report.pastSealed, []);
+});
+
+Deno.test("every sealed folder has a mod.ts and a place in the layer table", async () => {
+  const layered = new Set(LAYERS.flat());
+  for (const folder of SEALED) {
+    assert.ok(layered.has(folder), `${folder} is in LAYERS`);
+    const info = await Deno.stat(new URL(`../../src/${folder}/mod.ts`, import.meta.url));
+    assert.ok(info.isFile, `src/${folder}/mod.ts is a file`);
+  }
 });

@@ -20,7 +20,9 @@
 
 /** The JSON body of every 413 answer: stable, so clients and tests can rely on it. */
 export interface TooLargeBody {
+  /** The one code of this refusal. */
   readonly error: "request_too_large";
+  /** The byte limit the body passed, so a client can tell how much it may send. */
   readonly limit: number;
 }
 

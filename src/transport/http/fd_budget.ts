@@ -21,7 +21,9 @@ export type FdLimitSource = "HTMCP_FD_LIMIT" | "/proc/self/limits" | "assumed";
 
 /** The descriptor limit and the connection limit derived from it. */
 export interface FdBudget {
+  /** The process's soft limit on open file descriptors (`RLIMIT_NOFILE`). */
   readonly fdLimit: number;
+  /** Where {@linkcode FdBudget.fdLimit} was read, so an assumed limit shows as one. */
   readonly source: FdLimitSource;
   /** Descriptors kept back for the runtime, the audit log, the state dir and commands' pipes. */
   readonly reserve: number;
@@ -49,6 +51,7 @@ const MIN_CONNECTIONS = 4;
  *
  * @param env Reads one environment variable (unreadable counts as unset).
  * @param readProc Reads `/proc/self/limits` (throws when not permitted).
+ * @returns The soft limit and where it was read; 1024, `"assumed"`, when neither source gives one.
  */
 export function readFdLimit(
   env: (name: string) => string | undefined = safeEnv,
@@ -82,6 +85,14 @@ export function parseProcLimits(text: string): number | null {
  * @param fd The descriptor limit and its source.
  * @param configured `[http] max_connections` (0 = derive).
  * @param maxConcurrent `[limits] max_concurrent` (commands' pipes).
+ * @returns The budget, with a warning when `configured` eats into the reserve.
+ *
+ * @example
+ * ```ts
+ * import { fdBudget } from "./fd_budget.ts";
+ * const budget = fdBudget({ limit: 1024, source: "assumed" }, 0, 4);
+ * budget.maxConnections; // 928: 1024 minus 64 for the process and 8 for each of 4 commands
+ * ```
  */
 export function fdBudget(
   fd: { readonly limit: number; readonly source: FdLimitSource },
@@ -105,7 +116,12 @@ export function fdBudget(
   return { fdLimit: fd.limit, source: fd.source, reserve, maxConnections: configured, warning };
 }
 
-/** One line for startup and `htmcp check`. */
+/**
+ * Describes a budget in one line, for the startup log and `htmcp check`.
+ *
+ * @param budget What {@linkcode fdBudget} derived.
+ * @returns `file descriptors: limit 1024 (assumed), 96 reserved, at most 928 HTTP connections`.
+ */
 export function describeFdBudget(budget: FdBudget): string {
   return `file descriptors: limit ${budget.fdLimit} (${budget.source}), ${budget.reserve} reserved, at most ${budget.maxConnections} HTTP connections`;
 }

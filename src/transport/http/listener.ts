@@ -29,8 +29,11 @@ import { boundUnread } from "./unread_bound.ts";
 
 /** Limits of one listener. */
 export interface ConnectionLimits {
+  /** Connections open at once; a socket accepted beyond it is closed unanswered. */
   readonly maxConnections: number;
+  /** A new connection must deliver a whole request head within this many ms (slowloris). */
   readonly headerTimeoutMs: number;
+  /** A connection with no request in flight for this many ms is closed. */
   readonly idleTimeoutMs: number;
   /** Response bytes a connection may leave unread before it is closed; 0 = no bound. */
   readonly maxUnreadBytes: number;
@@ -38,13 +41,19 @@ export interface ConnectionLimits {
 
 /** Counters, for tests, `htmcp check` and the periodic log line. */
 export interface ListenerStats {
+  /** Connections open now. */
   open: number;
+  /** Connections accepted since the listener started, refused ones included. */
   accepted: number;
   /** Closed at once because `maxConnections` were open. */
   refused: number;
+  /** Failed `accept` calls (EMFILE and the like), each followed by a back-off. */
   acceptErrors: number;
+  /** Connections closed for not sending a request head within `headerTimeoutMs`. */
   headerTimeouts: number;
+  /** Connections closed after `idleTimeoutMs` without a request in flight. */
   idleTimeouts: number;
+  /** Connections closed because their client left `maxUnreadBytes` of responses unread. */
   unreadClosed: number;
 }
 

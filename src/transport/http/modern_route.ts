@@ -22,7 +22,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { CallRegistry } from "../../server/calls.ts";
 import type { CallerIdentity } from "../../tools/caller.ts";
-import { MODERN_ERA, type ModernEra } from "../../protocol/face.ts";
+import { MODERN_ERA, type ModernEra } from "../../protocol/mod.ts";
 import type { TransportAudit } from "./_audit_events.ts";
 import { onBodyCancel } from "./body_cancel.ts";
 

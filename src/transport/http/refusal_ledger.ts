@@ -30,6 +30,10 @@ import "./_audit_events.ts";
 
 /** Limits of the ledger. */
 export interface RefusalLedgerLimits {
+  /**
+   * One interval in ms: a pair's first refusal in it is written, the rest
+   * are counted and written as one summary when it ends.
+   */
   readonly intervalMs: number;
   /** Distinct (source, reason) pairs written per interval. */
   readonly maxPairs: number;

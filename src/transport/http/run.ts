@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ServerContext } from "../../server/mod.ts";
+import type { ServerContext } from "../../context/mod.ts";
 import { describeFdBudget, MCP_PATH, serveHttp } from "./server.ts";
 import { watchParent } from "../orphan.ts";
 import { operatorLog } from "../../telemetry/mod.ts";

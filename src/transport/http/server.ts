@@ -1,12 +1,13 @@
 /**
- * `serveHttp`: MCP over Streamable HTTP on `Deno.serve`, with the co-hosted
- * OAuth authorization server, request limits, Host/Origin checks and one MCP
- * session per client conversation.
+ * `serveHttp`: MCP over Streamable HTTP on the bounded listener
+ * (`listener.ts`), with the co-hosted OAuth authorization server, request
+ * limits, Host/Origin checks and one MCP session per client conversation.
  *
  * @module
  */
 import { type AuthorizationServer, createAuthorizationServer } from "../../auth/mod.ts";
-import { type CallRegistry, createMcpServer, type ServerContext } from "../../server/mod.ts";
+import { type CallRegistry, createMcpServer } from "../../server/mod.ts";
+import type { ServerContext } from "../../context/mod.ts";
 import "./_audit_events.ts";
 import { jsonError } from "./_responses.ts";
 import { boundOrigin, parseListen } from "./address.ts";
@@ -15,7 +16,7 @@ import { operatorLog, withRequestLog } from "../../telemetry/mod.ts";
 import { createHostCheck } from "./host_check.ts";
 import { handleMcp } from "./mcp_route.ts";
 import { createModernRoute } from "./modern_route.ts";
-import { createModernEra } from "../../protocol/face.ts";
+import { createModernEra } from "../../protocol/mod.ts";
 import { serverIdentity } from "../../server/identity.ts";
 import { serverInstructions } from "../../server/instructions.ts";
 import { unreadBound } from "../backlog.ts";
@@ -45,11 +46,7 @@ import { startLinks } from "../../links/mod.ts";
 import { registerLinkTools } from "../../server/register_links.ts";
 import { createHealthRoute, createReadiness, jwksProbeFor } from "../../health/mod.ts";
 import { createApprovalPage } from "../../approvals/page/mod.ts";
-import {
-  DEFAULT_FAILURE_LIMITS,
-  FailureLimiter,
-  type FailureLimits,
-} from "../../auth/server/mod.ts";
+import { DEFAULT_FAILURE_LIMITS, FailureLimiter } from "../../auth/server/mod.ts";
 import { stateStoreFor } from "../../state/mod.ts";
 
 /** Options of {@linkcode serveHttp}. */
@@ -71,8 +68,6 @@ export interface ServeHttpOptions {
   readonly sseKeepAliveMs?: number;
   /** Refusal-record aggregation (tests); default one minute, 64 sources and reasons. */
   readonly refusalLimits?: RefusalLedgerLimits;
-  /** Failed-PIN throttling of both PIN pages (tests); default 5 per address, 50 overall, per 15 minutes. */
-  readonly pinLimits?: FailureLimits;
   /** Connection limits (tests); default from the policy and the descriptor limit. */
   readonly connectionLimits?: ConnectionLimits;
 }
@@ -101,6 +96,12 @@ export interface HttpServerHandle {
   readonly finished: Promise<void>;
 }
 
+/**
+ * What {@linkcode serveHttp} returns: the running server, or one sentence
+ * saying why it did not start (a bad address, an exposure the policy does not
+ * allow, an unreadable TLS key, a port in use). A refusal to start is a value,
+ * not a throw, so the CLI prints it and exits 1.
+ */
 export type ServeHttpResult =
   | { readonly ok: true; readonly server: HttpServerHandle }
   | { readonly ok: false; readonly message: string };
@@ -116,11 +117,20 @@ export type ServeHttpResult =
  *
  * @example
  * ```ts
- * const started = await serveHttp(context, { listen: "127.0.0.1:0", baseUrl: null, adminPin });
+ * import { loadPolicy } from "../../config/mod.ts";
+ * import { createServerContext } from "../../server/mod.ts";
+ * import { MCP_PATH, serveHttp } from "./server.ts";
+ *
+ * const loaded = await loadPolicy({ policyFile: "policy.toml", env: Deno.env.toObject() });
+ * if (!loaded.ok) throw new Error(loaded.message);
+ * const built = await createServerContext(loaded.policy);
+ * if (!built.ok) throw new Error(built.message);
+ * const { context } = built;
+ * const started = await serveHttp(context, { listen: "127.0.0.1:0", baseUrl: null, adminPin: null });
  * if (!started.ok) throw new Error(started.message);
- * console.error(`MCP at ${started.server.url}/mcp`);
+ * console.error(`MCP at ${started.server.url}${MCP_PATH}`);
  * await started.server.shutdown();
- * await context.close("test done");
+ * await context.close("example done");
  * ```
  */
 export async function serveHttp(
@@ -207,7 +217,7 @@ export async function serveHttp(
   const url = boundOrigin(address, listener.addr.port, tls);
   const baseUrl = options.baseUrl ?? url;
   // One PIN, one budget of guesses: the OAuth page and the approvals page share it.
-  const pinLimiter = new FailureLimiter(options.pinLimits ?? DEFAULT_FAILURE_LIMITS, Date.now);
+  const pinLimiter = new FailureLimiter(DEFAULT_FAILURE_LIMITS, Date.now);
   let auth: AuthorizationServer | null = null;
   if (policy.auth.mode !== "none") {
     const created = await createAuthorizationServer({

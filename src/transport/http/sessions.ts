@@ -39,11 +39,13 @@ export interface Session {
 
 /** Limits of the session table. */
 export interface SessionLimits {
+  /** Sessions open at once across all clients; a new one beyond it is refused. */
   readonly maxSessions: number;
   /** Per authenticated OAuth client. */
   readonly maxPerClient: number;
   /** Per remote address, for callers without a client id (default: `maxSessions / 4`). */
   readonly maxPerSource?: number;
+  /** A session without a request for this long is closed by the sweep. */
   readonly idleMs: number;
 }
 
