@@ -6,9 +6,17 @@
 
 import type { Scope } from "../auth/scopes.ts";
 
+/** The OAuth scopes (`src/auth/scopes.ts`), named here beside the caller that holds them. */
 export type { Scope };
 
+/**
+ * Who is calling a tool: established once per connection by the transport
+ * (stdio: the operator's own client; HTTP: the verified bearer token), then
+ * handed to every tool call, audited on every record, and checked by each
+ * tool against the scope it needs.
+ */
 export interface CallerIdentity {
+  /** The transport the call came in on. */
   readonly transport: "stdio" | "http";
   /** OAuth client id, or null for stdio and for unauthenticated loopback HTTP. */
   readonly clientId: string | null;
