@@ -10,10 +10,11 @@ import type { Scope } from "../auth/scopes.ts";
 export type { Scope };
 
 /**
- * Who is calling a tool: established once per connection by the transport
- * (stdio: the operator's own client; HTTP: the verified bearer token), then
- * handed to every tool call, audited on every record, and checked by each
- * tool against the scope it needs.
+ * Who is calling a tool, as the transport established it (stdio: the
+ * operator's own client; HTTP: the verified bearer token, or none on an
+ * unauthenticated loopback listener). Every tool call is handed it, its
+ * client id is on every audit record of the call, and each tool checks it
+ * against the scope it needs.
  */
 export interface CallerIdentity {
   /** The transport the call came in on. */
