@@ -10,7 +10,19 @@
 /** What to do when a new key arrives and the map is full of live entries. */
 export type WhenFull = "refuse" | "evict-oldest";
 
-/** A size-bounded map whose entries vanish after their deadline. */
+/**
+ * A size-bounded map whose entries vanish after their deadline.
+ *
+ * @example A full table refuses a stranger's new entry
+ * ```ts
+ * import { ExpiringMap } from "./server/mod.ts";
+ *
+ * const pending = new ExpiringMap<string, string>(1, "refuse", Date.now);
+ * console.assert(pending.set("a", "first", Date.now() + 60_000));
+ * console.assert(!pending.set("b", "second", Date.now() + 60_000));
+ * console.assert(pending.take("a") === "first" && pending.get("a") === undefined);
+ * ```
+ */
 export class ExpiringMap<K, V> {
   readonly #entries = new Map<K, { value: V; expiresAt: number }>();
   readonly #capacity: number;
@@ -18,9 +30,12 @@ export class ExpiringMap<K, V> {
   readonly #now: () => number;
 
   /**
+   * Creates an empty map.
+   *
    * @param capacity Most live entries held at once.
    * @param whenFull `refuse`: `set` returns false; `evict-oldest`: the oldest insertion goes.
    * @param now Clock in milliseconds.
+   * @throws {RangeError} If `capacity` is not a positive integer.
    */
   constructor(capacity: number, whenFull: WhenFull, now: () => number) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError("capacity must be >= 1");
@@ -66,6 +81,7 @@ export class ExpiringMap<K, V> {
     return value;
   }
 
+  /** Removes `key`, live or expired; nothing happens when it is absent. */
   delete(key: K): void {
     this.#entries.delete(key);
   }

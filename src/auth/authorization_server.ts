@@ -30,9 +30,44 @@ import type {
 
 /**
  * Builds the authorization server: validates the base URL and PIN, creates
- * `stateDir` (0700) and the JWT secret if needed.
+ * `stateDir` (0700) and the JWT secret if needed. With `[auth] mode =
+ * "external"` it builds the resource side only, verifying the provider's
+ * tokens; both kinds answer the same {@linkcode AuthorizationServer}.
  *
+ * @param options The policy, the externally visible origin, the audit sink,
+ *   the state directory and the admin PIN.
  * @returns The server, or a one-sentence reason it cannot start.
+ *
+ * @example A request without a token is refused with the RFC 9728 challenge
+ * ```ts
+ * import { AuditLog } from "../audit/mod.ts";
+ * import { loadPolicy } from "../config/mod.ts";
+ * import { createAuthorizationServer } from "./mod.ts";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await Deno.mkdir(`${dir}/jail`);
+ * await Deno.writeTextFile(`${dir}/policy.toml`, 'jail_root = "jail"\nstate_dir = "state"\n');
+ * const loaded = await loadPolicy({ policyFile: `${dir}/policy.toml`, env: {} });
+ * if (!loaded.ok) throw new Error(loaded.message);
+ * const log = await AuditLog.open(loaded.policy.auditLog, "closed", { redact: (text) => text });
+ * if (!log.ok) throw new Error(log.reason);
+ * const created = await createAuthorizationServer({
+ *   policy: loaded.policy,
+ *   baseUrl: "http://127.0.0.1:8080",
+ *   audit: log.log,
+ *   stateDir: `${dir}/state`,
+ *   adminPin: "plum-7-harbor",
+ * });
+ * if (!created.ok) throw new Error(created.message);
+ * const refused = await created.auth.verifyBearer(new Request("http://127.0.0.1:8080/mcp"));
+ * console.assert(!refused.ok && refused.response.status === 401);
+ * const metadata = await created.auth.handle(
+ *   new Request(created.auth.protectedResourceMetadataUrl),
+ *   { remoteAddr: "127.0.0.1" },
+ * );
+ * console.assert(metadata?.status === 200);
+ * await log.log.close();
+ * ```
  */
 export async function createAuthorizationServer(
   options: AuthorizationServerOptions,

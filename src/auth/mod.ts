@@ -23,6 +23,7 @@ export { checkPinStrength, DEFAULT_FAILURE_LIMITS, type FailureLimits } from "./
 export {
   DEFAULT_SCOPES,
   formatScopes,
+  type ParseScopeResult,
   parseScopeString,
   type Scope,
   SCOPES,

@@ -80,16 +80,26 @@ const SCOPE_SET: ReadonlySet<string> = new Set(SCOPES);
 /** The result of reading a space-separated `scope` parameter. */
 export type ParseScopeResult =
   | { readonly ok: true; readonly scopes: ReadonlySet<Scope> }
-  | { readonly ok: false; readonly unknown: string };
+  | {
+    readonly ok: false;
+    /** The first word that is not one of our scopes, for the error description. */
+    readonly unknown: string;
+  };
 
 /**
  * Reads an RFC 6749 §3.3 scope string ("space-delimited, case-sensitive").
  * An unknown scope is refused rather than dropped, so a client never believes
  * it holds something it does not.
  *
+ * @param text The `scope` parameter or field.
+ * @returns The scopes named, or the first unknown word.
+ *
  * @example
  * ```ts
+ * import { parseScopeString } from "./mod.ts";
+ *
  * parseScopeString("shell:read shell:execute"); // { ok: true, scopes: Set(2) }
+ * parseScopeString("shell:read admin"); // { ok: false, unknown: "admin" }
  * ```
  */
 export function parseScopeString(text: string): ParseScopeResult {

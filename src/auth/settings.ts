@@ -18,7 +18,9 @@ export interface AuthSettingsResolved {
   readonly resource: string;
   /** Path-based RFC 9728 metadata URL, the one 401 challenges point to. */
   readonly protectedResourceMetadataUrl: string;
+  /** Lifetime of the access tokens issued, in seconds (`HTMCP_OAUTH_ACCESS_TOKEN_TTL_S`). */
   readonly accessTokenTtlSeconds: number;
+  /** Whether the PKCE `plain` method is accepted besides `S256` (`[auth] allow_plain_pkce`). */
   readonly allowPlainPkce: boolean;
   /** Byte limit of every body this server reads (registration, token, approval form). */
   readonly maxBodyBytes: number;

@@ -16,10 +16,20 @@ import type { AuthSettingsResolved } from "./settings.ts";
 
 /** Options of {@linkcode createAuthorizationServer}. */
 export interface AuthorizationServerOptions {
+  /**
+   * The loaded policy: `[auth]` (mode, PKCE, token lifetime, the external
+   * provider), `[http]` limits, `audit_fail_mode` and the state backend.
+   */
   readonly policy: Policy;
   /** The externally visible origin (`[http] base_url`, or derived from the listen address). */
   readonly baseUrl: string;
+  /** Where registrations, approvals, refusals and bearer failures are audited (the server's log). */
   readonly audit: AuditSink;
+  /**
+   * The state directory (`state_dir`): created 0700, it holds the signing
+   * secret, the approved clients and the revocations (unused with the
+   * PostgreSQL state store, which holds them instead).
+   */
   readonly stateDir: string;
   /** `HTMCP_OAUTH_ADMIN_PIN`, or null when unset. */
   readonly adminPin: string | null;
@@ -35,9 +45,13 @@ export interface AuthorizationServerOptions {
 
 /** A successful bearer check. */
 export interface BearerOk {
+  /** The token is valid, unexpired, unrevoked and for this resource. */
   readonly ok: true;
+  /** The client the token was issued to (`client_id`). */
   readonly clientId: string;
+  /** The scopes the token grants; each tool still checks the one it needs. */
   readonly scopes: ReadonlySet<Scope>;
+  /** The token's id (`jti`), what a revocation names. */
   readonly jti: string;
   /** Seconds since the epoch (for the SDK's `AuthInfo.expiresAt`). */
   readonly expiresAt: number;
@@ -45,14 +59,17 @@ export interface BearerOk {
 
 /** A failed bearer check: send `response` as is. */
 export interface BearerRefused {
+  /** The request must not reach `/mcp`. */
   readonly ok: false;
   /** 401 (with `WWW-Authenticate`), 400 for a token in the query, 503 if revocations are unreadable. */
   readonly response: Response;
+  /** Why, for the audit log; the client learns only what `response` says. */
   readonly reason: BearerFailureReason;
 }
 
 /** The authorization server and resource-side bearer check. */
 export interface AuthorizationServer {
+  /** The issuer, resource and limits this server was started with. */
   readonly settings: AuthSettingsResolved;
   /**
    * Handles the OAuth and metadata routes; null when the path is not one of

@@ -18,14 +18,43 @@ import { closeStateStore, openStateStore, stateEnv } from "../state/mod.ts";
 import { startSandboxEgress } from "./egress.ts";
 import { auditAlwaysLoaded } from "../approvals/mod.ts";
 
+/**
+ * The context, or why the server must not start. A part that cannot start is
+ * an expected outcome (a value): the CLI prints the sentence and exits.
+ */
 export type ContextResult =
   | { readonly ok: true; readonly context: ServerContext }
-  | { readonly ok: false; readonly message: string };
+  | {
+    readonly ok: false;
+    /** One sentence naming the part that could not start (audit log, state store, egress, sandbox) and the fix. */
+    readonly message: string;
+  };
 
 /**
- * Builds the shared context for `policy`.
+ * Builds the shared context for `policy`, opening its parts in order: the
+ * audit log (with its checkpoint key when checkpoints are on), the state
+ * store, the egress proxy, the executor (whose probes decide the sandbox),
+ * then the limiter. A part that fails closes the ones opened before it.
  *
+ * @param policy The loaded, frozen policy.
  * @returns The context, or one sentence saying which part could not start.
+ *
+ * @example Build, serve, close
+ * ```ts
+ * import { loadPolicy } from "../config/mod.ts";
+ * import { createServerContext } from "./mod.ts";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await Deno.mkdir(`${dir}/jail`);
+ * await Deno.writeTextFile(`${dir}/policy.toml`, 'jail_root = "jail"\n');
+ * const loaded = await loadPolicy({ policyFile: `${dir}/policy.toml`, env: {} });
+ * if (!loaded.ok) throw new Error(loaded.message);
+ * const built = await createServerContext(loaded.policy);
+ * // Fails closed: no sandbox on this machine means no server, with the fix in the sentence.
+ * if (!built.ok) throw new Error(built.message);
+ * // ... serve stdio or HTTP sessions with built.context ...
+ * await built.context.close("example done");
+ * ```
  */
 export async function createServerContext(policy: Policy): Promise<ContextResult> {
   const redactor = createRedactor(policy.redaction);

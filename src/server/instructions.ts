@@ -44,9 +44,18 @@ export function serverInstructions(context: ServerContext): string {
 /**
  * The instructions for `policy` run under `sandbox`.
  *
- * @example
+ * @example Whatever the policy, the text fits the bound
  * ```ts
- * instructionsFor(policy, { mode: "bwrap", commandUid: 65534 }).length < 2000; // true
+ * import { loadPolicy } from "../config/mod.ts";
+ * import { instructionsFor, MAX_INSTRUCTIONS_BYTES } from "./instructions.ts";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await Deno.mkdir(`${dir}/jail`);
+ * await Deno.writeTextFile(`${dir}/policy.toml`, 'jail_root = "jail"\n');
+ * const loaded = await loadPolicy({ policyFile: `${dir}/policy.toml`, env: {} });
+ * if (!loaded.ok) throw new Error(loaded.message);
+ * const text = instructionsFor(loaded.policy, { mode: "bwrap", commandUid: 65534 });
+ * console.assert(new TextEncoder().encode(text).length <= MAX_INSTRUCTIONS_BYTES);
  * ```
  */
 export function instructionsFor(policy: Policy, sandbox: SandboxFacts): string {

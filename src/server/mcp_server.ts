@@ -78,10 +78,18 @@ type CommandArgs = {
 };
 
 /**
+ * Builds the SDK server of one caller: the tools (`run_command`,
+ * `explain_command`, `session_start`, `session_end`, `describe_policy`, the
+ * job tools, and `audit_tail` when `[audit] expose_to_model` is on), their
+ * task support, the instructions generated from the policy, and the
+ * telemetry of every call. Each tool checks the caller's scope itself, a
+ * second check behind the HTTP layer's.
+ *
  * @param context The shared server context.
  * @param caller Who this server instance serves.
  * @param calls Where its calls in flight are registered, so the transport can
  *   cancel them (session end, shutdown, a closed response stream).
+ * @returns The SDK server, not yet connected to a transport.
  */
 export function createMcpServer(
   context: ServerContext,

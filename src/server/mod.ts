@@ -1,5 +1,13 @@
 /**
- * The MCP server surface: shared context, per-session server, limiter.
+ * The MCP server surface: the context one server process shares across
+ * sessions ({@linkcode createServerContext}), the per-session SDK server
+ * ({@linkcode createMcpServer}), the registry through which a transport
+ * cancels calls in flight, the caller identities, the concurrency limiter,
+ * and the watch that reports an edited policy file (never applies it). The
+ * tools themselves are `src/tools/`, one file each.
+ *
+ * Denies on failure: a part of the context that cannot start (audit log,
+ * state store, egress proxy, sandbox) stops the server before it serves.
  *
  * @module
  */
@@ -9,7 +17,8 @@ export { createMcpServer } from "./mcp_server.ts";
 export { CallRegistry, requestKey } from "./calls.ts";
 export { type AcquireResult, ConcurrencyLimiter, type Release } from "../concurrency/mod.ts";
 export { type CallerIdentity, type Scope, STDIO_CALLER } from "../tools/caller.ts";
-export { runCommandTool } from "../tools/run_command.ts";
-export { explainCommandTool } from "../tools/explain_command.ts";
-export { describePolicy } from "../tools/describe_policy.ts";
-export { POLICY_WATCH_INTERVAL_MS, watchPolicyFile } from "./policy_watch.ts";
+export {
+  POLICY_WATCH_INTERVAL_MS,
+  type PolicyWatchTarget,
+  watchPolicyFile,
+} from "./policy_watch.ts";

@@ -44,9 +44,11 @@ declare module "../audit/mod.ts" {
 /** How often the file is stat'ed: a stat per second is negligible. */
 export const POLICY_WATCH_INTERVAL_MS = 1_000;
 
-/** What the watcher needs of the server. */
+/** What the watcher needs of the server (a `ServerContext` is one). */
 export interface PolicyWatchTarget {
+  /** The identity of the policy the server runs, which an edit is compared with. */
   readonly policyHash: string;
+  /** Where each change is recorded (`policy_changed`). */
   readonly audit: AuditLog;
 }
 
@@ -83,13 +85,27 @@ async function bytesHash(path: string): Promise<string | null> {
  * @param target The server's policy identity and audit log.
  * @param load The server's own load inputs: the environment view and the CLI values (e.g. `--http`).
  * @param warn Receives the stderr line (default: stderr).
+ * @param intervalMs How often the file is stat'ed (tests shorten it).
  * @returns A function that stops the watch and waits for a check in progress.
  *
- * @example
+ * @example Watch while serving; stop before the context closes
  * ```ts
- * const stop = watchPolicyFile("/etc/htmcp/policy.toml", context, { env, overrides: {} });
- * await served;
+ * import { loadPolicy } from "../config/mod.ts";
+ * import { createServerContext, watchPolicyFile } from "./mod.ts";
+ *
+ * const dir = await Deno.makeTempDir();
+ * await Deno.mkdir(`${dir}/jail`);
+ * const policyFile = `${dir}/policy.toml`;
+ * await Deno.writeTextFile(policyFile, 'jail_root = "jail"\n');
+ * const env = {};
+ * const loaded = await loadPolicy({ policyFile, env });
+ * if (!loaded.ok) throw new Error(loaded.message);
+ * const built = await createServerContext(loaded.policy);
+ * if (!built.ok) throw new Error(built.message);
+ * const stop = watchPolicyFile(policyFile, built.context, { env, overrides: {} });
+ * // ... serve until a stop signal ...
  * await stop();
+ * await built.context.close("stopped");
  * ```
  */
 export function watchPolicyFile(

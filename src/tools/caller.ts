@@ -6,9 +6,18 @@
 
 import type { Scope } from "../auth/scopes.ts";
 
+/** The OAuth scopes (`src/auth/scopes.ts`), named here beside the caller that holds them. */
 export type { Scope };
 
+/**
+ * Who is calling a tool, as the transport established it (stdio: the
+ * operator's own client; HTTP: the verified bearer token, or none on an
+ * unauthenticated loopback listener). Every tool call is handed it, its
+ * client id is on every audit record of the call, and each tool checks it
+ * against the scope it needs.
+ */
 export interface CallerIdentity {
+  /** The transport the call came in on. */
   readonly transport: "stdio" | "http";
   /** OAuth client id, or null for stdio and for unauthenticated loopback HTTP. */
   readonly clientId: string | null;

@@ -15,22 +15,54 @@ export const ACCESS_TOKEN_TYPE = "at+jwt";
 
 /** An issued token and the facts needed to revoke it. */
 export interface IssuedToken {
+  /** The compact JWS, as sent in `access_token`. */
   readonly token: string;
+  /** The token's id: what a revocation (after a code replay) names. */
   readonly jti: string;
-  /** Seconds since the epoch. */
+  /** Issued at, in seconds since the epoch. */
   readonly iat: number;
+  /** Expires at, in seconds since the epoch. */
   readonly exp: number;
 }
 
-/** Signs a token for `clientId` with `scopes`. */
+/**
+ * Signs a token for `clientId` with `scopes`.
+ *
+ * @param options The signing key and the claims.
+ * @returns The token and the facts needed to revoke it.
+ *
+ * @example
+ * ```ts
+ * import { signAccessToken } from "./mod.ts";
+ *
+ * const issued = await signAccessToken({
+ *   key: crypto.getRandomValues(new Uint8Array(32)),
+ *   issuer: "http://127.0.0.1:8080",
+ *   resource: "http://127.0.0.1:8080/mcp",
+ *   clientId: "htmcp-example",
+ *   scopes: new Set(["shell:read"]),
+ *   ttlSeconds: 3600,
+ *   nowMs: Date.now(),
+ * });
+ * console.assert(issued.exp - issued.iat === 3600);
+ * ```
+ */
 export async function signAccessToken(options: {
+  /** The HS256 key (at least 256 bits). */
   key: Uint8Array;
+  /** `iss`: this server's issuer identifier. */
   issuer: string;
+  /** `aud`: the one resource the token is valid at (`${issuer}/mcp`). */
   resource: string;
+  /** `sub` and `client_id`: the client the token is issued to. */
   clientId: string;
+  /** `scope`: the granted scopes. */
   scopes: ReadonlySet<Scope>;
+  /** Lifetime in seconds (`HTMCP_OAUTH_ACCESS_TOKEN_TTL_S`, default 3600). */
   ttlSeconds: number;
+  /** The issuing time in milliseconds. */
   nowMs: number;
+  /** The token id; a fresh 128-bit random one by default. */
   jti?: string;
 }): Promise<IssuedToken> {
   const iat = Math.floor(options.nowMs / 1000);

@@ -41,14 +41,29 @@ const PLACEHOLDERS: ReadonlySet<string> = new Set([
   "xxxxxxxx",
 ]);
 
-export type PinStrength = { readonly ok: true } | { readonly ok: false; readonly message: string };
+/**
+ * Whether a PIN may guard approvals: a weak one is an expected outcome (a
+ * value), which the settings turn into a refusal to start.
+ */
+export type PinStrength =
+  | { readonly ok: true }
+  | {
+    readonly ok: false;
+    /** One sentence for the operator naming `HTMCP_OAUTH_ADMIN_PIN` and what is wrong with it. */
+    readonly message: string;
+  };
 
 /**
  * Refuses a PIN that is short, a known placeholder, one repeated character or
  * a run of consecutive characters (`23456789`, `hgfedcba`).
  *
+ * @param pin The configured admin PIN (`HTMCP_OAUTH_ADMIN_PIN`).
+ * @returns `{ ok: true }`, or the sentence saying why the PIN is too weak.
+ *
  * @example
  * ```ts
+ * import { checkPinStrength } from "./mod.ts";
+ *
  * checkPinStrength("changeme").ok; // false
  * checkPinStrength("plum-7-harbor").ok; // true
  * ```

@@ -13,17 +13,38 @@
 import { isScope, SCOPES } from "../scopes.ts";
 import { checkRedirectUri } from "./redirect_uri.ts";
 
-/** A registered (not yet necessarily approved) public client. */
+/**
+ * A registered (not yet necessarily approved) public client. The fields keep
+ * their RFC 7591 names, as they are stored and answered.
+ */
 export interface RegisteredClient {
+  /** `htmcp-` and 128 random bits for a registration; the document's URL for a metadata client. */
   readonly client_id: string;
+  /** The name shown on the approval page (trimmed, no control or invisible characters), or null. */
   readonly client_name: string | null;
+  /** The exact redirect URIs an authorize request may name (1 to 8, each checked). */
   readonly redirect_uris: readonly string[];
+  /** The scopes registered for, space-separated in canonical order; "" for none named. */
   readonly scope: string;
+  /** Seconds since the epoch. */
   readonly client_id_issued_at: number;
 }
 
-/** Bounds on what a registration may carry. */
-export const REGISTRATION_LIMITS = Object.freeze({
+/** Bounds on what a registration may carry: fields, name, redirect URIs, scope and list lengths. */
+export const REGISTRATION_LIMITS: Readonly<{
+  /** Most top-level fields in the registration body. */
+  maxFields: number;
+  /** Longest `client_name`, in characters. */
+  maxClientNameLength: number;
+  /** Most `redirect_uris`. */
+  maxRedirectUris: number;
+  /** Longest `scope` string. */
+  maxScopeLength: number;
+  /** Most entries in `grant_types` or `response_types`. */
+  maxListEntries: number;
+  /** Longest entry of those lists, and of `token_endpoint_auth_method`. */
+  maxListEntryLength: number;
+}> = Object.freeze({
   maxFields: 64,
   maxClientNameLength: 100,
   maxRedirectUris: 8,

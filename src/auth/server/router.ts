@@ -24,7 +24,56 @@ interface Route {
   readonly cors: boolean;
 }
 
-/** Builds the router for one server. */
+/**
+ * Builds the router for one server: the metadata documents (GET), `/register`
+ * and `/token` (POST, and CORS preflight: they carry no ambient credentials),
+ * and `/authorize` (the approval page and its form post, no CORS). A known
+ * path with another method gets 405 with `Allow`.
+ *
+ * @param deps The issuing side's shared state.
+ * @returns A handler answering the OAuth paths, and null for any other path
+ *   (the caller routes it elsewhere).
+ *
+ * @example The metadata is served; `/mcp` is not an OAuth path
+ * ```ts
+ * import { AuditLog } from "../../audit/mod.ts";
+ * import { openAuthState } from "../state/mod.ts";
+ * import { CodeStore, createRouter, DEFAULT_FAILURE_LIMITS, ExpiringMap, FailureLimiter } from "./mod.ts";
+ *
+ * const dir = await Deno.makeTempDir();
+ * const log = await AuditLog.open(`${dir}/audit.jsonl`, "closed", { redact: (text) => text });
+ * const state = await openAuthState(dir);
+ * if (!log.ok || !state.ok) throw new Error("the audit log or the OAuth state did not open");
+ * const issuer = "http://127.0.0.1:8080";
+ * const route = createRouter({
+ *   settings: {
+ *     issuer,
+ *     resource: `${issuer}/mcp`,
+ *     protectedResourceMetadataUrl: `${issuer}/.well-known/oauth-protected-resource/mcp`,
+ *     accessTokenTtlSeconds: 3600,
+ *     allowPlainPkce: false,
+ *     maxBodyBytes: 16_384,
+ *     adminPin: "plum-7-harbor",
+ *     auditFailClosed: true,
+ *     clientIdMetadataAllow: [],
+ *   },
+ *   key: state.state.key,
+ *   registry: state.state.registry,
+ *   audit: log.log,
+ *   now: Date.now,
+ *   pending: new ExpiringMap(100, "refuse", Date.now),
+ *   transactions: new ExpiringMap(256, "refuse", Date.now),
+ *   codes: new CodeStore(Date.now),
+ *   pinLimiter: new FailureLimiter(DEFAULT_FAILURE_LIMITS, Date.now),
+ *   operatorLog: (line) => console.error(line),
+ * });
+ * const info = { remoteAddr: "127.0.0.1" };
+ * const metadata = await route(new Request(`${issuer}/.well-known/oauth-authorization-server`), info);
+ * console.assert(metadata?.status === 200);
+ * console.assert(await route(new Request(`${issuer}/mcp`), info) === null);
+ * await log.log.close();
+ * ```
+ */
 export function createRouter(
   deps: ServerDeps,
 ): (request: Request, info: RequestInfo) => Promise<Response | null> {

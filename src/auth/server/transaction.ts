@@ -18,13 +18,21 @@ import type { RegisteredClient } from "./registration.ts";
 
 /** The server-side record behind one approval page. */
 export interface AuthorizeTransaction {
+  /** The random one-time id the approval form carries (`txn`). */
   readonly id: string;
+  /** The client asking, as registered (approved or still pending). */
   readonly client: RegisteredClient;
+  /** The redirect URI of the request, already matched exactly against the registration. */
   readonly redirectUri: string;
+  /** The PKCE `code_challenge` the code will be bound to. */
   readonly codeChallenge: string;
+  /** The PKCE method; `plain` only when `[auth] allow_plain_pkce` permits it. */
   readonly codeChallengeMethod: "S256" | "plain";
+  /** The client's `state`, returned unchanged on the redirect. */
   readonly state: string;
+  /** The RFC 8707 resource asked for: always this server's own `/mcp` resource. */
   readonly resource: string;
+  /** The scopes the operator is asked to grant. */
   readonly scopes: ReadonlySet<Scope>;
   /** The form token of the page rendered last for this transaction. */
   readonly csrf: string;
