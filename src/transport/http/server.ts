@@ -6,7 +6,8 @@
  * @module
  */
 import { type AuthorizationServer, createAuthorizationServer } from "../../auth/mod.ts";
-import { type CallRegistry, createMcpServer } from "../../server/mod.ts";
+import type { CallRegistry } from "../../server/mod.ts";
+import { createMcpServer } from "../../server/mcp_server.ts";
 import type { ServerContext } from "../../context/mod.ts";
 import "./_audit_events.ts";
 import { jsonError } from "./_responses.ts";
