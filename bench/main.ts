@@ -12,6 +12,7 @@ import { measureAuditAppend } from "./audit_append.ts";
 import { measureSpawnCosts } from "./spawn_cost.ts";
 import { printLauncherSection } from "./launcher_main.ts";
 import { measureRawRoundTrips } from "./raw_roundtrip.ts";
+import { measurePeers } from "./peers.ts";
 import { measureSelfConfinement } from "./self_confine.ts";
 import { measureHttpBench } from "./http_bench.ts";
 import { measureQueueBench } from "./queue_bench.ts";
@@ -114,6 +115,16 @@ async function main(): Promise<void> {
         fmt(raw.explainP50Ms)
       } ms (judged, not run), ping ${fmt(raw.pingP50Ms)} ms`,
     );
+    console.log(
+      "\n1c. Side by side with two peers, the same raw client, interleaved, p50 of 200 each",
+    );
+    for (const peer of await measurePeers(10, 20)) {
+      console.log(
+        "p50Ms" in peer
+          ? `   ${fmt(peer.p50Ms).padStart(6)} ms  ${peer.name}`
+          : `   skipped    ${peer.name}: ${peer.skipped}`,
+      );
+    }
     console.log(
       "\n2. Where a call's time goes: spawn paths through the executor (no MCP, no audit)",
     );

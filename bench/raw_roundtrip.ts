@@ -12,6 +12,7 @@
  * @module
  */
 import { serverUnderFlags, writePolicy } from "./_server.ts";
+import { p50, startLineClient } from "./_line_client.ts";
 
 /** p50 in ms of each kind of request. */
 export interface RawRoundTrips {
@@ -20,62 +21,20 @@ export interface RawRoundTrips {
   readonly pingP50Ms: number;
 }
 
-function p50(samples: number[]): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? NaN;
-}
-
 /** Starts the server under its generated flags (mode none) and times `n` of each request. */
 export async function measureRawRoundTrips(n: number): Promise<RawRoundTrips> {
   const dir = await Deno.makeTempDir({ prefix: "htmcp-bench-" });
   await Deno.chmod(dir, 0o755); // the sandbox user must reach the jail below it
-  const launch = await serverUnderFlags(await writePolicy(dir, "none"));
-  const child = new Deno.Command(launch.command, {
-    args: launch.args,
-    env: launch.env,
-    clearEnv: true,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let buffered = "";
-  let nextId = 0;
-  const send = (message: Record<string, unknown>) =>
-    writer.write(new TextEncoder().encode(JSON.stringify(message) + "\n"));
-  const request = async (method: string, params: Record<string, unknown>): Promise<void> => {
-    const id = ++nextId;
-    await send({ jsonrpc: "2.0", id, method, params });
-    while (true) {
-      const newline = buffered.indexOf("\n");
-      if (newline >= 0) {
-        const line = buffered.slice(0, newline);
-        buffered = buffered.slice(newline + 1);
-        const message = JSON.parse(line) as { id?: unknown; error?: unknown };
-        if (message.id !== id) continue;
-        if (message.error !== undefined) throw new Error(`${method}: ${line}`);
-        return;
-      }
-      const { value, done } = await reader.read();
-      if (done) throw new Error("the server closed its stdout");
-      buffered += value;
-    }
-  };
+  const client = await startLineClient(await serverUnderFlags(await writePolicy(dir, "none")));
   try {
-    await request("initialize", {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "htmcp-bench-raw", version: "0" },
-    });
-    await send({ jsonrpc: "2.0", method: "notifications/initialized" });
     const run: number[] = [];
     const explain: number[] = [];
     const ping: number[] = [];
     const timed = async (into: number[], method: string, params: Record<string, unknown>) => {
       const t0 = performance.now();
-      await request(method, params);
+      const answer = await client.request(method, params);
       into.push(performance.now() - t0);
+      if (answer.error !== undefined) throw new Error(`${method}: ${JSON.stringify(answer.error)}`);
     };
     for (let i = 0; i < n; i++) {
       await timed(run, "tools/call", { name: "run_command", arguments: { command: "true" } });
@@ -87,8 +46,7 @@ export async function measureRawRoundTrips(n: number): Promise<RawRoundTrips> {
     }
     return { runP50Ms: p50(run), explainP50Ms: p50(explain), pingP50Ms: p50(ping) };
   } finally {
-    await writer.close().catch(() => {});
-    await child.status;
+    await client.close();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 }

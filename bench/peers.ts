@@ -1,0 +1,242 @@
+/**
+ * htmcp against two peers, side by side in one run: the round trip of one
+ * command that does nothing (`true`), over stdio, through the same raw
+ * JSON-RPC client (`_line_client.ts`), interleaved in rounds so machine
+ * noise lands on every server alike.
+ *
+ * - `htmcp, mode none` and `htmcp, bwrap`: the server under its generated
+ *   permission flags, `run_command("true")`.
+ * - `mcp-server-commands` 0.5.0 (no containment): `run_command("true")`.
+ * - `codex-shell-tool-mcp` 0.97.0 (a patched Bash under `codex-linux-sandbox`:
+ *   bubblewrap, seccomp), `shell("true")`, after the
+ *   `codex/sandbox-state/update` its harness sends (workspace-write, no
+ *   network), with the `codex-linux-sandbox` of the same codex release.
+ * - the floor: a bare `Deno.Command` spawn of `/usr/bin/true` from this process.
+ *
+ * The peers are test tools, not dependencies: installed once with npm into
+ * `$HTMCP_PEERS_DIR` (default `~/.cache/htmcp-bench-peers`), outside
+ * deno.lock. A peer that cannot be installed or started is reported as such
+ * and left out; the others are still measured.
+ *
+ * Run: deno run -A bench/peers.ts [rounds] [calls-per-round]
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { serverUnderFlags, writePolicy } from "./_server.ts";
+import { type LineClient, type LineServerLaunch, p50, startLineClient } from "./_line_client.ts";
+import { bareSpawn } from "./stdio_roundtrip.ts";
+
+const PEERS = [
+  "mcp-server-commands@0.5.0",
+  "@openai/codex-shell-tool-mcp@0.97.0",
+  "@openai/codex@0.97.0",
+];
+/** The peers run with a clean environment: no shell start-up files, no user PATH. */
+const PEER_ENV = { PATH: "/usr/local/bin:/usr/bin:/bin" };
+
+/** One server in the comparison. */
+interface Contender {
+  readonly name: string;
+  readonly client: LineClient;
+  /** One round trip of the do-nothing command; throws when it did not run. */
+  readonly call: () => Promise<void>;
+}
+
+/** The p50 of one contender, or why it was left out. */
+export type PeerFigure =
+  | { readonly name: string; readonly p50Ms: number }
+  | { readonly name: string; readonly skipped: string };
+
+function peersDir(): string {
+  return Deno.env.get("HTMCP_PEERS_DIR") ??
+    join(Deno.env.get("HOME") ?? "/root", ".cache", "htmcp-bench-peers");
+}
+
+async function installPeers(dir: string): Promise<string | null> {
+  const marker = join(dir, "installed.json");
+  const wanted = JSON.stringify(PEERS);
+  if ((await Deno.readTextFile(marker).catch(() => "")) === wanted) return null;
+  await Deno.mkdir(dir, { recursive: true });
+  const out = await new Deno.Command("npm", {
+    args: ["install", "--no-audit", "--no-fund", "--prefix", dir, ...PEERS],
+    stdout: "piped",
+    stderr: "piped",
+  }).output().catch((error) => error as Error);
+  if (out instanceof Error) return `npm could not be run (${out.message})`;
+  if (!out.success) {
+    return `npm install failed: ${new TextDecoder().decode(out.stderr).slice(-300)}`;
+  }
+  await Deno.writeTextFile(marker, wanted);
+  return null;
+}
+
+function didNotRun(text: string, what: string): never {
+  throw new Error(`${what} did not run: ${text.slice(0, 300)}`);
+}
+
+async function htmcp(dir: string, mode: "none" | "bwrap"): Promise<Contender> {
+  const client = await startLineClient(await serverUnderFlags(await writePolicy(dir, mode)));
+  return {
+    name: `htmcp, mode ${mode}`,
+    client,
+    call: async () => {
+      const answer = await client.request("tools/call", {
+        name: "run_command",
+        arguments: { command: "true" },
+      });
+      const code = (answer.result as { structuredContent?: { code?: string } } | undefined)
+        ?.structuredContent?.code;
+      if (code !== "OK") didNotRun(JSON.stringify(answer), "htmcp run_command");
+    },
+  };
+}
+
+async function mcpServerCommands(peers: string, work: string): Promise<Contender> {
+  const launch: LineServerLaunch = {
+    command: join(peers, "node_modules", ".bin", "mcp-server-commands"),
+    args: [],
+    env: { ...PEER_ENV, HOME: work },
+    cwd: work,
+  };
+  const client = await startLineClient(launch);
+  return {
+    name: "mcp-server-commands 0.5.0 (no containment)",
+    client,
+    call: async () => {
+      const answer = await client.request("tools/call", {
+        name: "run_command",
+        arguments: { command: "true" },
+      });
+      const result = answer.result as { isError?: boolean } | undefined;
+      if (result === undefined || result.isError === true) {
+        didNotRun(JSON.stringify(answer), "mcp-server-commands run_command");
+      }
+    },
+  };
+}
+
+async function codexShell(peers: string, work: string): Promise<Contender> {
+  const sandbox = join(
+    peers,
+    "node_modules",
+    "@openai",
+    "codex",
+    "vendor",
+    "x86_64-unknown-linux-musl",
+    "codex",
+    "codex",
+  );
+  // The codex binary is codex-linux-sandbox when started under that name.
+  const linked = join(peers, "codex-linux-sandbox");
+  await Deno.remove(linked).catch(() => {});
+  await Deno.symlink(sandbox, linked);
+  const client = await startLineClient({
+    command: join(peers, "node_modules", ".bin", "codex-shell-tool-mcp"),
+    args: [],
+    env: { ...PEER_ENV, HOME: work },
+    cwd: work,
+  });
+  const updated = await client.request("codex/sandbox-state/update", {
+    sandboxPolicy: {
+      type: "workspace-write",
+      writable_roots: [work],
+      network_access: false,
+      exclude_tmpdir_env_var: true,
+      exclude_slash_tmp: true,
+    },
+    codexLinuxSandboxExe: linked,
+    sandboxCwd: work,
+  });
+  if (updated.error !== undefined) {
+    await client.close();
+    throw new Error(`codex/sandbox-state/update: ${JSON.stringify(updated.error)}`);
+  }
+  return {
+    name: "codex-shell-tool-mcp 0.97.0 (bwrap + seccomp)",
+    client,
+    call: async () => {
+      const answer = await client.request("tools/call", {
+        name: "shell",
+        arguments: { command: "true", workdir: work },
+      });
+      const text = (answer.result as { content?: { text?: string }[] } | undefined)
+        ?.content?.[0]?.text ?? "";
+      if (!text.includes('"exit_code":0')) didNotRun(JSON.stringify(answer), "codex shell");
+    },
+  };
+}
+
+/**
+ * Measures every contender that starts: `rounds` rounds of `perRound` calls each, in turn.
+ *
+ * @returns One figure per contender, the bare-spawn floor first.
+ */
+export async function measurePeers(rounds = 10, perRound = 20): Promise<PeerFigure[]> {
+  const dir = await Deno.makeTempDir({ prefix: "htmcp-bench-peers-" });
+  await Deno.chmod(dir, 0o755); // the sandbox user must reach the jail below it
+  const work = join(dir, "work");
+  await Deno.mkdir(work);
+  const peers = peersDir();
+  const figures: PeerFigure[] = [];
+  const contenders: Contender[] = [];
+  const installed = await installPeers(peers);
+  const starters: [string, () => Promise<Contender>][] = [
+    ["htmcp, mode none", () => htmcp(dir, "none")],
+    ["htmcp, mode bwrap", () => htmcp(dir, "bwrap")],
+    ["mcp-server-commands", () => mcpServerCommands(peers, work)],
+    ["codex-shell-tool-mcp", () => codexShell(peers, work)],
+  ];
+  for (const [name, start] of starters) {
+    if (installed !== null && !name.startsWith("htmcp")) {
+      figures.push({ name, skipped: installed });
+      continue;
+    }
+    try {
+      const contender = await start();
+      for (let i = 0; i < 5; i++) await contender.call(); // warm-up, and proof it runs
+      contenders.push(contender);
+    } catch (error) {
+      figures.push({ name, skipped: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  try {
+    const samples = new Map<string, number[]>(contenders.map((c) => [c.name, []]));
+    const floor: number[] = [];
+    for (let round = 0; round < rounds; round++) {
+      floor.push(...await bareSpawn("/usr/bin/true", perRound));
+      for (const contender of contenders) {
+        const into = samples.get(contender.name)!;
+        for (let i = 0; i < perRound; i++) {
+          const t0 = performance.now();
+          await contender.call();
+          into.push(performance.now() - t0);
+        }
+      }
+    }
+    return [
+      { name: "floor: bare Deno.Command spawn of /usr/bin/true", p50Ms: p50(floor) },
+      ...contenders.map((c) => ({ name: c.name, p50Ms: p50(samples.get(c.name)!) })),
+      ...figures,
+    ];
+  } finally {
+    for (const contender of contenders) await contender.client.close();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+if (import.meta.main) {
+  const rounds = Number(Deno.args[0] ?? 10);
+  const perRound = Number(Deno.args[1] ?? 20);
+  const figures = await measurePeers(rounds, perRound);
+  console.log(
+    `round trip of a do-nothing command over stdio, raw JSON-RPC, p50 of ${rounds * perRound}:`,
+  );
+  for (const figure of figures) {
+    console.log(
+      "p50Ms" in figure
+        ? `  ${figure.p50Ms.toFixed(2).padStart(7)} ms  ${figure.name}`
+        : `  skipped     ${figure.name}: ${figure.skipped}`,
+    );
+  }
+}
