@@ -15,6 +15,7 @@
  */
 import { createExecutor, type Executor } from "../src/exec/mod.ts";
 import type { Policy } from "../src/config/types.ts";
+import { createRedactor } from "../src/redact/mod.ts";
 import { buildBwrapArgs, detectHostLayout } from "../src/sandbox/mod.ts";
 import { makePolicy, resolveOnPath } from "../tests/_helpers/policy.ts";
 import { prepareJail } from "../scripts/_jail.ts";
@@ -123,7 +124,8 @@ export async function measureSpawnCosts(n: number): Promise<SpawnCostFigures> {
       command,
       args: [],
       cwd: base.jailRoot,
-      redact: (t: string) => t,
+      // The server's redactor, as in production (`true` prints nothing to redact).
+      redactor: createRedactor(base.redaction),
     };
     const direct = async () => {
       await new Deno.Command(command.path, {

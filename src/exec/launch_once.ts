@@ -10,7 +10,7 @@ import type { Policy } from "../config/types.ts";
 import { BoundedCapture, drainInto } from "./capture.ts";
 import { classifyLaunch } from "./classify.ts";
 import type { LaunchPlan } from "./launcher.ts";
-import { OUTPUT_LOOKAHEAD_BYTES, renderOutput, renderWithRedactorInSlices } from "./output.ts";
+import { OUTPUT_LOOKAHEAD_BYTES, renderWithRedactorInSlices } from "./output.ts";
 import { readStatusRecord, type StageStatus } from "./plan.ts";
 import type { CommandHardening, ExecOutcome, ExecOutcomeCode, ExecRequest } from "./types.ts";
 
@@ -61,7 +61,7 @@ const RECORD_TAIL_BYTES = 4096;
 
 export type Common = Pick<
   ExecRequest,
-  "redact" | "redactor" | "signal" | "cwd" | "timeoutMs" | "live" | "go"
+  "redactor" | "signal" | "cwd" | "timeoutMs" | "live" | "go"
 >;
 
 /**
@@ -84,7 +84,7 @@ export function refusedBeforeStart(
   if (request.signal?.aborted) {
     return emptyOutcome(
       "CANCELLED",
-      request.redact(`The call was cancelled before "${name}" started.`),
+      request.redactor.redact(`The call was cancelled before "${name}" started.`),
       elapsed,
     );
   }
@@ -92,7 +92,7 @@ export function refusedBeforeStart(
     if (binaryMissing(path)) {
       return emptyOutcome(
         "EXECUTOR_ERROR",
-        request.redact(`Cannot run "${name}": ${path} no longer exists.`),
+        request.redactor.redact(`Cannot run "${name}": ${path} no longer exists.`),
         elapsed,
       );
     }
@@ -111,7 +111,7 @@ export async function launch(
   const { name } = spec;
   const elapsed = () => Math.round(performance.now() - started);
   const refuse = (code: ExecOutcomeCode, reason: string) => ({
-    outcome: emptyOutcome(code, request.redact(reason), elapsed()),
+    outcome: emptyOutcome(code, request.redactor.redact(reason), elapsed()),
     statuses: null,
   });
   const [head, ...rest] = spec.argv as [string, ...string[]];
@@ -236,9 +236,7 @@ export async function launch(
   }
 
   const render = (capture: BoundedCapture) =>
-    request.redactor === undefined
-      ? renderOutput(capture.bytes(), capture.totalBytes, cap, request.redact)
-      : renderWithRedactorInSlices(capture.bytes(), capture.totalBytes, cap, request.redactor);
+    renderWithRedactorInSlices(capture.bytes(), capture.totalBytes, cap, request.redactor);
   // Redaction of a large output runs in slices that yield to the event loop,
   // so one big answer does not stall every other client of the server.
   const [stdout, stderr] = await Promise.all([render(out), render(err)]);
@@ -304,7 +302,7 @@ export async function launch(
         code: truncated ? "OUTPUT_TRUNCATED" : "OK",
         exitCode: null,
         signal: status.signal,
-        reason: request.redact(`"${name}" was ended by ${status.signal}.${held}`),
+        reason: request.redactor.redact(`"${name}" was ended by ${status.signal}.${held}`),
       },
       statuses,
     };
@@ -316,7 +314,7 @@ export async function launch(
       code: truncated ? "OUTPUT_TRUNCATED" : "OK",
       exitCode: status.code,
       signal: null,
-      reason: request.redact(
+      reason: request.redactor.redact(
         truncated
           ? `${exitSentence}; its output exceeded the ${cap}-byte cap and was cut.${held}`
           : `${exitSentence}.${held}`,

@@ -10,6 +10,7 @@
  * @example
  * ```ts
  * import type { Policy } from "../config/mod.ts";
+ * import { createRedactor } from "../redact/mod.ts";
  * import { createExecutor } from "./mod.ts";
  * declare const policy: Policy; // from loadPolicy
  * const built = await createExecutor(policy);
@@ -21,7 +22,8 @@
  *   command: ls,
  *   args: ["-la"],
  *   cwd: policy.jailRoot,
- *   redact: (text) => text,
+ *   // The server's one redactor: output is redacted, then cut at the cap.
+ *   redactor: createRedactor(policy.redaction),
  * });
  * outcome.code; // "OK", "TIMEOUT", "OUTPUT_TRUNCATED", ...
  * await built.executor.shutdown();
@@ -67,7 +69,6 @@ export {
 export {
   OUTPUT_LOOKAHEAD_BYTES,
   type RenderedOutput,
-  renderOutput,
   renderWithRedactor,
   truncationMarker,
 } from "./output.ts";

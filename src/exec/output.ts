@@ -21,9 +21,6 @@ import {
  */
 export const OUTPUT_LOOKAHEAD_BYTES: number = REDACTION_LOOKAHEAD_BYTES;
 
-const REDACTION_MARK = "[REDACTED:";
-const MAX_MARKER_LENGTH = 80;
-
 /** The rendered output of one stream. */
 export interface RenderedOutput {
   /** The redacted text, cut at the cap with a truncation marker appended when cut. */
@@ -105,55 +102,4 @@ function rendered(
  */
 export function truncationMarker(capBytes: number, dropped: number, totalBytes: number): string {
   return `\n[htmcp: output truncated at ${capBytes} bytes; ${dropped} of ${totalBytes} bytes dropped]`;
-}
-
-/**
- * Decodes, redacts and caps one stream with a plain redaction function (no
- * spans): the fallback when the caller passes no `Redactor`.
- *
- * @param kept The leading bytes kept by the capture (at most cap + lookahead).
- * @param totalBytes Every byte the stream produced.
- * @param capBytes `limits.maxOutputBytes`.
- * @param redact The redactor.
- * @returns The text (with a marker when cut) and whether it was cut.
- */
-export function renderOutput(
-  kept: Uint8Array,
-  totalBytes: number,
-  capBytes: number,
-  redact: (text: string) => string,
-): RenderedOutput {
-  // Non-fatal decoding: invalid sequences become U+FFFD instead of throwing.
-  const decoded = new TextDecoder("utf-8", { fatal: false }).decode(kept);
-  const redacted = redact(decoded);
-  if (totalBytes <= capBytes) return { text: redacted, truncated: false };
-  const shown = cutAtBytes(redacted, capBytes);
-  const dropped = totalBytes - capBytes;
-  const marker =
-    `\n[htmcp: output truncated at ${capBytes} bytes; ${dropped} of ${totalBytes} bytes dropped]`;
-  return { text: shown + marker, truncated: true };
-}
-
-/**
- * The longest prefix of `text` that encodes to at most `capBytes` UTF-8 bytes,
- * extended to the end of a redaction marker it would otherwise split.
- */
-function cutAtBytes(text: string, capBytes: number): string {
-  const encoded = new TextEncoder().encode(text);
-  if (encoded.byteLength <= capBytes) return text;
-  let end = capBytes;
-  // Back up to a UTF-8 boundary: continuation bytes are 0b10xxxxxx.
-  while (end > 0 && ((encoded[end] ?? 0) & 0xc0) === 0x80) end--;
-  const prefix = new TextDecoder().decode(encoded.subarray(0, end));
-  // A marker the cut would split ("[REDAC") is shown whole: the secret it
-  // replaces started before the cap. Bounded, so literal "[REDACTED:" text
-  // without a nearby "]" cannot stretch the output.
-  const open = text.lastIndexOf(REDACTION_MARK, prefix.length - 1);
-  if (open !== -1) {
-    const close = text.indexOf("]", open);
-    if (close >= prefix.length && close - open <= MAX_MARKER_LENGTH) {
-      return text.slice(0, close + 1);
-    }
-  }
-  return prefix;
 }

@@ -7,6 +7,7 @@
  * @module
  */
 import type { Policy, ResolvedCommand } from "../config/types.ts";
+import { createRedactor } from "../redact/mod.ts";
 import type { UserEntry } from "../sandbox/mod.ts";
 import { type LaunchPlan, SANDBOX_EGRESS_SOCKET } from "./launcher.ts";
 import { runContained } from "./run.ts";
@@ -16,6 +17,16 @@ import type { ProbeResult } from "./types.ts";
 export const PROBE_SHELL = "/bin/sh";
 
 const PROBE_TIMEOUT_MS = 5_000;
+/**
+ * Redaction off: the probe reads its own output (a pid, marker words) and
+ * its stderr's first line as the failure detail, which must reach the
+ * operator as written; nothing of a caller's runs through it.
+ */
+const PROBE_REDACTOR = createRedactor({
+  enabled: false,
+  entropyFallback: false,
+  extraPatterns: [],
+});
 
 /**
  * Reads the server's uid and gid through the launcher helper itself
@@ -142,7 +153,7 @@ export async function probePlan(
       command: shell,
       args: ["-c", script, "sh", probeFile],
       cwd: policy.jailRoot,
-      redact: (t) => t,
+      redactor: PROBE_REDACTOR,
     },
     () => () => {},
   );

@@ -34,13 +34,13 @@ export interface ExecRequest {
   readonly env?: Readonly<Record<string, string>>;
   /** The jail-confined real path to run in. */
   readonly cwd: string;
-  /** Redacts secrets from text (output when `redactor` is absent, and reason sentences). */
-  readonly redact: (text: string) => string;
   /**
-   * The server's redactor. When given, output is redacted and cut through its
-   * spans (`redactAndTruncate`), the exact form; prefer passing it.
+   * The server's redactor: output is redacted and cut through its spans
+   * (`redactAndTruncate`), so the cap is placed around each secret exactly;
+   * it redacts the reason sentences too. A redactor built with redaction
+   * disabled shows output as the command wrote it (only the cap applies).
    */
-  readonly redactor?: Redactor;
+  readonly redactor: Redactor;
   /** Aborting kills the command's whole process tree; the outcome is `CANCELLED`. */
   readonly signal?: AbortSignal;
   /**

@@ -501,8 +501,6 @@ async function executeChecked(context: ServerContext, run: Execution): Promise<C
   const common = {
     callId: run.callId,
     cwd: checked.cwd,
-    redact: context.redactor.redact,
-    // With the whole redactor the cap is placed around each secret exactly.
     redactor: context.redactor,
     signal: run.signal,
     timeoutMs: run.timeoutMs,

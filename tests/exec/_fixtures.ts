@@ -14,10 +14,19 @@ import {
   type ExecOutcome,
   type Executor,
 } from "../../src/exec/mod.ts";
+import { createRedactor, type Redactor } from "../../src/redact/mod.ts";
 import { makePolicy, TEST_LIMITS } from "../_helpers/policy.ts";
 import { assertSandboxMode, prepareJail } from "../_helpers/jail.ts";
 
-export const identity = (text: string): string => text;
+/**
+ * A redactor with redaction off: these tests read a command's output as it
+ * was written; a test about redaction passes its own (`RunExtra.redactor`).
+ */
+export const NO_REDACTION: Redactor = createRedactor({
+  enabled: false,
+  entropyFallback: false,
+  extraPatterns: [],
+});
 
 export interface Setup {
   readonly jail: string;
@@ -31,7 +40,7 @@ export interface Setup {
 export interface RunExtra {
   readonly cwd?: string;
   readonly signal?: AbortSignal;
-  readonly redact?: (text: string) => string;
+  readonly redactor?: Redactor;
 }
 
 export interface SetupOptions {
@@ -107,7 +116,7 @@ export async function runWithToolRemovedAfterStartup(
       command: policy.allowlist.get("sh")!,
       args: ["-c", "touch canary"],
       cwd: jail,
-      redact: identity,
+      redactor: NO_REDACTION,
     });
     await built.executor.shutdown();
     const canaryCreated = await exists(`${jail}/canary`);
@@ -160,7 +169,7 @@ export async function setup(options: SetupOptions = {}): Promise<Setup> {
         command,
         args,
         cwd: extra.cwd ?? jail,
-        redact: extra.redact ?? identity,
+        redactor: extra.redactor ?? NO_REDACTION,
         ...(extra.signal === undefined ? {} : { signal: extra.signal }),
       });
     },

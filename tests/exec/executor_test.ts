@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { createExecutor, DEFAULT_LAUNCHER_TOOLS } from "../../src/exec/mod.ts";
+import { createRedactor } from "../../src/redact/mod.ts";
 import { makePolicy, TEST_LIMITS } from "../_helpers/policy.ts";
-import { identity, makeJail, runWithToolRemovedAfterStartup, setup } from "./_fixtures.ts";
+import { makeJail, NO_REDACTION, runWithToolRemovedAfterStartup, setup } from "./_fixtures.ts";
 
 Deno.test("run() executes the absolute path with argv verbatim: shell syntax is just text", async () => {
   const s = await setup();
@@ -77,13 +78,14 @@ Deno.test("run() puts the command in a PID namespace, in its own session", async
 Deno.test("run() returns TIMEOUT with the output so far, redacted", async () => {
   const s = await setup({ limits: { timeoutMs: 400 } });
   try {
-    const out = await s.run("sh", ["-c", "echo token=AKIA1234; sleep 30"], {
-      redact: (t) => t.replace("AKIA1234", "[REDACTED:test]"),
+    // The server's redactor, over a real key shape: output so far is redacted too.
+    const out = await s.run("sh", ["-c", "echo token=AKIAIOSFODNN7EXAMPLE; sleep 30"], {
+      redactor: createRedactor(s.policy.redaction),
     });
     assert.equal(out.code, "TIMEOUT");
     assert.equal(out.exitCode, null);
     assert.equal(out.signal, "SIGKILL");
-    assert.equal(out.stdout, "token=[REDACTED:test]\n");
+    assert.equal(out.stdout, "token=[REDACTED:aws_access_key_id]\n");
     assert.ok(out.durationMs >= 400 && out.durationMs < 3_000, String(out.durationMs));
     assert.match(out.reason, /400 ms limit/);
   } finally {
@@ -144,7 +146,7 @@ Deno.test("run() returns EXECUTOR_ERROR when the binary vanished after startup",
       command: gone,
       args: [],
       cwd: s.jail,
-      redact: identity,
+      redactor: NO_REDACTION,
     });
     assert.equal(out.code, "EXECUTOR_ERROR");
     assert.match(out.reason, /no longer exists/);
@@ -197,7 +199,7 @@ Deno.test("createExecutor() applies per-command hardening (argv prefix and env)"
       command: policy.allowlist.get("sh")!,
       args: [],
       cwd: jail,
-      redact: identity,
+      redactor: NO_REDACTION,
     });
     assert.equal(out.stdout, "yes\n");
     await built.executor.shutdown();
@@ -271,13 +273,14 @@ Deno.test("run() returns RUNTIME_DENIED when Deno's permissions refuse the launc
   try {
     const script = `
       import { createExecutor } from "${new URL("../../src/exec/mod.ts", import.meta.url)}";
+      import { createRedactor } from "${new URL("../../src/redact/mod.ts", import.meta.url)}";
       import { makePolicy } from "${new URL("../_helpers/policy.ts", import.meta.url)}";
       const policy = makePolicy({ jailRoot: ${JSON.stringify(jail)}, allow: ["true"] });
       const built = await createExecutor(policy);
       if (!built.ok) { console.log(JSON.stringify({ startup: built.message })); Deno.exit(0); }
       await Deno.permissions.revoke({ name: "run" });
       const out = await built.executor.run({ callId: "1", command: policy.allowlist.get("true"),
-        args: [], cwd: policy.jailRoot, redact: (t) => t });
+        args: [], cwd: policy.jailRoot, redactor: createRedactor({ enabled: false, entropyFallback: false, extraPatterns: [] }) });
       console.log(JSON.stringify(out));
     `;
     const child = await new Deno.Command(Deno.execPath(), {
@@ -397,7 +400,7 @@ Deno.test("createExecutor() in auto mode is bwrap: commands run in the sandbox a
       command: policy.allowlist.get("id")!,
       args: ["-u"],
       cwd: jail,
-      redact: identity,
+      redactor: NO_REDACTION,
     });
     assert.equal(id.stdout, `${owner}\n`);
     await built.executor.shutdown();

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { SandboxMode } from "../../src/config/types.ts";
-import { identity, setup } from "./_fixtures.ts";
+import { NO_REDACTION, setup } from "./_fixtures.ts";
 
 /** A go the test gives (or refuses) when it chooses. */
 function gate(): { go: Promise<boolean>; give: (ok: boolean) => void } {
@@ -30,7 +30,7 @@ for (const mode of ["none", "bwrap"] as const satisfies readonly SandboxMode[]) 
         command: s.policy.allowlist.get("sh")!,
         args: ["-c", `echo ran > ${canary}; echo out`],
         cwd: s.jail,
-        redact: identity,
+        redactor: NO_REDACTION,
         go,
       });
       // Time for the launcher (and bwrap) to set up and reach the wait.
@@ -57,7 +57,7 @@ for (const mode of ["none", "bwrap"] as const satisfies readonly SandboxMode[]) 
         command: s.policy.allowlist.get("sh")!,
         args: ["-c", `echo ran > ${canary}`],
         cwd: s.jail,
-        redact: identity,
+        redactor: NO_REDACTION,
         go,
       });
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -79,7 +79,7 @@ for (const mode of ["none", "bwrap"] as const satisfies readonly SandboxMode[]) 
         command: s.policy.allowlist.get("cat")!,
         args: [],
         cwd: s.jail,
-        redact: identity,
+        redactor: NO_REDACTION,
         stdin: new TextEncoder().encode("gg\nline two\n"),
         go: Promise.resolve(true),
       });
@@ -91,7 +91,7 @@ for (const mode of ["none", "bwrap"] as const satisfies readonly SandboxMode[]) 
         command: s.policy.allowlist.get("sh")!,
         args: ["-c", "cat; test -c /dev/stdin && echo char-device"],
         cwd: s.jail,
-        redact: identity,
+        redactor: NO_REDACTION,
         go: Promise.resolve(true),
       });
       assert.equal(without.code, "OK");

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { evaluateCommand } from "../../src/policy/mod.ts";
 import { createRedactor } from "../../src/redact/mod.ts";
-import { setup } from "./_fixtures.ts";
+import { NO_REDACTION, setup } from "./_fixtures.ts";
 
 Deno.test("git run through the executor ignores a planted fsmonitor and hooks (canary stays absent)", async () => {
   const s = await setup({ allow: ["git", "sh"] });
@@ -37,7 +37,7 @@ Deno.test("git run through the executor ignores a planted fsmonitor and hooks (c
       args: decision.run.args,
       env: decision.run.env,
       cwd: s.jail,
-      redact: (text) => text,
+      redactor: NO_REDACTION,
     });
     assert.equal(status.code, "OK");
     await assert.rejects(Deno.stat(canary), Deno.errors.NotFound);
@@ -64,7 +64,6 @@ Deno.test("run() with the server's redactor redacts a key straddling the output 
       command,
       args: ["%s", "0123456789012345678901 AKIAIOSFODNN7EXAMPLE and more text"],
       cwd: s.jail,
-      redact: redactor.redact,
       redactor,
     });
     assert.equal(out.code, "OUTPUT_TRUNCATED");

@@ -12,9 +12,9 @@ import {
 import { detectHostLayout } from "../../src/sandbox/mod.ts";
 import { makePolicy, TEST_LIMITS } from "../_helpers/policy.ts";
 import {
-  identity,
   listProcesses,
   makeJail,
+  NO_REDACTION,
   runWithToolRemovedAfterStartup,
   setup,
   uniqueSleep,
@@ -217,7 +217,7 @@ Deno.test("[bwrap] run() hands the command an LC_ALL the policy passes, unchange
         command: p.allowlist.get("env")!,
         args: [],
         cwd: jail,
-        redact: identity,
+        redactor: NO_REDACTION,
       });
       assert.equal(out.code, "OK", out.stderr);
       const lines = out.stdout.trim().split("\n").sort();
@@ -277,6 +277,7 @@ for (const mode of ["none", "bwrap"] as const) {
     // A server that survives ^C, ^\, ^Z and hangup (as under nohup) while one command runs.
     const script = `
       import { createExecutor } from "${new URL("../../src/exec/mod.ts", import.meta.url)}";
+      import { createRedactor } from "${new URL("../../src/redact/mod.ts", import.meta.url)}";
       import { makePolicy } from "${new URL("../_helpers/policy.ts", import.meta.url)}";
       for (const s of ["SIGHUP", "SIGINT", "SIGQUIT", "SIGTSTP"]) Deno.addSignalListener(s, () => {});
       const jail = await Deno.makeTempDir();
@@ -290,7 +291,7 @@ for (const mode of ["none", "bwrap"] as const) {
       const built = await createExecutor(policy);
       if (!built.ok) throw new Error(built.message);
       const out = await built.executor.run({ callId: "1", command: policy.allowlist.get("sh"),
-        args: ["-c", "sleep ${m}"], cwd: jail, redact: (t) => t });
+        args: ["-c", "sleep ${m}"], cwd: jail, redactor: createRedactor({ enabled: false, entropyFallback: false, extraPatterns: [] }) });
       console.log(JSON.stringify({ code: out.code, signal: out.signal, exitCode: out.exitCode,
         prompt: out.durationMs < 2500 }));
       await built.executor.shutdown();

@@ -16,6 +16,7 @@ for (const mode of ["none", "bwrap"] as const) {
       const repo = fileURLToPath(new URL("../../", import.meta.url));
       const script = `
         import { createExecutor } from "${new URL("../../src/exec/mod.ts", import.meta.url)}";
+        import { createRedactor } from "${new URL("../../src/redact/mod.ts", import.meta.url)}";
         import { makePolicy } from "${new URL("../_helpers/policy.ts", import.meta.url)}";
         const policy = makePolicy({ jailRoot: ${JSON.stringify(jail)}, allow: ["sh"],
           overrides: { sandbox: { mode: "${mode}", network: "none", networkAllow: [],
@@ -23,7 +24,7 @@ for (const mode of ["none", "bwrap"] as const) {
         const built = await createExecutor(policy);
         if (!built.ok) { console.log(JSON.stringify({ startup: built.message })); Deno.exit(0); }
         const out = await built.executor.run({ callId: "1", command: policy.allowlist.get("sh"),
-          args: ["-c", "echo $$"], cwd: policy.jailRoot, redact: (t) => t });
+          args: ["-c", "echo $$"], cwd: policy.jailRoot, redactor: createRedactor({ enabled: false, entropyFallback: false, extraPatterns: [] }) });
         console.log(JSON.stringify({ out, paths: built.executor.launcherPaths() }));
       `;
       const child = await new Deno.Command(Deno.execPath(), {

@@ -1,15 +1,25 @@
 import assert from "node:assert/strict";
-import {
-  BoundedCapture,
-  OUTPUT_LOOKAHEAD_BYTES,
-  renderOutput,
-  renderWithRedactor,
-} from "../../src/exec/mod.ts";
-import { createRedactor } from "../../src/redact/mod.ts";
+import { BoundedCapture, OUTPUT_LOOKAHEAD_BYTES, renderWithRedactor } from "../../src/exec/mod.ts";
+import { type RenderedOutput, renderWithRedactorInSlices } from "../../src/exec/output.ts";
+import { createRedactor, type Redactor } from "../../src/redact/mod.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
-const identity = (s: string) => s;
-const redactKey = (s: string) => s.replace(/AKIA[0-9A-Z]{16}/g, "[REDACTED:aws_access_key_id]");
+/** Redaction off: what is left to prove is the decoding and the cut. */
+const plain = createRedactor({ enabled: false, entropyFallback: false, extraPatterns: [] });
+const redactor = createRedactor({ enabled: true, entropyFallback: false, extraPatterns: [] });
+const AWS_KEY = "AKIAIOSFODNN7EXAMPLE";
+
+/**
+ * Both renderings, the synchronous one and the sliced one the executor runs:
+ * every behaviour below holds for each.
+ */
+const RENDERINGS: readonly (readonly [
+  string,
+  (kept: Uint8Array, total: number, cap: number, r: Redactor) => Promise<RenderedOutput>,
+])[] = [
+  ["renderWithRedactor()", (...args) => Promise.resolve(renderWithRedactor(...args))],
+  ["renderWithRedactorInSlices()", renderWithRedactorInSlices],
+];
 
 Deno.test("BoundedCapture keeps only the window and counts every byte", () => {
   const capture = new BoundedCapture(5);
@@ -32,66 +42,81 @@ Deno.test("BoundedCapture rejects a negative window", () => {
   assert.throws(() => new BoundedCapture(-1), RangeError);
 });
 
-Deno.test("renderOutput() leaves output under the cap whole and unmarked", () => {
-  const out = renderOutput(enc("hello\n"), 6, 6, identity);
-  assert.deepEqual(out, { text: "hello\n", truncated: false });
-});
+for (const [name, render] of RENDERINGS) {
+  Deno.test(`${name} leaves output under the cap whole and unmarked`, async () => {
+    assert.deepEqual(await render(enc("hello\n"), 6, 6, plain), {
+      text: "hello\n",
+      truncated: false,
+    });
+    assert.deepEqual(await render(enc("ok\n"), 3, 100, redactor), {
+      text: "ok\n",
+      truncated: false,
+    });
+  });
 
-Deno.test("renderOutput() cuts at the cap and states how many bytes were dropped", () => {
-  const out = renderOutput(enc("0123456789"), 1_000, 4, identity);
-  assert.equal(out.truncated, true);
-  assert.ok(out.text.startsWith("0123\n"));
-  assert.match(out.text, /truncated at 4 bytes; 996 of 1000 bytes dropped/);
-});
+  Deno.test(`${name} cuts at the cap and states how many bytes were dropped`, async () => {
+    const out = await render(enc("0123456789"), 10, 4, plain);
+    assert.equal(out.text, "0123\n[htmcp: output truncated at 4 bytes; 6 of 10 bytes dropped]");
+    assert.equal(out.truncated, true);
+  });
 
-Deno.test("renderOutput() redacts before truncating: a key straddling the cap is never half-shown", () => {
-  const key = "AKIAABCDEFGHIJKLMNOP";
-  const text = "x".repeat(10) + key + "tail";
-  // The cap falls in the middle of the key.
-  const out = renderOutput(enc(text), text.length, 18, redactKey);
-  assert.equal(out.truncated, true);
-  assert.ok(!out.text.includes("AKIA"), out.text);
-  assert.ok(out.text.startsWith("x".repeat(10) + "[REDACTED:aws_access_key_id]"), out.text);
-});
+  Deno.test(`${name} counts the bytes dropped beyond the captured window too`, async () => {
+    // What the capture keeps of a long stream: the cap plus the lookahead.
+    const cap = 40;
+    const kept = enc("a".repeat(cap + OUTPUT_LOOKAHEAD_BYTES));
+    const out = await render(kept, 5_000_000, cap, plain);
+    assert.equal(
+      out.text,
+      "a".repeat(cap) +
+        `\n[htmcp: output truncated at ${cap} bytes; ${5_000_000 - cap} of 5000000 bytes dropped]`,
+    );
+    assert.equal(out.truncated, true);
+  });
 
-Deno.test("renderOutput() never splits a multi-byte character at the cap", () => {
-  const text = "ééé"; // 6 bytes
-  const out = renderOutput(enc(text), 6, 3, identity);
-  assert.ok(out.text.startsWith("é\n"), JSON.stringify(out.text));
-  assert.ok(!out.text.includes("\uFFFD"));
-});
+  Deno.test(`${name} never splits a multi-byte character at the cap`, async () => {
+    const out = await render(enc("ééé"), 6, 3, plain); // 6 bytes, the cap inside the second
+    assert.equal(out.text, "é\n[htmcp: output truncated at 3 bytes; 4 of 6 bytes dropped]");
+  });
 
-Deno.test("renderOutput() replaces invalid UTF-8 instead of throwing", () => {
-  const bytes = new Uint8Array([0x61, 0xff, 0xfe, 0x62]);
-  const out = renderOutput(bytes, 4, 100, identity);
-  assert.equal(out.text, "a\uFFFD\uFFFDb");
-});
+  Deno.test(`${name} replaces invalid UTF-8 instead of throwing`, async () => {
+    const bytes = new Uint8Array([0x61, 0xff, 0xfe, 0x62]);
+    assert.deepEqual(await render(bytes, 4, 100, plain), {
+      text: "a\uFFFD\uFFFDb",
+      truncated: false,
+    });
+  });
+
+  Deno.test(`${name} redacts before truncating: a secret the cap cuts in the source is replaced whole`, async () => {
+    // A marker shorter than the secret, so it fits where the secret did not.
+    const short = createRedactor({
+      enabled: true,
+      entropyFallback: false,
+      extraPatterns: [{ name: "k", regex: /SECRET-[0-9]{20}/ }],
+    });
+    const text = "x".repeat(10) + "SECRET-01234567890123456789" + "tail";
+    // The cap falls 15 bytes into the 27-byte secret; its marker is 12 bytes.
+    const out = await render(enc(text), text.length, 25, short);
+    assert.ok(out.text.startsWith("x".repeat(10) + "[REDACTED:k]ta"), out.text);
+    assert.ok(!out.text.includes("SECRET"), out.text);
+    assert.equal(out.truncated, true);
+  });
+
+  Deno.test(`${name} with the real redactor never shows part of a key straddling the cap`, async () => {
+    const text = "x".repeat(10) + " " + AWS_KEY + " tail";
+    for (let cap = 11; cap < text.length; cap++) {
+      const out = await render(enc(text), text.length, cap, redactor);
+      assert.ok(!out.text.includes("AKIA"), `cap ${cap}: ${out.text}`);
+      assert.ok(!out.text.includes("EXAMPLE"), `cap ${cap}: ${out.text}`);
+    }
+  });
+
+  Deno.test(`${name} states the dropped bytes against what the stream produced`, async () => {
+    const out = await render(enc("a".repeat(100)), 5_000, 40, redactor);
+    assert.equal(out.truncated, true);
+    assert.match(out.text, /truncated at 40 bytes; \d+ of 5000 bytes dropped\]$/);
+  });
+}
 
 Deno.test("the lookahead covers long secrets such as PEM blocks", () => {
   assert.ok(OUTPUT_LOOKAHEAD_BYTES >= 16 * 1024);
-});
-
-const redactor = createRedactor({ enabled: true, entropyFallback: false, extraPatterns: [] });
-const AWS_KEY = "AKIAIOSFODNN7EXAMPLE";
-
-Deno.test("renderWithRedactor() with the real redactor never shows part of a key straddling the cap", () => {
-  const text = "x".repeat(10) + " " + AWS_KEY + " tail";
-  for (let cap = 11; cap < text.length; cap++) {
-    const out = renderWithRedactor(enc(text), text.length, cap, redactor);
-    assert.ok(!out.text.includes("AKIA"), `cap ${cap}: ${out.text}`);
-    assert.ok(!out.text.includes("EXAMPLE"), `cap ${cap}: ${out.text}`);
-  }
-});
-
-Deno.test("renderWithRedactor() states the dropped bytes against what the stream produced", () => {
-  const out = renderWithRedactor(enc("a".repeat(100)), 5_000, 40, redactor);
-  assert.equal(out.truncated, true);
-  assert.match(out.text, /truncated at 40 bytes; \d+ of 5000 bytes dropped\]$/);
-});
-
-Deno.test("renderWithRedactor() leaves short clean output alone", () => {
-  assert.deepEqual(renderWithRedactor(enc("ok\n"), 3, 100, redactor), {
-    text: "ok\n",
-    truncated: false,
-  });
 });

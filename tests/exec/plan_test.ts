@@ -15,6 +15,7 @@ import { readStatusRecord } from "../../src/exec/plan.ts";
 import {
   assertAllReaped,
   listProcesses,
+  NO_REDACTION,
   type Setup,
   setup,
   uniqueSleep,
@@ -39,7 +40,7 @@ function runPlan(s: Setup, steps: CommandPlan["steps"], cwd = s.jail): Promise<P
     name: "plan",
     plan: { cwd, steps },
     cwd,
-    redact: (t) => t,
+    redactor: NO_REDACTION,
   });
 }
 

@@ -23,6 +23,7 @@ for (const mode of ["none", "bwrap"] as const) {
       const probe = "cat <&7; echo; ls /proc/self/fd";
       const script = `
         import { createExecutor } from "${new URL("../../src/exec/mod.ts", import.meta.url)}";
+        import { createRedactor } from "${new URL("../../src/redact/mod.ts", import.meta.url)}";
         import { makePolicy } from "${new URL("../_helpers/policy.ts", import.meta.url)}";
         const leaked = Deno.readLinkSync("/proc/self/fd/7");
         const bare = await new Deno.Command("/bin/sh", { args: ["-c", ${JSON.stringify(probe)}],
@@ -33,7 +34,9 @@ for (const mode of ["none", "bwrap"] as const) {
         const built = await createExecutor(policy);
         if (!built.ok) throw new Error(built.message);
         const out = await built.executor.run({ callId: "1", command: policy.allowlist.get("sh"),
-          args: ["-c", ${JSON.stringify(probe)}], cwd: policy.jailRoot, redact: (t) => t });
+          args: ["-c", ${
+        JSON.stringify(probe)
+      }], cwd: policy.jailRoot, redactor: createRedactor({ enabled: false, entropyFallback: false, extraPatterns: [] }) });
         await built.executor.shutdown();
         console.log(JSON.stringify({ leaked, bare: new TextDecoder().decode(bare.stdout),
           mode: built.executor.describe().mode, out }));

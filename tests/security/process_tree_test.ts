@@ -145,6 +145,7 @@ Deno.test("a SIGKILLed server takes its commands' trees with it", async () => {
   await s.close();
   const script = `
     import { createExecutor } from "${new URL("../../src/exec/mod.ts", import.meta.url)}";
+    import { createRedactor } from "${new URL("../../src/redact/mod.ts", import.meta.url)}";
     import { makePolicy } from "${new URL("../_helpers/policy.ts", import.meta.url)}";
     import { prepareJail } from "${new URL("../_helpers/jail.ts", import.meta.url)}";
     const jail = await Deno.makeTempDir();
@@ -154,7 +155,7 @@ Deno.test("a SIGKILLed server takes its commands' trees with it", async () => {
     const built = await createExecutor(policy);
     if (!built.ok) throw new Error(built.message);
     built.executor.run({ callId: "1", command: policy.allowlist.get("sh"),
-      args: ["-c", "sleep ${m} & setsid sleep ${m} & sleep ${m}"], cwd: jail, redact: (t) => t });
+      args: ["-c", "sleep ${m} & setsid sleep ${m} & sleep ${m}"], cwd: jail, redactor: createRedactor({ enabled: false, entropyFallback: false, extraPatterns: [] }) });
     await new Promise(() => {});
   `;
   const server = new Deno.Command(Deno.execPath(), {
