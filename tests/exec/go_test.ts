@@ -1,22 +1,13 @@
 import assert from "node:assert/strict";
 import type { SandboxMode } from "../../src/config/types.ts";
 import { NO_REDACTION, setup } from "./_fixtures.ts";
+import { exists } from "../_helpers/exists.ts";
 
 /** A go the test gives (or refuses) when it chooses. */
 function gate(): { go: Promise<boolean>; give: (ok: boolean) => void } {
   let give: (ok: boolean) => void = () => {};
   const go = new Promise<boolean>((resolve) => (give = resolve));
   return { go, give };
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
-    throw error;
-  }
 }
 
 for (const mode of ["none", "bwrap"] as const satisfies readonly SandboxMode[]) {
