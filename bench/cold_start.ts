@@ -1,13 +1,13 @@
 /**
  * Cold start to the first `initialize` response through the real SDK client,
- * and the resident memory of what stays running, for three ways of starting
+ * and the resident memory of what stays running, for the ways of starting
  * the stdio server with the same policy:
  *
  * - `deno task htmcp serve` (the README's development form: deno's task
  *   runner, the launcher, the server: three Deno processes);
- * - the launcher alone (`deno run scripts/launch.ts serve`, what the
- *   installed `htmcp` command runs behind its shell script: two processes,
- *   the launcher staying resident to forward signals);
+ * - the installed `htmcp` command (`deno task install` into a temporary
+ *   prefix): its script runs the launcher, which computes the flags and
+ *   exits, then execs the server (one process remains);
  * - the server directly under its generated flags (one process);
  * - the bundle (`deno task bundle`, dist/htmcp.js) under the same flags,
  *   when it has been built;
@@ -20,6 +20,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { serverUnderFlags, writePolicy } from "./_server.ts";
+import { install } from "../scripts/install.ts";
 import { connect, percentiles, rssMiB, type ServerLaunch } from "./stdio_roundtrip.ts";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
@@ -91,17 +92,9 @@ export async function measureColdStart(runs = 5): Promise<ColdStart[]> {
         args: ["task", "--quiet", "--cwd", REPO, "htmcp", "serve", "--policy", policy],
         env,
       }],
-      ["launcher (installed form)", {
-        command: Deno.execPath(),
-        args: [
-          "run",
-          "--quiet",
-          "--allow-all",
-          `${REPO}scripts/launch.ts`,
-          "serve",
-          "--policy",
-          policy,
-        ],
+      ["installed htmcp command", {
+        command: (await install(`${dir}/prefix`)).command,
+        args: ["serve", "--policy", policy],
         env,
       }],
       ["server directly under its flags", direct],

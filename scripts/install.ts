@@ -9,8 +9,11 @@
  * launcher with `--cached-only` (never the network) and the same `deno` that
  * installed it. The launcher generates the Deno permission flags from the
  * policy at every start, exactly as `deno task htmcp` does, so a changed
- * policy can never run under stale flags; the script checks that its copy is
- * intact (the launcher's hash) and fails loudly otherwise.
+ * policy can never run under stale flags, and prints the server's start
+ * (`HTMCP_LAUNCH_EXEC=1`); the script then `exec`s the server, so the
+ * launcher does not stay resident and the client's signals reach the server
+ * itself. The script checks that its copy is intact (the launcher's hash) and
+ * fails loudly otherwise.
  *
  * The default prefix is `~/.local` (`~/.local/bin` is on PATH on most
  * distributions).
@@ -22,6 +25,7 @@ import { fileURLToPath } from "node:url";
 import { createHash } from "node:crypto";
 import { parseArgs } from "../src/cli/args.ts";
 import { VERSION } from "../src/version.ts";
+import { shQuote } from "./launch.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const COPIED = ["src", "scripts", "deno.json", "deno.lock"] as const;
@@ -29,11 +33,6 @@ const COPIED = ["src", "scripts", "deno.json", "deno.lock"] as const;
 export interface InstallResult {
   readonly command: string;
   readonly libDir: string;
-}
-
-/** `text` quoted for a POSIX shell. */
-function shQuote(text: string): string {
-  return `'${text.replaceAll("'", `'"'"'`)}'`;
 }
 
 async function copyTree(from: string, to: string): Promise<void> {
@@ -94,10 +93,12 @@ export async function install(prefix: string): Promise<InstallResult> {
   const launcher = join(libDir, "scripts", "launch.ts");
   const script = `#!/bin/sh
 # htmcp ${VERSION}, installed by \`deno task install\` from ${ROOT}
-# Runs the launcher, which builds the Deno permission flags from the policy at
-# every start (never -A for the server). Offline: --cached-only.
+# The launcher builds the Deno permission flags from the policy at every start
+# (never -A for the server) and prints that start; this script then execs it,
+# so one process, the server, remains. Offline: --cached-only.
 set -e
 lib=${shQuote(libDir)}
+deno=${shQuote(Deno.execPath())}
 launcher="$lib/scripts/launch.ts"
 expected=${shQuote(await sha256(launcher))}
 if [ ! -f "$launcher" ]; then
@@ -112,9 +113,12 @@ fi
 DENO_DIR=\${DENO_DIR:-${shQuote(cacheDir)}}
 HTMCP_CACHED_ONLY=1
 export DENO_DIR HTMCP_CACHED_ONLY
-exec ${
-    shQuote(Deno.execPath())
-  } run --quiet --cached-only --allow-all --config "$lib/deno.json" "$launcher" "$@"
+# The launcher's own failure (a bad command line, a policy that does not load)
+# is its exit status, its sentence already on stderr.
+start=$(HTMCP_LAUNCH_EXEC=1 "$deno" run --quiet --cached-only --allow-all --config "$lib/deno.json" "$launcher" "$@") || exit $?
+# The fragment sets the folder, HTMCP_FD_LIMIT and the argv, each value quoted.
+eval "$start"
+exec "$deno" "$@"
 `;
   await Deno.mkdir(binDir, { recursive: true });
   const command = join(binDir, "htmcp");

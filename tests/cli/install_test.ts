@@ -139,3 +139,102 @@ Deno.test("deno run -A dist/htmcp.js serve works as a user tries it first: it re
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+interface Running {
+  readonly pid: number;
+  readonly ppid: number;
+  /** The argv joined by spaces (this test's paths hold none). */
+  readonly args: string;
+}
+
+/** Every running process, from ps (Deno grants /proc of other processes only to -A). */
+async function processes(): Promise<Running[]> {
+  const out = await run("ps", ["-eo", "pid=,ppid=,args="], { PATH: "/usr/bin:/bin" });
+  assert.equal(out.code, 0, out.stderr);
+  return out.stdout.trim().split("\n").map((line) => {
+    const [, pid, ppid, args] = line.match(/^\s*(\d+)\s+(\d+)\s(.*)$/) ?? [];
+    return { pid: Number(pid), ppid: Number(ppid), args: args ?? "" };
+  });
+}
+
+Deno.test("the installed htmcp leaves one process, the server under the policy's flags: SIGTERM ends it cleanly, and a changed policy changes its flags", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-install-exec-" }));
+  try {
+    const prefix = join(dir, "prefix");
+    const env = { PATH: `${prefix}/bin:/usr/local/bin:/usr/bin:/bin`, HOME: dir, DENO_DIR };
+    const installed = await run(
+      Deno.execPath(),
+      ["task", "--quiet", "install", "--prefix", prefix],
+      env,
+      REPO,
+    );
+    assert.equal(installed.code, 0, installed.stderr);
+    const [version] = [...Deno.readDirSync(join(prefix, "lib", "htmcp"))].map((e) => e.name);
+    const lib = join(prefix, "lib", "htmcp", version as string);
+    const policy = await writePolicy(dir);
+
+    /** Starts `htmcp serve` with the SDK client; returns the server's argv once it answered. */
+    const serveOnce = async (stop: "SIGTERM" | "close") => {
+      const transport = new StdioClientTransport({
+        command: "htmcp",
+        args: ["serve", "--policy", policy],
+        env,
+        stderr: "pipe",
+      });
+      let stderr = "";
+      transport.stderr?.on(
+        "data",
+        (chunk: Uint8Array) => stderr += new TextDecoder().decode(chunk),
+      );
+      const closed = new Promise<void>((resolve) => transport.onclose = resolve);
+      const client = new Client({ name: "install-exec-test", version: "1" });
+      await client.connect(transport);
+      assert.equal(client.getServerVersion()?.name, "htmcp");
+      const pid = transport.pid;
+      assert(pid !== null);
+      // The process the client started is the server itself: deno running the
+      // copied main.ts, a child of this test with nothing between, no process
+      // under it, and no launcher of this installation left anywhere.
+      const all = await processes();
+      const server = all.find((one) => one.pid === pid);
+      assert(server !== undefined);
+      const argv = server.args.split(" ");
+      assert.equal(argv[0], Deno.execPath());
+      assert(argv.includes(join(lib, "src", "main.ts")), server.args);
+      assert(!argv.includes("--allow-all") && !argv.includes("-A"), server.args);
+      assert.equal(server.ppid, Deno.pid);
+      assert.deepEqual(all.filter((one) => one.ppid === pid), []);
+      const launcher = join(lib, "scripts", "launch.ts");
+      assert.deepEqual(all.filter((one) => one.args.split(" ").includes(launcher)), []);
+      if (stop === "SIGTERM") {
+        // The client's signal reaches the server, not a relay: it stops as it
+        // does on SIGTERM, its last line and its audit record written.
+        Deno.kill(pid, "SIGTERM");
+        await closed;
+        assert.match(stderr, /stopped \(received SIGTERM\)/);
+        const records = (await Deno.readTextFile(join(dir, "log", "audit.jsonl"))).trim()
+          .split("\n").map((line) => JSON.parse(line));
+        const last = records.at(-1);
+        assert.equal(last.event, "server_stop", JSON.stringify(last));
+        assert.equal(last.reason, "received SIGTERM");
+      }
+      await client.close();
+      await closed;
+      return argv;
+    };
+
+    const first = await serveOnce("SIGTERM");
+    const runFlag = (argv: string[]) => argv.find((arg) => arg.startsWith("--allow-run="));
+    assert.equal(runFlag(first)?.includes("/ls"), false, runFlag(first));
+    // The policy is read again at the next start: a command added to it is in
+    // the next server's flags.
+    await Deno.writeTextFile(
+      policy,
+      (await Deno.readTextFile(policy)).replace(`["cat", "echo"]`, `["cat", "echo", "ls"]`),
+    );
+    const second = await serveOnce("close");
+    assert.match(runFlag(second) ?? "", /\/ls(,|$)/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
