@@ -18,10 +18,10 @@ import { watchPolicyFile } from "../server/policy_watch.ts";
 import type { LoadOverrides } from "../config/mod.ts";
 import { createServerContext } from "../server/context.ts";
 import type { ServerContext } from "../context/mod.ts";
-import { reopenAuditOnSighup } from "../audit/mod.ts";
-import { firstFailingPolicyTest } from "../policy_tools/mod.ts";
+import { reopenAuditOnSighup } from "../audit/sighup.ts";
+import { firstFailingPolicyTest } from "../policy_tools/run_tests.ts";
 import { serveStdio } from "../transport/stdio.ts";
-import { serveConfined } from "../permissions/mod.ts";
+import { serveConfined } from "../permissions/confine.ts";
 import type { Policy } from "../config/types.ts";
 import { VERSION } from "../version.ts";
 import {

@@ -7,7 +7,9 @@
  * @module
  */
 import type { Policy } from "../config/types.ts";
-import { AuditLog, type CheckpointSettings, loadOrCreateCheckpointKey } from "../audit/mod.ts";
+import { AuditLog } from "../audit/log.ts";
+import type { CheckpointSettings } from "../audit/checkpoint_writer.ts";
+import { loadOrCreateCheckpointKey } from "../audit/checkpoint_key.ts";
 import { createRedactor, redactArgv } from "../redact/mod.ts";
 import { createExecutor } from "../exec/mod.ts";
 import { ConcurrencyLimiter } from "../concurrency/mod.ts";
