@@ -5,9 +5,10 @@
  * It copies this checkout's program (`src/`, `scripts/`, `deno.json`,
  * `deno.lock`) to `PREFIX/lib/htmcp/<version>/`, fetches every dependency
  * once into the Deno cache (the lock is frozen: exactly the pinned versions),
- * and writes `PREFIX/bin/htmcp`, a small shell script that runs the copied
- * launcher with `--cached-only` (never the network) and the same `deno` that
- * installed it. The launcher generates the Deno permission flags from the
+ * bundles the copy (`bundleProgram`: server and launcher, code-split, into
+ * `dist/`), and writes `PREFIX/bin/htmcp`, a small shell script that runs the
+ * bundled launcher with `--cached-only` (never the network) and the same
+ * `deno` that installed it. The launcher generates the Deno permission flags from the
  * policy at every start, exactly as `deno task htmcp` does, so a changed
  * policy can never run under stale flags, and prints the server's start
  * (`HTMCP_LAUNCH_EXEC=1`); the script then `exec`s the server, so the
@@ -90,7 +91,27 @@ export async function install(prefix: string): Promise<InstallResult> {
       `Could not fetch the dependencies: ${new TextDecoder().decode(fetched.stderr)}`,
     );
   }
-  const launcher = join(libDir, "scripts", "launch.ts");
+  // The copy bundles itself (its helper folder is the copy's): the installed
+  // command starts the bundle, which loads far less than the source does.
+  const bundled = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      "--allow-all",
+      "--config",
+      join(libDir, "deno.json"),
+      join(libDir, "scripts", "bundle.ts"),
+      "--program",
+      join(libDir, "dist"),
+    ],
+    env: { DENO_DIR: cacheDir },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!bundled.success) {
+    throw new Error(`Could not bundle the program: ${new TextDecoder().decode(bundled.stderr)}`);
+  }
+  const launcher = join(libDir, "dist", "scripts", "launch.js");
   const script = `#!/bin/sh
 # htmcp ${VERSION}, installed by \`deno task install\` from ${ROOT}
 # The launcher builds the Deno permission flags from the policy at every start
@@ -99,7 +120,7 @@ export async function install(prefix: string): Promise<InstallResult> {
 set -e
 lib=${shQuote(libDir)}
 deno=${shQuote(Deno.execPath())}
-launcher="$lib/scripts/launch.ts"
+launcher="$lib/dist/scripts/launch.js"
 expected=${shQuote(await sha256(launcher))}
 if [ ! -f "$launcher" ]; then
   echo "htmcp: the installation in $lib is missing; run \\\`deno task install\\\` again." >&2
@@ -115,7 +136,7 @@ HTMCP_CACHED_ONLY=1
 export DENO_DIR HTMCP_CACHED_ONLY
 # The launcher's own failure (a bad command line, a policy that does not load)
 # is its exit status, its sentence already on stderr.
-start=$(HTMCP_LAUNCH_EXEC=1 "$deno" run --quiet --cached-only --allow-all --config "$lib/deno.json" "$launcher" "$@") || exit $?
+start=$(HTMCP_LAUNCH_EXEC=1 "$deno" run --quiet --cached-only --allow-all --no-config "$launcher" "$@") || exit $?
 # The fragment sets the folder, HTMCP_FD_LIMIT and the argv, each value quoted.
 eval "$start"
 exec "$deno" "$@"

@@ -31,8 +31,19 @@ import {
   superviseChild,
 } from "../src/permissions/mod.ts";
 
-const MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url));
-const CONFIG = fileURLToPath(new URL("../deno.json", import.meta.url));
+/**
+ * The server program and how Deno loads it: bundled beside a bundled
+ * launcher (`deno task install`: `dist/scripts/launch.js` starts
+ * `dist/src/main.js`, which needs no config), else this checkout's source
+ * under its deno.json.
+ */
+const PROGRAM: readonly string[] = import.meta.url.endsWith(".js")
+  ? ["--no-config", fileURLToPath(new URL("../src/main.js", import.meta.url))]
+  : [
+    "--config",
+    fileURLToPath(new URL("../deno.json", import.meta.url)),
+    fileURLToPath(new URL("../src/main.ts", import.meta.url)),
+  ];
 
 /** Flags for a verb that touches nothing: deny the implicit remote imports too. */
 const NOTHING = Object.freeze([
@@ -59,7 +70,7 @@ export type LaunchPlan =
  *   (`usage` for a command-line mistake: exit 2, like the CLI).
  */
 export async function planLaunch(args: readonly string[], cwd: string): Promise<LaunchPlan> {
-  const tail = ["--config", CONFIG, MAIN, ...args];
+  const tail = [...PROGRAM, ...args];
   const line = parseCommandLine(args);
   if (!line.ok) return { ok: false, message: line.message, usage: true };
   if (line.action !== "run") return { ok: true, argv: ["run", ...NOTHING, ...tail] };

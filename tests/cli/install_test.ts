@@ -108,7 +108,7 @@ Deno.test("deno task install from a fresh clone puts an htmcp on PATH that the S
     const launcher = join(prefix, "lib", "htmcp");
     const [versionDir] = [...Deno.readDirSync(launcher)].map((entry) => entry.name);
     await Deno.writeTextFile(
-      join(launcher, versionDir as string, "scripts", "launch.ts"),
+      join(launcher, versionDir as string, "dist", "scripts", "launch.js"),
       "\n// edited\n",
       { append: true },
     );
@@ -193,18 +193,18 @@ Deno.test("the installed htmcp leaves one process, the server under the policy's
       const pid = transport.pid;
       assert(pid !== null);
       // The process the client started is the server itself: deno running the
-      // copied main.ts, a child of this test with nothing between, no process
+      // bundled main.js, a child of this test with nothing between, no process
       // under it, and no launcher of this installation left anywhere.
       const all = await processes();
       const server = all.find((one) => one.pid === pid);
       assert(server !== undefined);
       const argv = server.args.split(" ");
       assert.equal(argv[0], Deno.execPath());
-      assert(argv.includes(join(lib, "src", "main.ts")), server.args);
+      assert(argv.includes(join(lib, "dist", "src", "main.js")), server.args);
       assert(!argv.includes("--allow-all") && !argv.includes("-A"), server.args);
       assert.equal(server.ppid, Deno.pid);
       assert.deepEqual(all.filter((one) => one.ppid === pid), []);
-      const launcher = join(lib, "scripts", "launch.ts");
+      const launcher = join(lib, "dist", "scripts", "launch.js");
       assert.deepEqual(all.filter((one) => one.args.split(" ").includes(launcher)), []);
       if (stop === "SIGTERM") {
         // The client's signal reaches the server, not a relay: it stops as it
@@ -220,6 +220,9 @@ Deno.test("the installed htmcp leaves one process, the server under the policy's
       }
       await client.close();
       await closed;
+      // The launcher's flags are exactly the set the bundled server computes
+      // for itself: not broader (it would restart itself) and not narrower.
+      assert.match(stderr, /permission layer: flags \(no broader than the policy's set\)/);
       return argv;
     };
 
