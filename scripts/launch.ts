@@ -24,12 +24,9 @@ import { loadPolicy } from "../src/config/mod.ts";
 import { processEnv } from "../src/cli/env.ts";
 import { missingPolicyMessage, parseCommandLine, POLICY_VERBS } from "../src/cli/args.ts";
 import { ensureLauncherBuilt } from "./build_launcher.ts";
-import {
-  buildPermissionSet,
-  DEFAULT_IMPORT_HOSTS,
-  renderDenoFlags,
-  superviseChild,
-} from "../src/permissions/mod.ts";
+import { buildPermissionSet } from "../src/permissions/build.ts";
+import { DEFAULT_IMPORT_HOSTS, renderDenoFlags } from "../src/permissions/render_flags.ts";
+import { superviseChild } from "../src/permissions/reexec.ts";
 
 /**
  * The server program and how Deno loads it: bundled beside a bundled

@@ -10,7 +10,7 @@
  * @module
  */
 import { basename, dirname, resolve } from "node:path";
-import { interpreterWarnings, isInterpreter } from "../policy/mod.ts";
+import { interpreterWarnings, isInterpreter } from "../policy/interpreters.ts";
 import type { AuditFailMode, Policy } from "./types.ts";
 import { type Checked, fail, pass, quote } from "./_checked.ts";
 import { type PolicyFile, PolicyFileSchema } from "./schema.ts";
