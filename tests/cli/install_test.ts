@@ -241,3 +241,89 @@ Deno.test("the installed htmcp leaves one process, the server under the policy's
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/**
+ * The bundle files a stdio start of the installed program loads: the static
+ * closure of `dist/src/main.js`, of the `serve` verb's chunk and of the stdio
+ * transport's chunk it imports (esbuild names a dynamic import's chunk after
+ * its module), read through `deno info`.
+ */
+async function stdioStartFiles(lib: string): Promise<string[]> {
+  const info = await run(
+    Deno.execPath(),
+    ["info", "--json", "--no-config", join(lib, "dist", "src", "main.js")],
+    { PATH: "/usr/bin:/bin", HOME: "/tmp", DENO_DIR },
+  );
+  assert.equal(info.code, 0, info.stderr);
+  const modules = (JSON.parse(info.stdout) as {
+    modules: {
+      specifier: string;
+      dependencies?: { code?: { specifier: string }; isDynamic?: boolean }[];
+    }[];
+  }).modules;
+  const imports = (specifier: string, dynamic: boolean) =>
+    (modules.find((m) => m.specifier === specifier)?.dependencies ?? [])
+      .filter((dep) => (dep.isDynamic ?? false) === dynamic)
+      .flatMap((dep) => dep.code === undefined ? [] : [dep.code.specifier]);
+  const main = modules.find((m) => m.specifier.endsWith("/dist/src/main.js"))!.specifier;
+  const named = (from: string, prefix: string) => {
+    const found = imports(from, true).filter((s) => s.split("/").at(-1)!.startsWith(prefix));
+    assert.equal(found.length, 1, `${from} imports one ${prefix}* chunk: ${found}`);
+    return found[0]!;
+  };
+  const serve = named(main, "serve-");
+  const stdio = named(serve, "stdio-");
+  const seen = new Set<string>();
+  const pending = [main, serve, stdio];
+  while (pending.length > 0) {
+    const next = pending.pop()!;
+    if (seen.has(next)) continue;
+    seen.add(next);
+    pending.push(...imports(next, false));
+  }
+  return [...seen].filter((s) => s.startsWith("file:")).map((s) => new URL(s).pathname);
+}
+
+Deno.test("the installed program's stdio start loads no PostgreSQL driver, OpenTelemetry, HTTP transport, OAuth server or SDK v2", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-install-lazy-" }));
+  try {
+    const prefix = join(dir, "prefix");
+    const env = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: dir, DENO_DIR };
+    const installed = await run(
+      Deno.execPath(),
+      ["task", "--quiet", "install", "--prefix", prefix],
+      env,
+      REPO,
+    );
+    assert.equal(installed.code, 0, installed.stderr);
+    const [version] = [...Deno.readDirSync(join(prefix, "lib", "htmcp"))].map((e) => e.name);
+    const lib = join(prefix, "lib", "htmcp", version as string);
+    const loaded = await stdioStartFiles(lib);
+    const bundleFiles = [
+      ...["", "src", "scripts"].flatMap((sub) =>
+        [...Deno.readDirSync(join(lib, "dist", sub))]
+          .filter((entry) => entry.isFile).map((entry) => join(lib, "dist", sub, entry.name))
+      ),
+    ];
+    const texts = (files: string[]) => files.map((file) => Deno.readTextFileSync(file));
+    const all = texts(bundleFiles);
+    const start = texts(loaded);
+    // esbuild heads each module with a comment naming its path.
+    for (
+      const marker of [
+        "registry.npmjs.org/postgres/",
+        "registry.npmjs.org/@opentelemetry/",
+        "/src/transport/http/",
+        "/src/auth/server/",
+        "registry.npmjs.org/@modelcontextprotocol/server/",
+      ]
+    ) {
+      assert(all.some((text) => text.includes(marker)), `the bundle holds ${marker} somewhere`);
+      assert(!start.some((text) => text.includes(marker)), `a stdio start loads ${marker}`);
+    }
+    // What it does load: the SDK v1 the 2025 era serves with.
+    assert(start.some((text) => text.includes("registry.npmjs.org/@modelcontextprotocol/sdk/")));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
