@@ -138,7 +138,14 @@ export DENO_DIR HTMCP_CACHED_ONLY
 # is its exit status, its sentence already on stderr.
 start=$(HTMCP_LAUNCH_EXEC=1 "$deno" run --quiet --cached-only --allow-all --no-config "$launcher" "$@") || exit $?
 # The fragment sets the folder, HTMCP_FD_LIMIT and the argv, each value quoted.
+# Fail closed: without a \`deno run\` argv from it, the user's own arguments
+# must never reach deno.
+set --
 eval "$start"
+if [ "\${1-}" != run ]; then
+  echo "htmcp: the launcher in $lib printed no start; run \\\`deno task install\\\` again." >&2
+  exit 1
+fi
 exec "$deno" "$@"
 `;
   await Deno.mkdir(binDir, { recursive: true });

@@ -327,3 +327,38 @@ Deno.test("the installed program's stdio start loads no PostgreSQL driver, OpenT
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("the installed script fails closed: a launcher that prints no start never lets the arguments reach deno", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-install-closed-" }));
+  try {
+    const prefix = join(dir, "prefix");
+    const env = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: dir, DENO_DIR };
+    const installed = await run(
+      Deno.execPath(),
+      ["task", "--quiet", "install", "--prefix", prefix],
+      env,
+      REPO,
+    );
+    assert.equal(installed.code, 0, installed.stderr);
+    // A launcher bug that exits 0 and prints nothing, installed with its own
+    // hash so the script's integrity check passes.
+    const fake = join(dir, "launch.js");
+    await Deno.writeTextFile(fake, "// prints no start\n");
+    const digest = new Uint8Array(
+      await crypto.subtle.digest("SHA-256", await Deno.readFile(fake)),
+    );
+    const hex = Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+    const script = (await Deno.readTextFile(join(prefix, "bin", "htmcp")))
+      .replace(/^launcher=.*$/m, `launcher='${fake}'`)
+      .replace(/^expected=.*$/m, `expected='${hex}'`);
+    const broken = join(dir, "htmcp-broken");
+    await Deno.writeTextFile(broken, script, { mode: 0o755 });
+    const canary = join(dir, "canary");
+    const ran = await run(broken, ["eval", `Deno.writeTextFileSync("${canary}", "ran")`], env, dir);
+    assert.equal(ran.code, 1, ran.stderr);
+    assert.match(ran.stderr, /printed no start; run `deno task install` again/);
+    assert.equal(await Deno.stat(canary).then(() => true, () => false), false, "deno ran");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
