@@ -13,8 +13,9 @@
  * policy can never run under stale flags, and prints the server's start
  * (`HTMCP_LAUNCH_EXEC=1`); the script then `exec`s the server, so the
  * launcher does not stay resident and the client's signals reach the server
- * itself. The script checks that its copy is intact (the launcher's hash) and
- * fails loudly otherwise.
+ * itself. The script checks that the launcher is the one it installed (its
+ * hash; the server's chunks are not hashed at each start) and fails loudly
+ * otherwise.
  *
  * The default prefix is `~/.local` (`~/.local/bin` is on PATH on most
  * distributions).
