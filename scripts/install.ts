@@ -127,8 +127,8 @@ if [ ! -f "$launcher" ]; then
   echo "htmcp: the installation in $lib is missing; run \\\`deno task install\\\` again." >&2
   exit 1
 fi
-actual=$(sha256sum "$launcher" | cut -d' ' -f1)
-if [ "$actual" != "$expected" ]; then
+actual=$(sha256sum "$launcher")
+if [ "\${actual%% *}" != "$expected" ]; then
   echo "htmcp: $launcher changed since it was installed; run \\\`deno task install\\\` again." >&2
   exit 1
 fi
