@@ -1,13 +1,15 @@
 /**
  * Cold start to the first `initialize` response through the real SDK client,
- * and the resident memory of what stays running, for three ways of starting
+ * and the resident memory of what stays running, for the ways of starting
  * the stdio server with the same policy:
  *
  * - `deno task htmcp serve` (the README's development form: deno's task
  *   runner, the launcher, the server: three Deno processes);
- * - the launcher alone (`deno run scripts/launch.ts serve`, what the
- *   installed `htmcp` command runs behind its shell script: two processes,
- *   the launcher staying resident to forward signals);
+ * - the installed `htmcp` command (`deno task install` into a temporary
+ *   prefix): its script runs the launcher, which computes the flags and
+ *   exits, then execs the server (one process remains);
+ * - that installed server alone, started with the argv its launcher printed
+ *   (the launcher's share is the difference);
  * - the server directly under its generated flags (one process);
  * - the bundle (`deno task bundle`, dist/htmcp.js) under the same flags,
  *   when it has been built;
@@ -20,6 +22,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { serverUnderFlags, writePolicy } from "./_server.ts";
+import { install } from "../scripts/install.ts";
 import { connect, percentiles, rssMiB, type ServerLaunch } from "./stdio_roundtrip.ts";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
@@ -72,7 +75,32 @@ async function measureForm(form: string, launch: ServerLaunch, runs: number): Pr
 }
 
 /**
- * Measures the three forms, interleaved run by run is not possible with one
+ * The installed command's server without its launcher: the start the
+ * launcher prints (`HTMCP_LAUNCH_EXEC=1`), read back through `sh`, so the
+ * launcher's own share of the installed start is the difference.
+ */
+async function installedServer(
+  libDir: string,
+  policy: string,
+  env: Record<string, string>,
+): Promise<ServerLaunch> {
+  const launcher = `${libDir}/dist/scripts/launch.js`;
+  const planned = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--quiet", "--no-config", "--allow-all", launcher, "serve", "--policy", policy],
+    env: { ...env, HTMCP_LAUNCH_EXEC: "1" },
+    stdout: "piped",
+  }).output();
+  if (!planned.success) throw new Error("the installed launcher printed no start");
+  const argv = await new Deno.Command("/bin/sh", {
+    args: ["-c", `${new TextDecoder().decode(planned.stdout)}\nprintf '%s\\0' "$@"`],
+    stdout: "piped",
+  }).output();
+  const args = new TextDecoder().decode(argv.stdout).split("\0").slice(0, -1);
+  return { command: Deno.execPath(), args, env };
+}
+
+/**
+ * Measures the forms, interleaved run by run is not possible with one
  * client each, so each form gets `runs` starts after one warm-up start.
  *
  * @param runs Starts per form.
@@ -85,25 +113,19 @@ export async function measureColdStart(runs = 5): Promise<ColdStart[]> {
     const policy = await writePolicy(dir, "none");
     const direct = await serverUnderFlags(policy);
     const env = direct.env;
+    const installed = await install(`${dir}/prefix`);
     const forms: [string, ServerLaunch][] = [
       ["deno task htmcp serve", {
         command: Deno.execPath(),
         args: ["task", "--quiet", "--cwd", REPO, "htmcp", "serve", "--policy", policy],
         env,
       }],
-      ["launcher (installed form)", {
-        command: Deno.execPath(),
-        args: [
-          "run",
-          "--quiet",
-          "--allow-all",
-          `${REPO}scripts/launch.ts`,
-          "serve",
-          "--policy",
-          policy,
-        ],
+      ["installed htmcp command", {
+        command: installed.command,
+        args: ["serve", "--policy", policy],
         env,
       }],
+      ["installed server alone (bundle)", await installedServer(installed.libDir, policy, env)],
       ["server directly under its flags", direct],
     ];
     const bundle = `${REPO}dist/htmcp.js`;

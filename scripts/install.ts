@@ -5,12 +5,17 @@
  * It copies this checkout's program (`src/`, `scripts/`, `deno.json`,
  * `deno.lock`) to `PREFIX/lib/htmcp/<version>/`, fetches every dependency
  * once into the Deno cache (the lock is frozen: exactly the pinned versions),
- * and writes `PREFIX/bin/htmcp`, a small shell script that runs the copied
- * launcher with `--cached-only` (never the network) and the same `deno` that
- * installed it. The launcher generates the Deno permission flags from the
+ * bundles the copy (`bundleProgram`: server and launcher, code-split, into
+ * `dist/`), and writes `PREFIX/bin/htmcp`, a small shell script that runs the
+ * bundled launcher with `--cached-only` (never the network) and the same
+ * `deno` that installed it. The launcher generates the Deno permission flags from the
  * policy at every start, exactly as `deno task htmcp` does, so a changed
- * policy can never run under stale flags; the script checks that its copy is
- * intact (the launcher's hash) and fails loudly otherwise.
+ * policy can never run under stale flags, and prints the server's start
+ * (`HTMCP_LAUNCH_EXEC=1`); the script then `exec`s the server, so the
+ * launcher does not stay resident and the client's signals reach the server
+ * itself. The script checks that the launcher is the one it installed (its
+ * hash; the server's chunks are not hashed at each start) and fails loudly
+ * otherwise.
  *
  * The default prefix is `~/.local` (`~/.local/bin` is on PATH on most
  * distributions).
@@ -22,6 +27,7 @@ import { fileURLToPath } from "node:url";
 import { createHash } from "node:crypto";
 import { parseArgs } from "../src/cli/args.ts";
 import { VERSION } from "../src/version.ts";
+import { shQuote } from "./launch.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const COPIED = ["src", "scripts", "deno.json", "deno.lock"] as const;
@@ -29,11 +35,6 @@ const COPIED = ["src", "scripts", "deno.json", "deno.lock"] as const;
 export interface InstallResult {
   readonly command: string;
   readonly libDir: string;
-}
-
-/** `text` quoted for a POSIX shell. */
-function shQuote(text: string): string {
-  return `'${text.replaceAll("'", `'"'"'`)}'`;
 }
 
 async function copyTree(from: string, to: string): Promise<void> {
@@ -91,30 +92,62 @@ export async function install(prefix: string): Promise<InstallResult> {
       `Could not fetch the dependencies: ${new TextDecoder().decode(fetched.stderr)}`,
     );
   }
-  const launcher = join(libDir, "scripts", "launch.ts");
+  // The copy bundles itself (its helper folder is the copy's): the installed
+  // command starts the bundle, which loads far less than the source does.
+  const bundled = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      "--allow-all",
+      "--config",
+      join(libDir, "deno.json"),
+      join(libDir, "scripts", "bundle.ts"),
+      "--program",
+      join(libDir, "dist"),
+    ],
+    env: { DENO_DIR: cacheDir },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!bundled.success) {
+    throw new Error(`Could not bundle the program: ${new TextDecoder().decode(bundled.stderr)}`);
+  }
+  const launcher = join(libDir, "dist", "scripts", "launch.js");
   const script = `#!/bin/sh
 # htmcp ${VERSION}, installed by \`deno task install\` from ${ROOT}
-# Runs the launcher, which builds the Deno permission flags from the policy at
-# every start (never -A for the server). Offline: --cached-only.
+# The launcher builds the Deno permission flags from the policy at every start
+# (never -A for the server) and prints that start; this script then execs it,
+# so one process, the server, remains. Offline: --cached-only.
 set -e
 lib=${shQuote(libDir)}
-launcher="$lib/scripts/launch.ts"
+deno=${shQuote(Deno.execPath())}
+launcher="$lib/dist/scripts/launch.js"
 expected=${shQuote(await sha256(launcher))}
 if [ ! -f "$launcher" ]; then
   echo "htmcp: the installation in $lib is missing; run \\\`deno task install\\\` again." >&2
   exit 1
 fi
-actual=$(sha256sum "$launcher" | cut -d' ' -f1)
-if [ "$actual" != "$expected" ]; then
+actual=$(sha256sum "$launcher")
+if [ "\${actual%% *}" != "$expected" ]; then
   echo "htmcp: $launcher changed since it was installed; run \\\`deno task install\\\` again." >&2
   exit 1
 fi
 DENO_DIR=\${DENO_DIR:-${shQuote(cacheDir)}}
 HTMCP_CACHED_ONLY=1
 export DENO_DIR HTMCP_CACHED_ONLY
-exec ${
-    shQuote(Deno.execPath())
-  } run --quiet --cached-only --allow-all --config "$lib/deno.json" "$launcher" "$@"
+# The launcher's own failure (a bad command line, a policy that does not load)
+# is its exit status, its sentence already on stderr.
+start=$(HTMCP_LAUNCH_EXEC=1 "$deno" run --quiet --cached-only --allow-all --no-config "$launcher" "$@") || exit $?
+# The fragment sets the folder, HTMCP_FD_LIMIT and the argv, each value quoted.
+# Fail closed: without a \`deno run\` argv from it, the user's own arguments
+# must never reach deno.
+set --
+eval "$start"
+if [ "\${1-}" != run ]; then
+  echo "htmcp: the launcher in $lib printed no start; run \\\`deno task install\\\` again." >&2
+  exit 1
+fi
+exec "$deno" "$@"
 `;
   await Deno.mkdir(binDir, { recursive: true });
   const command = join(binDir, "htmcp");

@@ -8,6 +8,10 @@
  * inherited (the MCP stream passes straight through: no bridge, no per-call
  * cost), forward termination signals, and exit with the child's status.
  *
+ * With `HTMCP_LAUNCH_EXEC=1` (the installed command's script) it spawns
+ * nothing: it prints the same start as a shell fragment (`renderExecFragment`)
+ * and exits, and the script `exec`s the server, so one process remains.
+ *
  * Per verb: `serve` (the default), `explain`, `check`, `permissions`,
  * `systemd` and `auth` run under the policy's set; `audit verify FILE...` and
  * `audit head FILE` may read those files only; `version` and `--help` get no permission at all.
@@ -20,15 +24,23 @@ import { loadPolicy } from "../src/config/mod.ts";
 import { processEnv } from "../src/cli/env.ts";
 import { missingPolicyMessage, parseCommandLine, POLICY_VERBS } from "../src/cli/args.ts";
 import { ensureLauncherBuilt } from "./build_launcher.ts";
-import {
-  buildPermissionSet,
-  DEFAULT_IMPORT_HOSTS,
-  renderDenoFlags,
-  superviseChild,
-} from "../src/permissions/mod.ts";
+import { buildPermissionSet } from "../src/permissions/build.ts";
+import { DEFAULT_IMPORT_HOSTS, renderDenoFlags } from "../src/permissions/render_flags.ts";
+import { superviseChild } from "../src/permissions/reexec.ts";
 
-const MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url));
-const CONFIG = fileURLToPath(new URL("../deno.json", import.meta.url));
+/**
+ * The server program and how Deno loads it: bundled beside a bundled
+ * launcher (`deno task install`: `dist/scripts/launch.js` starts
+ * `dist/src/main.js`, which needs no config), else this checkout's source
+ * under its deno.json.
+ */
+const PROGRAM: readonly string[] = import.meta.url.endsWith(".js")
+  ? ["--no-config", fileURLToPath(new URL("../src/main.js", import.meta.url))]
+  : [
+    "--config",
+    fileURLToPath(new URL("../deno.json", import.meta.url)),
+    fileURLToPath(new URL("../src/main.ts", import.meta.url)),
+  ];
 
 /** Flags for a verb that touches nothing: deny the implicit remote imports too. */
 const NOTHING = Object.freeze([
@@ -55,7 +67,7 @@ export type LaunchPlan =
  *   (`usage` for a command-line mistake: exit 2, like the CLI).
  */
 export async function planLaunch(args: readonly string[], cwd: string): Promise<LaunchPlan> {
-  const tail = ["--config", CONFIG, MAIN, ...args];
+  const tail = [...PROGRAM, ...args];
   const line = parseCommandLine(args);
   if (!line.ok) return { ok: false, message: line.message, usage: true };
   if (line.action !== "run") return { ok: true, argv: ["run", ...NOTHING, ...tail] };
@@ -143,13 +155,43 @@ function fdLimitEnv(): Record<string, string> {
   }
 }
 
+/** `text` quoted for a POSIX shell: one word, whatever it holds. */
+export function shQuote(text: string): string {
+  return `'${text.replaceAll("'", `'"'"'`)}'`;
+}
+
+/**
+ * The start as a POSIX shell fragment for the installed command's script to
+ * `eval` before its `exec "$deno" "$@"`: the folder, the added variables, and
+ * the argv as the positional parameters. Every value is single-quoted, so a
+ * policy path or argument holding `'`, `$`, `;` or a newline stays one word.
+ *
+ * @param argv The argv after the deno executable.
+ * @param cwd The folder the server runs in.
+ * @param env Variables to add to the environment the server inherits.
+ * @returns The fragment, one statement a line.
+ */
+export function renderExecFragment(
+  argv: readonly string[],
+  cwd: string,
+  env: Readonly<Record<string, string>>,
+): string {
+  const lines = [`cd -- ${shQuote(cwd)}`];
+  for (const [name, value] of Object.entries(env)) {
+    if (!/^[A-Z_][A-Z0-9_]*$/.test(name)) throw new RangeError(`Bad variable name "${name}".`);
+    lines.push(`${name}=${shQuote(value)}`, `export ${name}`);
+  }
+  lines.push(`set -- ${argv.map(shQuote).join(" ")}`);
+  return lines.join("\n") + "\n";
+}
+
 if (import.meta.main) {
   // `deno task` runs in the folder of deno.json; INIT_CWD is where the
   // operator typed the command, which their relative paths mean.
   const cwd = Deno.env.get("INIT_CWD") ?? Deno.cwd();
   // The server refuses to start without the launcher helper built from this
   // checkout's source: build it first when missing or stale (nothing goes to
-  // stdout, which is the MCP stream).
+  // stdout, which is the MCP stream, or the installed command's plan).
   const launcher = await ensureLauncherBuilt();
   if (launcher !== null) {
     console.error(`htmcp: ${launcher}`);
@@ -164,10 +206,19 @@ if (import.meta.main) {
   // not fetch either.
   const offline = Deno.env.get("HTMCP_CACHED_ONLY") === "1";
   const argv = offline ? ["run", "--cached-only", ...plan.argv.slice(1)] : [...plan.argv];
+  const env = fdLimitEnv();
+  if (Deno.env.get("HTMCP_LAUNCH_EXEC") === "1") {
+    // The installed command's script execs the server itself, so no launcher
+    // stays resident and signals reach the server directly; the flags are
+    // still computed here, from the policy, at every start.
+    const bytes = new TextEncoder().encode(renderExecFragment(argv, cwd, env));
+    for (let done = 0; done < bytes.length;) done += await Deno.stdout.write(bytes.subarray(done));
+    Deno.exit(0);
+  }
   const child = new Deno.Command(Deno.execPath(), {
     args: argv,
     cwd,
-    env: fdLimitEnv(),
+    env,
     stdin: "inherit",
     stdout: "inherit",
     stderr: "inherit",

@@ -18,19 +18,13 @@ import { watchPolicyFile } from "../server/policy_watch.ts";
 import type { LoadOverrides } from "../config/mod.ts";
 import { createServerContext } from "../server/context.ts";
 import type { ServerContext } from "../context/mod.ts";
-import { reopenAuditOnSighup } from "../audit/mod.ts";
-import { firstFailingPolicyTest } from "../policy_tools/mod.ts";
-import { serveStdio } from "../transport/stdio.ts";
-import { serveConfined } from "../permissions/mod.ts";
+import { reopenAuditOnSighup } from "../audit/sighup.ts";
+import { firstFailingPolicyTest } from "../policy_tools/run_tests.ts";
+import { serveConfined } from "../permissions/confine.ts";
 import type { Policy } from "../config/types.ts";
 import { VERSION } from "../version.ts";
-import {
-  configureOperatorLog,
-  lineSink,
-  operatorLog,
-  startTelemetry,
-  stopTelemetry,
-} from "../telemetry/mod.ts";
+import { configureOperatorLog, lineSink, operatorLog } from "../telemetry/log.ts";
+import { startTelemetry, stopTelemetry } from "../telemetry/sink.ts";
 
 /** @returns The exit code. */
 export async function run(argv: readonly string[]): Promise<number> {
@@ -90,6 +84,13 @@ async function serveCore(
   listen: string | null,
   overrides: LoadOverrides,
 ): Promise<number> {
+  // The stdio transport's modules (the MCP SDK, the tools) load while the
+  // context is built: the executor's probes are child processes, and the
+  // main thread would otherwise sit idle waiting for them. Loading only
+  // defines things; nothing is served before the context exists, and a start
+  // that fails first drops the import.
+  const stdio = listen === null ? import("../transport/stdio.ts") : null;
+  stdio?.catch(() => {});
   // From here on every operator line goes through the [log] settings.
   configureOperatorLog(policy.log);
   const log = operatorLog();
@@ -124,7 +125,7 @@ async function serveCore(
     lineSink("policy_changed", "warn"),
   );
   try {
-    return await serveOpened(policy, listen, context);
+    return await serveOpened(policy, listen, context, stdio);
   } finally {
     await stopWatching();
     stopReopening();
@@ -137,6 +138,7 @@ async function serveOpened(
   policy: Policy,
   listen: string | null,
   context: ServerContext,
+  stdio: Promise<typeof import("../transport/stdio.ts")> | null,
 ): Promise<number> {
   // The mode in force and who commands run as; in mode none this is the
   // loud warning that the jail is advisory.
@@ -153,6 +155,7 @@ async function serveOpened(
     const { serveHttpUntilStopped } = await import("../transport/http/mod.ts");
     return await serveHttpUntilStopped(context, listen);
   }
+  const { serveStdio } = await (stdio ?? import("../transport/stdio.ts"));
   const reason = await serveStdio(context);
   // serveStdio closed the context; this last line is for the operator only.
   operatorLog().lifecycle("server_stopped", `stopped (${reason}).`, { reason });

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { GUARD_NAMES } from "../policy/mod.ts";
+import { GUARD_NAMES } from "../policy/guards.ts";
 import { type Checked, fail, pass, quote } from "./_checked.ts";
 
 /**

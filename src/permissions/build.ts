@@ -7,7 +7,7 @@
  * @module
  */
 import type { Policy } from "../config/types.ts";
-import { launcherPaths, launcherReadPaths } from "../exec/mod.ts";
+import { launcherPaths, launcherReadPaths } from "../exec/launcher.ts";
 import { permissionSetFor } from "./permission_set.ts";
 import type { PermissionSetResult, Transport } from "./types.ts";
 

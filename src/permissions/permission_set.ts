@@ -23,7 +23,8 @@
 import type { Policy } from "../config/types.ts";
 import { otlpNetGrant } from "../config/mod.ts";
 import { HTMCP_ENV_NAMES } from "./env_names.ts";
-import { denoNetGrant, egressSocketDir, egressSocketPaths } from "../egress/mod.ts";
+import { denoNetGrant } from "../egress/rules.ts";
+import { egressSocketDir, egressSocketPaths } from "../egress/socket_dir.ts";
 import { cleanPath, isAbsolutePath, overlaps, parentOf } from "./_paths.ts";
 import type {
   Grant,

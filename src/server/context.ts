@@ -7,13 +7,17 @@
  * @module
  */
 import type { Policy } from "../config/types.ts";
-import { AuditLog, type CheckpointSettings, loadOrCreateCheckpointKey } from "../audit/mod.ts";
+import { AuditLog } from "../audit/log.ts";
+import type { CheckpointSettings } from "../audit/checkpoint_writer.ts";
+import { loadOrCreateCheckpointKey } from "../audit/checkpoint_key.ts";
 import { createRedactor, redactArgv } from "../redact/mod.ts";
 import { createExecutor } from "../exec/mod.ts";
 import { ConcurrencyLimiter } from "../concurrency/mod.ts";
 import type { ServerContext } from "../context/mod.ts";
 import { policyHash } from "../policy_tools/identity.ts";
-import { currentTraceparent, lineSink, telemetry } from "../telemetry/mod.ts";
+import { currentTraceparent } from "../telemetry/call_scope.ts";
+import { lineSink } from "../telemetry/log.ts";
+import { telemetry } from "../telemetry/sink.ts";
 import { closeStateStore, openStateStore, stateEnv } from "../state/mod.ts";
 import { startSandboxEgress } from "./egress.ts";
 import { auditAlwaysLoaded } from "../approvals/mod.ts";

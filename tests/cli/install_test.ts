@@ -108,7 +108,7 @@ Deno.test("deno task install from a fresh clone puts an htmcp on PATH that the S
     const launcher = join(prefix, "lib", "htmcp");
     const [versionDir] = [...Deno.readDirSync(launcher)].map((entry) => entry.name);
     await Deno.writeTextFile(
-      join(launcher, versionDir as string, "scripts", "launch.ts"),
+      join(launcher, versionDir as string, "dist", "scripts", "launch.js"),
       "\n// edited\n",
       { append: true },
     );
@@ -135,6 +135,229 @@ Deno.test("deno run -A dist/htmcp.js serve works as a user tries it first: it re
     assert.doesNotMatch(stderr, /Unstable API/);
     assert.match(stderr, /starting again under exactly its flags/);
     assert.match(stderr, /permission layer: flags/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+interface Running {
+  readonly pid: number;
+  readonly ppid: number;
+  /** The argv joined by spaces (this test's paths hold none). */
+  readonly args: string;
+}
+
+/** Every running process, from ps (Deno grants /proc of other processes only to -A). */
+async function processes(): Promise<Running[]> {
+  const out = await run("ps", ["-eo", "pid=,ppid=,args="], { PATH: "/usr/bin:/bin" });
+  assert.equal(out.code, 0, out.stderr);
+  return out.stdout.trim().split("\n").map((line) => {
+    const [, pid, ppid, args] = line.match(/^\s*(\d+)\s+(\d+)\s(.*)$/) ?? [];
+    return { pid: Number(pid), ppid: Number(ppid), args: args ?? "" };
+  });
+}
+
+Deno.test("the installed htmcp leaves one process, the server under the policy's flags: SIGTERM ends it cleanly, and a changed policy changes its flags", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-install-exec-" }));
+  try {
+    const prefix = join(dir, "prefix");
+    const env = { PATH: `${prefix}/bin:/usr/local/bin:/usr/bin:/bin`, HOME: dir, DENO_DIR };
+    const installed = await run(
+      Deno.execPath(),
+      ["task", "--quiet", "install", "--prefix", prefix],
+      env,
+      REPO,
+    );
+    assert.equal(installed.code, 0, installed.stderr);
+    const [version] = [...Deno.readDirSync(join(prefix, "lib", "htmcp"))].map((e) => e.name);
+    const lib = join(prefix, "lib", "htmcp", version as string);
+    const policy = await writePolicy(dir);
+
+    /** Starts `htmcp serve` with the SDK client; returns the server's argv once it answered. */
+    const serveOnce = async (stop: "SIGTERM" | "close") => {
+      const transport = new StdioClientTransport({
+        command: "htmcp",
+        args: ["serve", "--policy", policy],
+        env,
+        stderr: "pipe",
+      });
+      let stderr = "";
+      transport.stderr?.on(
+        "data",
+        (chunk: Uint8Array) => stderr += new TextDecoder().decode(chunk),
+      );
+      const closed = new Promise<void>((resolve) => transport.onclose = resolve);
+      const client = new Client({ name: "install-exec-test", version: "1" });
+      await client.connect(transport);
+      assert.equal(client.getServerVersion()?.name, "htmcp");
+      const pid = transport.pid;
+      assert(pid !== null);
+      // The process the client started is the server itself: deno running the
+      // bundled main.js, a child of this test with nothing between, no process
+      // under it, and no launcher of this installation left anywhere.
+      const all = await processes();
+      const server = all.find((one) => one.pid === pid);
+      assert(server !== undefined);
+      const argv = server.args.split(" ");
+      assert.equal(argv[0], Deno.execPath());
+      assert(argv.includes(join(lib, "dist", "src", "main.js")), server.args);
+      assert(!argv.includes("--allow-all") && !argv.includes("-A"), server.args);
+      assert.equal(server.ppid, Deno.pid);
+      assert.deepEqual(all.filter((one) => one.ppid === pid), []);
+      const launcher = join(lib, "dist", "scripts", "launch.js");
+      assert.deepEqual(all.filter((one) => one.args.split(" ").includes(launcher)), []);
+      if (stop === "SIGTERM") {
+        // The client's signal reaches the server, not a relay: it stops as it
+        // does on SIGTERM, its last line and its audit record written.
+        Deno.kill(pid, "SIGTERM");
+        await closed;
+        assert.match(stderr, /stopped \(received SIGTERM\)/);
+        const records = (await Deno.readTextFile(join(dir, "log", "audit.jsonl"))).trim()
+          .split("\n").map((line) => JSON.parse(line));
+        const last = records.at(-1);
+        assert.equal(last.event, "server_stop", JSON.stringify(last));
+        assert.equal(last.reason, "received SIGTERM");
+      }
+      await client.close();
+      await closed;
+      // The launcher's flags are exactly the set the bundled server computes
+      // for itself: not broader (it would restart itself) and not narrower.
+      assert.match(stderr, /permission layer: flags \(no broader than the policy's set\)/);
+      return argv;
+    };
+
+    const first = await serveOnce("SIGTERM");
+    const runFlag = (argv: string[]) => argv.find((arg) => arg.startsWith("--allow-run="));
+    assert.equal(runFlag(first)?.includes("/ls"), false, runFlag(first));
+    // The policy is read again at the next start: a command added to it is in
+    // the next server's flags.
+    await Deno.writeTextFile(
+      policy,
+      (await Deno.readTextFile(policy)).replace(`["cat", "echo"]`, `["cat", "echo", "ls"]`),
+    );
+    const second = await serveOnce("close");
+    assert.match(runFlag(second) ?? "", /\/ls(,|$)/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/**
+ * The bundle files a stdio start of the installed program loads: the static
+ * closure of `dist/src/main.js`, of the `serve` verb's chunk and of the stdio
+ * transport's chunk it imports (esbuild names a dynamic import's chunk after
+ * its module), read through `deno info`.
+ */
+async function stdioStartFiles(lib: string): Promise<string[]> {
+  const info = await run(
+    Deno.execPath(),
+    ["info", "--json", "--no-config", join(lib, "dist", "src", "main.js")],
+    { PATH: "/usr/bin:/bin", HOME: "/tmp", DENO_DIR },
+  );
+  assert.equal(info.code, 0, info.stderr);
+  const modules = (JSON.parse(info.stdout) as {
+    modules: {
+      specifier: string;
+      dependencies?: { code?: { specifier: string }; isDynamic?: boolean }[];
+    }[];
+  }).modules;
+  const imports = (specifier: string, dynamic: boolean) =>
+    (modules.find((m) => m.specifier === specifier)?.dependencies ?? [])
+      .filter((dep) => (dep.isDynamic ?? false) === dynamic)
+      .flatMap((dep) => dep.code === undefined ? [] : [dep.code.specifier]);
+  const main = modules.find((m) => m.specifier.endsWith("/dist/src/main.js"))!.specifier;
+  const named = (from: string, prefix: string) => {
+    const found = imports(from, true).filter((s) => s.split("/").at(-1)!.startsWith(prefix));
+    assert.equal(found.length, 1, `${from} imports one ${prefix}* chunk: ${found}`);
+    return found[0]!;
+  };
+  const serve = named(main, "serve-");
+  const stdio = named(serve, "stdio-");
+  const seen = new Set<string>();
+  const pending = [main, serve, stdio];
+  while (pending.length > 0) {
+    const next = pending.pop()!;
+    if (seen.has(next)) continue;
+    seen.add(next);
+    pending.push(...imports(next, false));
+  }
+  return [...seen].filter((s) => s.startsWith("file:")).map((s) => new URL(s).pathname);
+}
+
+Deno.test("the installed program's stdio start loads no PostgreSQL driver, OpenTelemetry, HTTP transport, OAuth server or SDK v2", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-install-lazy-" }));
+  try {
+    const prefix = join(dir, "prefix");
+    const env = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: dir, DENO_DIR };
+    const installed = await run(
+      Deno.execPath(),
+      ["task", "--quiet", "install", "--prefix", prefix],
+      env,
+      REPO,
+    );
+    assert.equal(installed.code, 0, installed.stderr);
+    const [version] = [...Deno.readDirSync(join(prefix, "lib", "htmcp"))].map((e) => e.name);
+    const lib = join(prefix, "lib", "htmcp", version as string);
+    const loaded = await stdioStartFiles(lib);
+    const bundleFiles = [
+      ...["", "src", "scripts"].flatMap((sub) =>
+        [...Deno.readDirSync(join(lib, "dist", sub))]
+          .filter((entry) => entry.isFile).map((entry) => join(lib, "dist", sub, entry.name))
+      ),
+    ];
+    const texts = (files: string[]) => files.map((file) => Deno.readTextFileSync(file));
+    const all = texts(bundleFiles);
+    const start = texts(loaded);
+    // esbuild heads each module with a comment naming its path.
+    for (
+      const marker of [
+        "registry.npmjs.org/postgres/",
+        "registry.npmjs.org/@opentelemetry/",
+        "/src/transport/http/",
+        "/src/auth/server/",
+        "registry.npmjs.org/@modelcontextprotocol/server/",
+      ]
+    ) {
+      assert(all.some((text) => text.includes(marker)), `the bundle holds ${marker} somewhere`);
+      assert(!start.some((text) => text.includes(marker)), `a stdio start loads ${marker}`);
+    }
+    // What it does load: the SDK v1 the 2025 era serves with.
+    assert(start.some((text) => text.includes("registry.npmjs.org/@modelcontextprotocol/sdk/")));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the installed script fails closed: a launcher that prints no start never lets the arguments reach deno", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-install-closed-" }));
+  try {
+    const prefix = join(dir, "prefix");
+    const env = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: dir, DENO_DIR };
+    const installed = await run(
+      Deno.execPath(),
+      ["task", "--quiet", "install", "--prefix", prefix],
+      env,
+      REPO,
+    );
+    assert.equal(installed.code, 0, installed.stderr);
+    // A launcher bug that exits 0 and prints nothing, installed with its own
+    // hash so the script's integrity check passes.
+    const fake = join(dir, "launch.js");
+    await Deno.writeTextFile(fake, "// prints no start\n");
+    const digest = new Uint8Array(
+      await crypto.subtle.digest("SHA-256", await Deno.readFile(fake)),
+    );
+    const hex = Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+    const script = (await Deno.readTextFile(join(prefix, "bin", "htmcp")))
+      .replace(/^launcher=.*$/m, `launcher='${fake}'`)
+      .replace(/^expected=.*$/m, `expected='${hex}'`);
+    const broken = join(dir, "htmcp-broken");
+    await Deno.writeTextFile(broken, script, { mode: 0o755 });
+    const canary = join(dir, "canary");
+    const ran = await run(broken, ["eval", `Deno.writeTextFileSync("${canary}", "ran")`], env, dir);
+    assert.equal(ran.code, 1, ran.stderr);
+    assert.match(ran.stderr, /printed no start; run `deno task install` again/);
+    assert.equal(await Deno.stat(canary).then(() => true, () => false), false, "deno ran");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

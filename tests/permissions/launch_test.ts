@@ -4,7 +4,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { processEnv } from "../../src/cli/env.ts";
 import { loadPolicy } from "../../src/config/mod.ts";
 import { buildPermissionSet, renderDenoFlags } from "../../src/permissions/mod.ts";
-import { planLaunch } from "../../scripts/launch.ts";
+import { planLaunch, renderExecFragment } from "../../scripts/launch.ts";
 import { prepareJail } from "../_helpers/jail.ts";
 
 const LAUNCH = new URL("../../scripts/launch.ts", import.meta.url).pathname;
@@ -159,4 +159,18 @@ Deno.test("the launcher forwards SIGTERM to the server, which shuts down cleanly
     assert.match(stderr, /stopped \(received SIGTERM\)/, stderr);
     equal(status.code, 0, stderr);
   });
+});
+
+Deno.test("renderExecFragment() hands sh every argument as one word, whatever it holds", async () => {
+  const nasty = ["run", "it's", "$HOME", "a b", "`id`", "; rm -rf /", "line\nbreak", "", "-n"];
+  const fragment = renderExecFragment(nasty, "/", { HTMCP_FD_LIMIT: "1024" });
+  const out = await new Deno.Command("/bin/sh", {
+    args: ["-c", `${fragment}\nprintf '%s\\0' "$PWD" "$HTMCP_FD_LIMIT" "$@"`],
+    clearEnv: true,
+    env: { PATH: "/usr/bin:/bin" },
+  }).output();
+  assert(out.success, new TextDecoder().decode(out.stderr));
+  const words = new TextDecoder().decode(out.stdout).split("\0").slice(0, -1);
+  assert.deepEqual(words, ["/", "1024", ...nasty]);
+  assert.throws(() => renderExecFragment([], "/", { "A;B": "x" }), RangeError);
 });
