@@ -8,6 +8,7 @@ import {
   cyclesOf,
   type ImportEdge,
   LAYERS,
+  LIGHT_ENTRIES,
   readImportGraph,
   SEALED,
 } from "../../scripts/check_imports.ts";
@@ -85,12 +86,28 @@ Deno.test("checkImports() refuses an import into a sealed folder past its mod.ts
     ],
     new Map(),
     sealed,
+    new Map(),
   );
   assert.deepEqual(report.pastSealed.map((e) => `${e.from} -> ${e.to}`), [
     "transport/http/server.ts -> protocol/face.ts",
     "cli/serve.ts -> protocol/sub/mod.ts",
   ]);
   assert.equal(report.pastModTs, 2);
+});
+
+Deno.test("checkImports() lets other folders in through a declared light entry, and through no other file", () => {
+  const report = checkImports(
+    [
+      edge("cli/serve.ts", "telemetry/log.ts"),
+      edge("cli/serve.ts", "telemetry/exporter.ts"),
+    ],
+    new Map(),
+    new Set(["telemetry"]),
+    new Map([["telemetry/log.ts", "the operator log without the SDK"]]),
+  );
+  assert.deepEqual(report.pastSealed.map((e) => `${e.from} -> ${e.to}`), [
+    "cli/serve.ts -> telemetry/exporter.ts",
+  ]);
 });
 
 Deno.test("a folder missing from the layer table is an upward arrow, so the table names every concern", () => {
@@ -106,6 +123,15 @@ Deno.test("the real src/ import graph has no cycles, no upward arrows, a pure vo
   assert.deepEqual(report.impureVocabulary, []);
   assert.deepEqual(report.known, []);
   assert.deepEqual(report.pastSealed, []);
+});
+
+Deno.test("every light entry is a file of a sealed folder, with its reason", async () => {
+  for (const [entry, reason] of LIGHT_ENTRIES) {
+    assert.ok(SEALED.has(entry.split("/")[0]!), `${entry} is in a sealed folder`);
+    assert.ok(reason.length > 0, `${entry} says why`);
+    const info = await Deno.stat(new URL(`../../src/${entry}`, import.meta.url));
+    assert.ok(info.isFile, `src/${entry} is a file`);
+  }
 });
 
 Deno.test("every sealed folder has a mod.ts and a place in the layer table", async () => {
