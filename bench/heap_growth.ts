@@ -10,18 +10,32 @@
  *
  * With `--snapshots`, a heap snapshot is taken at the first and the last
  * checkpoint and the constructors whose instance count grew most are listed:
- * that names the structure, if any, that grows with calls.
+ * that names the structure, if any, that grows with calls. Serializing a
+ * snapshot costs the server about 200 MiB of malloc'd memory that glibc
+ * keeps, so RSS after the first snapshot says nothing; the heap figures do.
  *
  * The inspector is for this bench only; the server in production never
  * listens on one (the permission flags do not change).
  *
  * Run: deno run -A bench/heap_growth.ts [total-calls] [in-flight] [--snapshots] [--maps]
  *   [--v8-flags=...] (added to the server's own, to try a collector setting)
+ *   [--command=...] (instead of `true`, whatever it answers: `--command=id` is refused)
  *
  * @module
  */
 import { serverUnderFlags, writePolicy } from "./_server.ts";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { connect, cpuMs, roundTrips, rssMiB } from "./stdio_roundtrip.ts";
+
+/**
+ * `n` calls of `run_command(command)` whatever they answer: with `--command`,
+ * a refused command drives the refusal path (its records and aggregation).
+ */
+async function anyCalls(client: Client, command: string, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    await client.callTool({ name: "run_command", arguments: { command } });
+  }
+}
 
 /** One checkpoint: RSS, and the heap after a full collection. */
 export interface HeapSample {
@@ -209,6 +223,9 @@ export async function measureHeapGrowth(
     const launch = await serverUnderFlags(await writePolicy(dir, "none"));
     const port = freePort();
     const v8 = Deno.args.find((arg) => arg.startsWith("--v8-flags="));
+    const command = Deno.args.find((arg) => arg.startsWith("--command="))?.slice(
+      "--command=".length,
+    );
     const args = [
       launch.args[0] ?? "run",
       `--inspect=127.0.0.1:${port}`,
@@ -226,7 +243,15 @@ export async function measureHeapGrowth(
     try {
       for (const target of [...checkpoints, total]) {
         const per = Math.ceil((target - done) / inFlight);
-        await Promise.all(Array.from({ length: inFlight }, () => roundTrips(client, "true", per)));
+        await Promise.all(
+          Array.from(
+            { length: inFlight },
+            () =>
+              command === undefined
+                ? roundTrips(client, "true", per)
+                : anyCalls(client, command, per),
+          ),
+        );
         done += per * inFlight;
         // RSS first, as bench/rss_growth.ts samples it (no forced collection).
         await new Promise((resolve) => setTimeout(resolve, 500));
