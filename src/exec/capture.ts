@@ -34,8 +34,10 @@ const FIRST_READ_BYTES = 16 * 1024;
  */
 export class BoundedCapture {
   readonly #windowBytes: number;
-  // Grows by doubling up to the window: a call that prints a line costs a
-  // line, not a megabyte, and the copies total under twice the window.
+  // Grows by doubling while small, then straight to the window once past
+  // the read buffer's size: a call that prints a line costs a line, not a
+  // megabyte, and a large output leaves at most READ_BUFFER_BYTES * 2 of
+  // outgrown copies for the collector, not another window's worth.
   #head: Uint8Array;
   readonly #tail: Uint8Array;
   #kept = 0;
@@ -73,6 +75,7 @@ export class BoundedCapture {
       if (needed > this.#head.byteLength) {
         let size = this.#head.byteLength * 2 || 1;
         while (size < needed) size *= 2;
+        if (size > READ_BUFFER_BYTES) size = this.#windowBytes;
         const grown = new Uint8Array(Math.min(size, this.#windowBytes));
         grown.set(this.#head.subarray(0, this.#kept));
         this.#head = grown;

@@ -9,11 +9,46 @@
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: false });
 
-/** Moves `at` back to the start of the UTF-8 character it falls in. */
-function boundary(bytes: Uint8Array, at: number): number {
-  let i = Math.max(0, Math.min(at, bytes.byteLength));
-  while (i > 0 && i < bytes.byteLength && ((bytes[i] ?? 0) & 0xc0) === 0x80) i--;
-  return i;
+/** Any UTF-16 unit past ASCII (surrogates included). */
+const NON_ASCII = /[\u0080-\uffff]/;
+
+/** A text addressed by UTF-8 byte offset. */
+interface Utf8Text {
+  readonly byteLength: number;
+  /** `at`, clamped to the text, moved back to the start of the character it falls in. */
+  boundary(at: number): number;
+  /** Whether byte `at` continues a character (is not the first byte of one). */
+  continues(at: number): boolean;
+  /** The text of the bytes `[start, end)`, both character boundaries. */
+  slice(start: number, end?: number): string;
+}
+
+/**
+ * `text` by byte offset. Command output is mostly ASCII, whose byte offsets
+ * are its character indexes: it is not encoded at all, so cutting a 1 MiB
+ * output costs no 1 MiB copy; any other text is encoded once.
+ */
+function utf8Text(text: string): Utf8Text {
+  if (!NON_ASCII.test(text)) {
+    return {
+      byteLength: text.length,
+      boundary: (at) => Math.max(0, Math.min(at, text.length)),
+      continues: () => false,
+      slice: (start, end) => text.slice(start, end),
+    };
+  }
+  const bytes = encoder.encode(text);
+  const continues = (at: number) => ((bytes[at] ?? 0) & 0xc0) === 0x80;
+  return {
+    byteLength: bytes.byteLength,
+    boundary: (at) => {
+      let i = Math.max(0, Math.min(at, bytes.byteLength));
+      while (i > 0 && i < bytes.byteLength && continues(i)) i--;
+      return i;
+    },
+    continues,
+    slice: (start, end) => decoder.decode(bytes.subarray(start, end)),
+  };
 }
 
 /** A stream cut for the reply. */
@@ -47,19 +82,15 @@ export function headAndTail(
   limitBytes: number,
   pageHint: (offset: number, length: number) => string,
 ): InlineText {
-  const bytes = encoder.encode(text);
+  const bytes = utf8Text(text);
   if (bytes.byteLength <= limitBytes) return { text, cutBytes: 0 };
-  const headEnd = boundary(bytes, Math.floor(limitBytes / 2));
-  const tailStart = boundary(bytes, bytes.byteLength - (limitBytes - headEnd));
+  const headEnd = bytes.boundary(Math.floor(limitBytes / 2));
+  const tailStart = bytes.boundary(bytes.byteLength - (limitBytes - headEnd));
   const cut = tailStart - headEnd;
   const marker = `\n[htmcp: ${cut} of ${bytes.byteLength} bytes cut here; ${
     pageHint(headEnd, cut)
   }]\n`;
-  return {
-    text: decoder.decode(bytes.subarray(0, headEnd)) + marker +
-      decoder.decode(bytes.subarray(tailStart)),
-    cutBytes: cut,
-  };
+  return { text: bytes.slice(0, headEnd) + marker + bytes.slice(tailStart), cutBytes: cut };
 }
 
 /** One page of stored output. */
@@ -91,16 +122,16 @@ export interface Page {
  * ```
  */
 export function pageOf(text: string, offset: number, limit: number): Page {
-  const bytes = encoder.encode(text);
-  const start = boundary(bytes, offset);
-  let end = boundary(bytes, start + limit);
+  const bytes = utf8Text(text);
+  const start = bytes.boundary(offset);
+  let end = bytes.boundary(start + limit);
   // A limit smaller than one character still makes progress.
   if (end === start && start < bytes.byteLength) {
     end = start + 1;
-    while (end < bytes.byteLength && ((bytes[end] ?? 0) & 0xc0) === 0x80) end++;
+    while (end < bytes.byteLength && bytes.continues(end)) end++;
   }
   return {
-    text: decoder.decode(bytes.subarray(start, end)),
+    text: bytes.slice(start, end),
     offset: start,
     nextOffset: end >= bytes.byteLength ? null : end,
     totalBytes: bytes.byteLength,
@@ -109,10 +140,10 @@ export function pageOf(text: string, offset: number, limit: number): Page {
 
 /** `text` cut to at most `limitBytes` UTF-8 bytes at a character boundary, with a marker. */
 export function capStored(text: string, limitBytes: number): string {
-  const bytes = encoder.encode(text);
+  const bytes = utf8Text(text);
   if (bytes.byteLength <= limitBytes) return text;
-  const end = boundary(bytes, limitBytes);
-  return decoder.decode(bytes.subarray(0, end)) +
+  const end = bytes.boundary(limitBytes);
+  return bytes.slice(0, end) +
     `\n[htmcp: stored output cut at limits.job_output_bytes = ${limitBytes}; ${
       bytes.byteLength - end
     } bytes not kept]`;

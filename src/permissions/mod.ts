@@ -15,7 +15,12 @@ export type {
 } from "./types.ts";
 export { permissionSetFor } from "./permission_set.ts";
 export { HTMCP_ENV_NAMES } from "./env_names.ts";
-export { DEFAULT_IMPORT_HOSTS, renderDenoFlags, shellLine } from "./render_flags.ts";
+export {
+  DEFAULT_IMPORT_HOSTS,
+  renderDenoFlags,
+  SERVER_V8_FLAGS,
+  shellLine,
+} from "./render_flags.ts";
 export { NEVER_GRANTED, type PermissionSetJson, permissionSetToJson } from "./render_json.ts";
 export { type WorkerPermissions, workerPermissions } from "./render_worker.ts";
 export {

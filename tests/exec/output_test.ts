@@ -38,6 +38,22 @@ Deno.test("BoundedCapture copies chunks, so a reused buffer cannot change what w
   assert.equal(new TextDecoder().decode(capture.bytes()), "xyz");
 });
 
+Deno.test("BoundedCapture keeps every byte in order while its window grows past the read buffer", () => {
+  const window = 1024 * 1024 + OUTPUT_LOOKAHEAD_BYTES;
+  const capture = new BoundedCapture(window, 1000);
+  const stream = new Uint8Array(window + 300_000);
+  for (let i = 0; i < stream.length; i++) stream[i] = (i * 7 + (i >> 11)) & 0xff;
+  // Chunk sizes that cross each doubling and the jump to the whole window unevenly.
+  let at = 0;
+  for (let size = 1; at < stream.length; size = (size * 3 + 17) % 300_000 + 1) {
+    capture.push(stream.subarray(at, Math.min(at + size, stream.length)));
+    at += size;
+  }
+  assert.equal(capture.totalBytes, stream.length);
+  assert.deepEqual(capture.bytes(), stream.subarray(0, window));
+  assert.deepEqual(capture.tail(), stream.subarray(stream.length - 1000));
+});
+
 Deno.test("BoundedCapture rejects a negative window", () => {
   assert.throws(() => new BoundedCapture(-1), RangeError);
 });

@@ -74,3 +74,59 @@ Deno.test("lastLines() keeps the last lines within the byte bound", () => {
   const long = lastLines("x".repeat(5000), 10, 1024);
   equal(bytes(long), 1024);
 });
+
+/** `at` in `all`, moved back to a character's first byte. */
+function back(all: Uint8Array, at: number): number {
+  let i = Math.max(0, Math.min(at, all.byteLength));
+  while (i > 0 && i < all.byteLength && ((all[i] ?? 0) & 0xc0) === 0x80) i--;
+  return i;
+}
+
+/** The cuts computed on the encoded bytes, as a reference for both ways the module takes. */
+function referenceHeadAndTail(text: string, limit: number): string {
+  const all = new TextEncoder().encode(text);
+  if (all.byteLength <= limit) return text;
+  const head = back(all, Math.floor(limit / 2));
+  const tail = back(all, all.byteLength - (limit - head));
+  const decode = (from: number, to?: number) => new TextDecoder().decode(all.subarray(from, to));
+  return `${decode(0, head)}\n[htmcp: ${tail - head} of ${all.byteLength} bytes cut here; ${head}+${
+    tail - head
+  }]\n${decode(tail)}`;
+}
+
+Deno.test("headAndTail(), pageOf() and capStored() cut ASCII and other text at the same byte offsets", () => {
+  const texts = [
+    Array.from({ length: 5000 }, (_, i) => `${i}\n`).join(""),
+    // The same, but one character past ASCII (at the very end): the encoded way.
+    Array.from({ length: 5000 }, (_, i) => `${i}\n`).join("") + "é",
+    "ab😀cd".repeat(400),
+    "\u0000\u007f".repeat(700),
+  ];
+  for (const text of texts) {
+    for (const limit of [1, 2, 3, 101, 1000, 4096]) {
+      equal(
+        headAndTail(text, limit, (offset, length) => `${offset}+${length}`).text,
+        referenceHeadAndTail(text, limit),
+      );
+      const page = pageOf(text, 777, limit);
+      const all = new TextEncoder().encode(text);
+      equal(page.totalBytes, all.byteLength);
+      equal(
+        new TextEncoder().encode(page.text).byteLength,
+        (page.nextOffset ?? all.byteLength) - page.offset,
+      );
+      equal(
+        new TextDecoder().decode(all.subarray(page.offset, page.nextOffset ?? undefined)),
+        page.text,
+      );
+      const storedEnd = back(all, limit);
+      equal(
+        capStored(text, limit),
+        all.byteLength <= limit ? text : new TextDecoder().decode(all.subarray(0, storedEnd)) +
+          `\n[htmcp: stored output cut at limits.job_output_bytes = ${limit}; ${
+            all.byteLength - storedEnd
+          } bytes not kept]`,
+      );
+    }
+  }
+});

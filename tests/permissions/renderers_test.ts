@@ -7,6 +7,7 @@ import {
   permissionSetFor,
   permissionSetToJson,
   renderDenoFlags,
+  SERVER_V8_FLAGS,
   workerPermissions,
 } from "../../src/permissions/mod.ts";
 
@@ -97,6 +98,35 @@ Deno.test("renderDenoFlags() renders every grant, --no-prompt, and explicit deni
     assert(flags.some((flag) => flag.startsWith("--deny-write=") && flag.includes(jail)));
     assert(!flags.some((flag) => flag === "-A" || flag === "--allow-all" || flag.endsWith("=")));
     return Promise.resolve();
+  });
+});
+
+/** V8's heap limit (old generation plus young) of a `deno run` with `flags`, in bytes. */
+async function heapSizeLimit(flags: readonly string[]): Promise<number> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "eval",
+      ...flags,
+      // The same old generation either way, so only the young generation differs.
+      "--v8-flags=--max-old-space-size=64",
+      `import v8 from "node:v8"; console.log(v8.getHeapStatistics().heap_size_limit);`,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert(output.success, new TextDecoder().decode(output.stderr));
+  return Number(new TextDecoder().decode(output.stdout).trim());
+}
+
+Deno.test("renderDenoFlags() ends with the collector settings, which V8 applies", async () => {
+  await withScene(async ({ set }) => {
+    const flags = renderDenoFlags(set);
+    equal(flags.at(-1), SERVER_V8_FLAGS);
+    // The semi-space cap shows in the heap limit, which counts the young
+    // generation's capacity: smaller than V8's default young generation.
+    const capped = await heapSizeLimit([SERVER_V8_FLAGS]);
+    const defaults = await heapSizeLimit([]);
+    assert(capped > 0 && capped < defaults, `capped ${capped}, default ${defaults}`);
   });
 });
 
