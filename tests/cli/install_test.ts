@@ -12,6 +12,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { REPO } from "../_helpers/stdio_harness.ts";
 import { bundle } from "../../scripts/bundle.ts";
+import { exists } from "../_helpers/exists.ts";
 
 const DENO_DIR = Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME") ?? "/root"}/.cache/deno`;
 
@@ -68,6 +69,21 @@ async function run(command: string, args: string[], env: Record<string, string>,
   }).output();
   const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
   return { code: out.code, stdout: decode(out.stdout), stderr: decode(out.stderr) };
+}
+
+/** `deno task install --prefix DIR/prefix` from this checkout; the prefix, the env and the copied lib. */
+async function installHere(dir: string) {
+  const prefix = join(dir, "prefix");
+  const env = { PATH: `${prefix}/bin:/usr/local/bin:/usr/bin:/bin`, HOME: dir, DENO_DIR };
+  const installed = await run(
+    Deno.execPath(),
+    ["task", "--quiet", "install", "--prefix", prefix],
+    env,
+    REPO,
+  );
+  assert.equal(installed.code, 0, installed.stderr);
+  const [version] = [...Deno.readDirSync(join(prefix, "lib", "htmcp"))].map((e) => e.name);
+  return { prefix, env, lib: join(prefix, "lib", "htmcp", version as string) };
 }
 
 Deno.test("deno task install from a fresh clone puts an htmcp on PATH that the SDK client drives offline", async () => {
@@ -160,17 +176,7 @@ async function processes(): Promise<Running[]> {
 Deno.test("the installed htmcp leaves one process, the server under the policy's flags: SIGTERM ends it cleanly, and a changed policy changes its flags", async () => {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-install-exec-" }));
   try {
-    const prefix = join(dir, "prefix");
-    const env = { PATH: `${prefix}/bin:/usr/local/bin:/usr/bin:/bin`, HOME: dir, DENO_DIR };
-    const installed = await run(
-      Deno.execPath(),
-      ["task", "--quiet", "install", "--prefix", prefix],
-      env,
-      REPO,
-    );
-    assert.equal(installed.code, 0, installed.stderr);
-    const [version] = [...Deno.readDirSync(join(prefix, "lib", "htmcp"))].map((e) => e.name);
-    const lib = join(prefix, "lib", "htmcp", version as string);
+    const { env, lib } = await installHere(dir);
     const policy = await writePolicy(dir);
 
     /** Starts `htmcp serve` with the SDK client; returns the server's argv once it answered. */
@@ -287,17 +293,7 @@ async function stdioStartFiles(lib: string): Promise<string[]> {
 Deno.test("the installed program's stdio start loads no PostgreSQL driver, OpenTelemetry, HTTP transport, OAuth server or SDK v2", async () => {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-install-lazy-" }));
   try {
-    const prefix = join(dir, "prefix");
-    const env = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: dir, DENO_DIR };
-    const installed = await run(
-      Deno.execPath(),
-      ["task", "--quiet", "install", "--prefix", prefix],
-      env,
-      REPO,
-    );
-    assert.equal(installed.code, 0, installed.stderr);
-    const [version] = [...Deno.readDirSync(join(prefix, "lib", "htmcp"))].map((e) => e.name);
-    const lib = join(prefix, "lib", "htmcp", version as string);
+    const { lib } = await installHere(dir);
     const loaded = await stdioStartFiles(lib);
     const bundleFiles = [
       ...["", "src", "scripts"].flatMap((sub) =>
@@ -331,15 +327,7 @@ Deno.test("the installed program's stdio start loads no PostgreSQL driver, OpenT
 Deno.test("the installed script fails closed: a launcher that prints no start never lets the arguments reach deno", async () => {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-install-closed-" }));
   try {
-    const prefix = join(dir, "prefix");
-    const env = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: dir, DENO_DIR };
-    const installed = await run(
-      Deno.execPath(),
-      ["task", "--quiet", "install", "--prefix", prefix],
-      env,
-      REPO,
-    );
-    assert.equal(installed.code, 0, installed.stderr);
+    const { prefix, env } = await installHere(dir);
     // A launcher bug that exits 0 and prints nothing, installed with its own
     // hash so the script's integrity check passes.
     const fake = join(dir, "launch.js");
@@ -357,7 +345,7 @@ Deno.test("the installed script fails closed: a launcher that prints no start ne
     const ran = await run(broken, ["eval", `Deno.writeTextFileSync("${canary}", "ran")`], env, dir);
     assert.equal(ran.code, 1, ran.stderr);
     assert.match(ran.stderr, /printed no start; run `deno task install` again/);
-    assert.equal(await Deno.stat(canary).then(() => true, () => false), false, "deno ran");
+    assert.equal(await exists(canary), false, "deno ran");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

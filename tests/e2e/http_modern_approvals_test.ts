@@ -17,6 +17,7 @@ import { prepareJail } from "../_helpers/jail.ts";
 import { PIN, serveSandboxed } from "../transport/http/_harness.ts";
 import { promptedTouchPolicy } from "./_approvals.ts";
 import { connectWithOAuth } from "../transport/http/_oauth.ts";
+import { exists } from "../_helpers/exists.ts";
 
 const POLICY = (ttlS: number) =>
   [
@@ -39,10 +40,6 @@ const ENVELOPE = {
   "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } },
 };
 const ACCEPT = { htmcp_approval: { action: "accept", content: {} } };
-
-async function exists(path: string): Promise<boolean> {
-  return await Deno.lstat(path).then(() => true, () => false);
-}
 
 async function start(ttlS = 300): Promise<ServerProcess> {
   return await startServer({ allow: ["touch"], extraToml: POLICY(ttlS) });

@@ -11,6 +11,7 @@ import type { CommandResult } from "../../src/result/codes.ts";
 import { argumentsDigest, RequestStateSealer } from "../../src/protocol/request_state.ts";
 import { cleanUp, type ServerProcess, startServer } from "./_http_server.ts";
 import { connectV2Http } from "./_v2_clients.ts";
+import { exists } from "../_helpers/exists.ts";
 
 const ENVELOPE = {
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -56,10 +57,6 @@ function call(name: string, args: Record<string, unknown>, extra: Record<string,
     method: "tools/call",
     params: { name, arguments: args, _meta: ENVELOPE, ...extra },
   };
-}
-
-async function exists(path: string): Promise<boolean> {
-  return await Deno.lstat(path).then(() => true, () => false);
 }
 
 async function events(server: ServerProcess, name: string): Promise<Record<string, unknown>[]> {

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { PIN, withHttp } from "./_harness.ts";
 import { connectWithOAuth } from "./_oauth.ts";
+import { exists } from "../../_helpers/exists.ts";
 
 const ENVELOPE = {
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -55,7 +56,7 @@ Deno.test("2026-07-28 with OAuth: no token is 401, a read-only token cannot run 
     assert.equal(refused.status, 403);
     assert.match(refused.headers.get("www-authenticate") ?? "", /insufficient_scope/);
     await refused.body?.cancel();
-    assert.equal(await Deno.lstat(join(h.jail, "canary")).then(() => true, () => false), false);
+    assert.equal(await exists(join(h.jail, "canary")), false);
     assert.equal((await h.records()).filter((r) => r.kind === "attempt").length, 0);
     const denied = await h.events("scope_denied");
     assert.equal(denied.at(-1)?.tool, "run_command");
@@ -64,7 +65,7 @@ Deno.test("2026-07-28 with OAuth: no token is 401, a read-only token cannot run 
     const ran = await modernCall(h.mcpUrl, "touch canary", full);
     assert.equal(ran.status, 200);
     assert.match(await ran.text(), /\\?"code\\?":\\?"OK/);
-    assert.equal(await Deno.lstat(join(h.jail, "canary")).then(() => true, () => false), true);
+    assert.equal(await exists(join(h.jail, "canary")), true);
     const attempt = (await h.records()).find((r) => r.kind === "attempt");
     assert.equal(attempt?.protocol_era, "2026-07-28");
     assert.equal(typeof attempt?.client_id, "string");
