@@ -71,19 +71,28 @@ async function run(command: string, args: string[], env: Record<string, string>,
   return { code: out.code, stdout: decode(out.stdout), stderr: decode(out.stderr) };
 }
 
-/** `deno task install --prefix DIR/prefix` from this checkout; the prefix, the env and the copied lib. */
-async function installHere(dir: string) {
+/**
+ * `deno task install --prefix DIR/prefix` run in `checkout` (this one by
+ * default); the prefix, an env with its bin on PATH, the copied lib, and
+ * what the install printed.
+ */
+async function installHere(dir: string, checkout = REPO) {
   const prefix = join(dir, "prefix");
   const env = { PATH: `${prefix}/bin:/usr/local/bin:/usr/bin:/bin`, HOME: dir, DENO_DIR };
   const installed = await run(
     Deno.execPath(),
     ["task", "--quiet", "install", "--prefix", prefix],
     env,
-    REPO,
+    checkout,
   );
   assert.equal(installed.code, 0, installed.stderr);
   const [version] = [...Deno.readDirSync(join(prefix, "lib", "htmcp"))].map((e) => e.name);
-  return { prefix, env, lib: join(prefix, "lib", "htmcp", version as string) };
+  return {
+    prefix,
+    env,
+    lib: join(prefix, "lib", "htmcp", version as string),
+    stdout: installed.stdout,
+  };
 }
 
 Deno.test("deno task install from a fresh clone puts an htmcp on PATH that the SDK client drives offline", async () => {
@@ -94,17 +103,9 @@ Deno.test("deno task install from a fresh clone puts an htmcp on PATH that the S
       PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
     });
     assert.equal(cloned.code, 0, cloned.stderr);
-    const prefix = join(dir, "prefix");
-    const env = { PATH: `${prefix}/bin:/usr/local/bin:/usr/bin:/bin`, HOME: dir, DENO_DIR };
     // The README's command, in the clone.
-    const installed = await run(
-      Deno.execPath(),
-      ["task", "--quiet", "install", "--prefix", prefix],
-      env,
-      clone,
-    );
-    assert.equal(installed.code, 0, installed.stderr);
-    assert.match(installed.stdout, new RegExp(`wrote ${prefix}/bin/htmcp`));
+    const { prefix, env, stdout } = await installHere(dir, clone);
+    assert.match(stdout, new RegExp(`wrote ${prefix}/bin/htmcp`));
 
     // On PATH: found by name, from anywhere.
     const version = await run("htmcp", ["--version"], env, "/");
