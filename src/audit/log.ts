@@ -215,8 +215,17 @@ export class AuditLog {
   #displacedSeq: number | null = null;
   /** Why writes stop until `reopen()` (closed mode, after tampering was found). */
   #halted: string | null = null;
-  /** Set by `reopen()`: the operator accepts a replaced or truncated file. */
-  #acknowledged = false;
+  /**
+   * `reopen()` calls (SIGHUPs) so far, and how many of them a finished check
+   * has used: the operator accepts a replaced or truncated file while
+   * `#acks > #acksUsed`. Counted, not a flag: a SIGHUP that arrives while an
+   * append is between its check and its end must survive that append (which
+   * checked before the file was cut) for the next check, which sees the cut.
+   * A flag cleared at the end of every append lost it, and closed mode then
+   * refused every call until another SIGHUP that logrotate never sends.
+   */
+  #acks = 0;
+  #acksUsed = 0;
   /** Records lost in open mode, reported by a `records_dropped` record once writes work. */
   #dropped: Dropped | null = null;
   #queue: Pending[] = [];
@@ -349,7 +358,7 @@ export class AuditLog {
    *   `segment` record) is done, or why the log is still not writable
    */
   reopen(): Promise<AuditWriteResult> {
-    this.#acknowledged = true;
+    this.#acks++;
     this.#halted = null;
     return this.#enqueue(null);
   }
@@ -526,6 +535,8 @@ export class AuditLog {
       const opened = await this.#openFirst();
       if (!opened.ok) return opened;
     }
+    // The SIGHUPs this check answers: those that came before it looked.
+    const acks = this.#acks;
     const examined = await examineLog(this.path, this.#current!, this.#knownEnd, this.#knownHead);
     switch (examined.kind) {
       case "refused":
@@ -610,7 +621,7 @@ export class AuditLog {
       }, this.#redact));
     }
     if (lead.length === 0 && bodies.length === 0) {
-      this.#acknowledged = false;
+      this.#acksUsed = Math.max(this.#acksUsed, acks);
       return { ok: true, seqs: [], lastSeq: this.#tail.lastSeq };
     }
 
@@ -654,7 +665,7 @@ export class AuditLog {
     }
     this.#pendingSegment = null;
     this.#dropped = null;
-    this.#acknowledged = false;
+    this.#acksUsed = Math.max(this.#acksUsed, acks);
     return { ok: true, seqs: batch.seqs, lastSeq: batch.tail.lastSeq };
   }
 
@@ -756,7 +767,8 @@ export class AuditLog {
   /** In closed mode, a halt for findings the operator must accept; null otherwise. */
   #haltOn(found: SegmentFinding): Committed | null {
     const what = HALTING_FINDINGS.get(found);
-    if (this.failMode !== "closed" || this.#acknowledged || what === undefined) return null;
+    const acknowledged = this.#acks > this.#acksUsed;
+    if (this.failMode !== "closed" || acknowledged || what === undefined) return null;
     return this.#halt(
       `The audit log "${this.path}" was ${what} while htmcp had it open (it held seq ${this.#knownHead.seq}); ` +
         `calls are refused until the operator sends SIGHUP to accept the file now at that path.`,

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { AuditLog, runAuditVerify, verifyAuditChain } from "../../src/audit/mod.ts";
 import type { AuditFailMode } from "../../src/audit/mod.ts";
-import { attemptFields, noRedaction, readRecords, withTempDir } from "./_helpers.ts";
+import { attemptFields, noRedaction, outcomeFields, readRecords, withTempDir } from "./_helpers.ts";
 
 async function openLog(path: string, mode: AuditFailMode, warnings: string[] = []) {
   const opened = await AuditLog.open(path, mode, {
@@ -82,6 +82,34 @@ Deno.test("open mode: a log truncated to a shorter length is marked at once and 
     assert.equal(records[2]!.previous_seq, 3, "the cut-off record's seq is on record");
     const report = verifyAuditChain(await Deno.readFile(path));
     assert.ok(report.ok && report.segments.length === 1, JSON.stringify(report));
+  });
+});
+
+Deno.test("closed mode: a SIGHUP that arrives while an append is finishing is not used up by it: the next check accepts the cut", async () => {
+  await withTempDir(async (dir) => {
+    const path = `${dir}/audit.jsonl`;
+    const log = await openLog(path, "closed");
+    await writeThree(log);
+    // An outcome is answered once written, before its fdatasync: the append
+    // is still in flight (it checked the file before the cut) when
+    // copytruncate cuts the file and its postrotate sends SIGHUP.
+    assert.equal((await log.writeOutcome(outcomeFields())).ok, true);
+    // Synchronous, so all three happen before that fdatasync returns.
+    Deno.copyFileSync(path, `${path}.1`);
+    Deno.truncateSync(path, 0);
+    const reopened = log.reopen();
+    assert.deepEqual(await reopened, { ok: true, seq: 5 });
+    // Accepted, and said: the next call is recorded after a segment record.
+    assert.deepEqual(await log.writeAttempt(attemptFields()), { ok: true, seq: 6 });
+    await log.close();
+    const records = await readRecords(path);
+    assert.deepEqual(records.map((r) => r.kind), ["segment", "attempt"]);
+    assert.equal(records[0]!.found, "file_truncated");
+    assert.equal(records[0]!.previous_seq, 4);
+    // The rotated copy and the live file verify as one series, the cut on record.
+    const series = await verifyPrinted([`${path}.1`, path]);
+    assert.equal(series.code, 3, series.lines.join("\n"));
+    assert.match(series.lines.join("\n"), /linked end to end/);
   });
 });
 
