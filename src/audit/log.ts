@@ -647,13 +647,19 @@ export class AuditLog {
       };
     }
     if (this.#pendingSegment?.found === "file_truncated") this.#displacedSeq = null;
-    if (sizeAfter < batch.tail.size && this.#displacedSeq === null) {
+    if (
+      sizeAfter < batch.tail.size && sizeAfter >= batch.bytes.length &&
+      this.#displacedSeq === null
+    ) {
       // No htmcp writer appends while this one holds the lock, so a file
-      // shorter than what was just appended was truncated between the check
-      // and the write (copytruncate does exactly that), and O_APPEND put the
-      // batch at its start. The records are on disk (the write did not
-      // fail), but the file now starts with a record chained to the old
-      // file, which only the next `segment` record can explain.
+      // shorter than what was just appended, yet holding at least the batch,
+      // was truncated between the check and the write (copytruncate does
+      // exactly that), and O_APPEND put the batch at its start. The records
+      // are on disk (the write did not fail), but the file now starts with a
+      // record chained to the old file, which only the next `segment` record
+      // can explain. A file shorter than the batch was cut after the write:
+      // the batch went with the copy (or is lost), nothing was displaced, and
+      // the next check finds the cut.
       this.#displacedSeq = batch.tail.lastSeq - batch.count + 1;
     }
     this.#tail = batch.tail;

@@ -106,6 +106,8 @@ Deno.test("closed mode: a SIGHUP that arrives while an append is finishing is no
     assert.deepEqual(records.map((r) => r.kind), ["segment", "attempt"]);
     assert.equal(records[0]!.found, "file_truncated");
     assert.equal(records[0]!.previous_seq, 4);
+    // Seq 4 went with the copy: it was written before the cut, not displaced by it.
+    assert.equal(records[0]!.first_displaced_seq, null);
     // The rotated copy and the live file verify as one series, the cut on record.
     const series = await verifyPrinted([`${path}.1`, path]);
     assert.equal(series.code, 3, series.lines.join("\n"));
