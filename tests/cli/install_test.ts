@@ -164,14 +164,28 @@ interface Running {
   readonly args: string;
 }
 
-/** Every running process, from ps (Deno grants /proc of other processes only to -A). */
-async function processes(): Promise<Running[]> {
-  const out = await run("ps", ["-eo", "pid=,ppid=,args="], { PATH: "/usr/bin:/bin" });
-  assert.equal(out.code, 0, out.stderr);
-  return out.stdout.trim().split("\n").map((line) => {
-    const [, pid, ppid, args] = line.match(/^\s*(\d+)\s+(\d+)\s(.*)$/) ?? [];
-    return { pid: Number(pid), ppid: Number(ppid), args: args ?? "" };
+/**
+ * One process, by pid, from ps (Deno grants /proc of other processes only to
+ * -A); null once it is gone. Only pids this test started or its own: the
+ * machine's other processes are never listed.
+ */
+async function processOf(pid: number): Promise<Running | null> {
+  const out = await run("ps", ["-o", "pid=,ppid=,args=", "-p", String(pid)], {
+    PATH: "/usr/bin:/bin",
   });
+  const [, found, ppid, args] = out.stdout.match(/^\s*(\d+)\s+(\d+)\s(.*)$/m) ?? [];
+  return found === undefined ? null : { pid: Number(found), ppid: Number(ppid), args: args ?? "" };
+}
+
+/** The live children of `pid` (every thread's), from its own /proc entry. */
+async function childrenOf(pid: number): Promise<Running[]> {
+  const out = await run("sh", ["-c", 'cat /proc/"$1"/task/*/children', "sh", String(pid)], {
+    PATH: "/usr/bin:/bin",
+  });
+  assert.equal(out.code, 0, out.stderr);
+  const pids = out.stdout.split(/\s+/).filter((word) => word !== "").map(Number);
+  const found = await Promise.all(pids.map(processOf));
+  return found.filter((one): one is Running => one !== null);
 }
 
 Deno.test("the installed htmcp leaves one process, the server under the policy's flags: SIGTERM ends it cleanly, and a changed policy changes its flags", async () => {
@@ -202,17 +216,20 @@ Deno.test("the installed htmcp leaves one process, the server under the policy's
       // The process the client started is the server itself: deno running the
       // bundled main.js, a child of this test with nothing between, no process
       // under it, and no launcher of this installation left anywhere.
-      const all = await processes();
-      const server = all.find((one) => one.pid === pid);
-      assert(server !== undefined);
+      const server = await processOf(pid);
+      assert(server !== null);
       const argv = server.args.split(" ");
       assert.equal(argv[0], Deno.execPath());
       assert(argv.includes(join(lib, "dist", "src", "main.js")), server.args);
       assert(!argv.includes("--allow-all") && !argv.includes("-A"), server.args);
       assert.equal(server.ppid, Deno.pid);
-      assert.deepEqual(all.filter((one) => one.ppid === pid), []);
+      assert.deepEqual(await childrenOf(pid), []);
+      // The launcher ran as the script's child and was waited for: none is
+      // left among this test's children (the script exec'd into the server).
       const launcher = join(lib, "dist", "scripts", "launch.js");
-      assert.deepEqual(all.filter((one) => one.args.split(" ").includes(launcher)), []);
+      const ours = await childrenOf(Deno.pid);
+      assert(ours.some((one) => one.pid === pid), JSON.stringify(ours));
+      assert.deepEqual(ours.filter((one) => one.args.split(" ").includes(launcher)), []);
       if (stop === "SIGTERM") {
         // The client's signal reaches the server, not a relay: it stops as it
         // does on SIGTERM, its last line and its audit record written.
