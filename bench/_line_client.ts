@@ -112,9 +112,3 @@ export async function startLineClient(
   await client.notify("notifications/initialized");
   return client;
 }
-
-/** The median of `samples` (NaN when empty). */
-export function p50(samples: readonly number[]): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? NaN;
-}

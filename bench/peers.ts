@@ -24,8 +24,10 @@
  */
 import { join } from "node:path";
 import { serverUnderFlags, writePolicy } from "./_server.ts";
-import { type LineClient, type LineServerLaunch, p50, startLineClient } from "./_line_client.ts";
-import { bareSpawn } from "./stdio_roundtrip.ts";
+import { type LineClient, type LineServerLaunch, startLineClient } from "./_line_client.ts";
+import { bareSpawn, percentiles } from "./stdio_roundtrip.ts";
+
+const p50 = (samples: readonly number[]) => percentiles(samples).p50;
 
 const PEERS = [
   "mcp-server-commands@0.5.0",
@@ -71,25 +73,40 @@ async function installPeers(dir: string): Promise<string | null> {
   return null;
 }
 
-function didNotRun(text: string, what: string): never {
-  throw new Error(`${what} did not run: ${text.slice(0, 300)}`);
+/**
+ * A contender whose call is `tools/call` of `tool` with `args`, checked by
+ * `ran` (a call that did not run the command fails the whole measurement).
+ */
+function contender(
+  name: string,
+  client: LineClient,
+  tool: string,
+  args: Record<string, unknown>,
+  ran: (result: unknown) => boolean,
+): Contender {
+  return {
+    name,
+    client,
+    call: async () => {
+      const answer = await client.request("tools/call", { name: tool, arguments: args });
+      if (!ran(answer.result)) {
+        throw new Error(`${name}: ${tool} did not run: ${JSON.stringify(answer).slice(0, 300)}`);
+      }
+    },
+  };
 }
 
 async function htmcp(dir: string, mode: "none" | "bwrap"): Promise<Contender> {
   const client = await startLineClient(await serverUnderFlags(await writePolicy(dir, mode)));
-  return {
-    name: `htmcp, mode ${mode}`,
+  return contender(
+    `htmcp, mode ${mode}`,
     client,
-    call: async () => {
-      const answer = await client.request("tools/call", {
-        name: "run_command",
-        arguments: { command: "true" },
-      });
-      const code = (answer.result as { structuredContent?: { code?: string } } | undefined)
-        ?.structuredContent?.code;
-      if (code !== "OK") didNotRun(JSON.stringify(answer), "htmcp run_command");
-    },
-  };
+    "run_command",
+    { command: "true" },
+    (result) =>
+      (result as { structuredContent?: { code?: string } } | undefined)
+        ?.structuredContent?.code === "OK",
+  );
 }
 
 async function mcpServerCommands(peers: string, work: string): Promise<Contender> {
@@ -100,20 +117,13 @@ async function mcpServerCommands(peers: string, work: string): Promise<Contender
     cwd: work,
   };
   const client = await startLineClient(launch);
-  return {
-    name: "mcp-server-commands 0.5.0 (no containment)",
+  return contender(
+    "mcp-server-commands 0.5.0 (no containment)",
     client,
-    call: async () => {
-      const answer = await client.request("tools/call", {
-        name: "run_command",
-        arguments: { command: "true" },
-      });
-      const result = answer.result as { isError?: boolean } | undefined;
-      if (result === undefined || result.isError === true) {
-        didNotRun(JSON.stringify(answer), "mcp-server-commands run_command");
-      }
-    },
-  };
+    "run_command",
+    { command: "true" },
+    (result) => result !== undefined && (result as { isError?: boolean }).isError !== true,
+  );
 }
 
 async function codexShell(peers: string, work: string): Promise<Contender> {
@@ -152,19 +162,15 @@ async function codexShell(peers: string, work: string): Promise<Contender> {
     await client.close();
     throw new Error(`codex/sandbox-state/update: ${JSON.stringify(updated.error)}`);
   }
-  return {
-    name: "codex-shell-tool-mcp 0.97.0 (bwrap + seccomp)",
+  return contender(
+    "codex-shell-tool-mcp 0.97.0 (bwrap + seccomp)",
     client,
-    call: async () => {
-      const answer = await client.request("tools/call", {
-        name: "shell",
-        arguments: { command: "true", workdir: work },
-      });
-      const text = (answer.result as { content?: { text?: string }[] } | undefined)
-        ?.content?.[0]?.text ?? "";
-      if (!text.includes('"exit_code":0')) didNotRun(JSON.stringify(answer), "codex shell");
-    },
-  };
+    "shell",
+    { command: "true", workdir: work },
+    (result) =>
+      ((result as { content?: { text?: string }[] } | undefined)?.content?.[0]?.text ?? "")
+        .includes('"exit_code":0'),
+  );
 }
 
 /**

@@ -12,7 +12,10 @@
  * @module
  */
 import { serverUnderFlags, writePolicy } from "./_server.ts";
-import { p50, startLineClient } from "./_line_client.ts";
+import { startLineClient } from "./_line_client.ts";
+import { percentiles } from "./stdio_roundtrip.ts";
+
+const p50 = (samples: readonly number[]) => percentiles(samples).p50;
 
 /** p50 in ms of each kind of request. */
 export interface RawRoundTrips {
