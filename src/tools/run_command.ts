@@ -358,11 +358,17 @@ async function runChecked(
       ...queued,
     });
     // Fail closed: a command the log cannot record must not run, so the
-    // command's go waits for the record and is refused when it failed.
-    const go = attemptWritten.then(
-      (written) => written.ok || audit.failMode !== "closed",
-      () => false,
-    );
+    // command's go waits for the record and is refused when it failed. The
+    // one verdict both the go and the reply below read.
+    const recorded: Promise<{ mayRun: true } | { mayRun: false; reason: string }> = attemptWritten
+      .then(
+        (written) =>
+          written.ok || audit.failMode !== "closed"
+            ? { mayRun: true }
+            : { mayRun: false, reason: written.reason },
+        (error) => ({ mayRun: false, reason: String(error) }),
+      );
+    const go = recorded.then((verdict) => verdict.mayRun);
     const jobs = jobsFor(context);
     // The run's own controller: a foreground call links the client's
     // cancellation to it; once the run is a job, only job_cancel, a cancel
@@ -387,14 +393,14 @@ async function runChecked(
       live,
       go,
     });
-    const attempt = await attemptWritten;
-    if (!attempt.ok && audit.failMode === "closed") {
+    const verdict = await recorded;
+    if (!verdict.mayRun) {
       detachClient();
       // The launcher ends at the missing go, having run nothing.
       await finished;
       return makeResult("AUDIT_UNAVAILABLE", {
         policyReason:
-          `The audit log could not record this call (${attempt.reason}), so it did not run.`,
+          `The audit log could not record this call (${verdict.reason}), so it did not run.`,
         startedAt,
       });
     }
