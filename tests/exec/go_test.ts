@@ -10,20 +10,27 @@ function gate(): { go: Promise<boolean>; give: (ok: boolean) => void } {
   return { go, give };
 }
 
+type Setup = Awaited<ReturnType<typeof setup>>;
+
+/** `sh -c script` in the jail, started on `go`. */
+function shOnGo(s: Setup, script: string, go: Promise<boolean>) {
+  return s.executor.run({
+    callId: crypto.randomUUID(),
+    command: s.policy.allowlist.get("sh")!,
+    args: ["-c", script],
+    cwd: s.jail,
+    redactor: NO_REDACTION,
+    go,
+  });
+}
+
 for (const mode of ["none", "bwrap"] as const satisfies readonly SandboxMode[]) {
   Deno.test(`${mode}: a command waits for its go: nothing runs before it, and it runs once given`, async () => {
     const s = await setup({ mode });
     try {
       const canary = `${s.jail}/canary-go`;
       const { go, give } = gate();
-      const run = s.executor.run({
-        callId: crypto.randomUUID(),
-        command: s.policy.allowlist.get("sh")!,
-        args: ["-c", `echo ran > ${canary}; echo out`],
-        cwd: s.jail,
-        redactor: NO_REDACTION,
-        go,
-      });
+      const run = shOnGo(s, `echo ran > ${canary}; echo out`, go);
       // Time for the launcher (and bwrap) to set up and reach the wait.
       await new Promise((resolve) => setTimeout(resolve, 300));
       assert.equal(await exists(canary), false, "the command ran before its go");
@@ -43,14 +50,7 @@ for (const mode of ["none", "bwrap"] as const satisfies readonly SandboxMode[]) 
     try {
       const canary = `${s.jail}/canary-nogo`;
       const { go, give } = gate();
-      const run = s.executor.run({
-        callId: crypto.randomUUID(),
-        command: s.policy.allowlist.get("sh")!,
-        args: ["-c", `echo ran > ${canary}`],
-        cwd: s.jail,
-        redactor: NO_REDACTION,
-        go,
-      });
+      const run = shOnGo(s, `echo ran > ${canary}`, go);
       await new Promise((resolve) => setTimeout(resolve, 100));
       give(false);
       const out = await run;
@@ -77,14 +77,11 @@ for (const mode of ["none", "bwrap"] as const satisfies readonly SandboxMode[]) 
       assert.equal(withText.code, "OK");
       // The go byte is the helper's, never the command's: the text is intact.
       assert.equal(withText.stdout, "gg\nline two\n");
-      const without = await s.executor.run({
-        callId: crypto.randomUUID(),
-        command: s.policy.allowlist.get("sh")!,
-        args: ["-c", "cat; test -c /dev/stdin && echo char-device"],
-        cwd: s.jail,
-        redactor: NO_REDACTION,
-        go: Promise.resolve(true),
-      });
+      const without = await shOnGo(
+        s,
+        "cat; test -c /dev/stdin && echo char-device",
+        Promise.resolve(true),
+      );
       assert.equal(without.code, "OK");
       assert.equal(without.stdout, "char-device\n", without.stderr);
     } finally {
