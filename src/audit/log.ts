@@ -12,7 +12,10 @@
  * assigns `seq` and `prev`, so the chain stays linear and lines never
  * interleave. Records queued while a flush is in progress are written together
  * in one `write` of complete lines and one `fdatasync` (group commit); each
- * still resolves only after that flush.
+ * still resolves only after that flush. An `outcome` alone is the exception:
+ * answered once written, its `fdatasync` is left to the next append (whose
+ * own `fdatasync` covers the file's every byte) or to a short timer, so a
+ * call's attempt never queues behind the previous call's outcome on the disk.
  *
  * Deny on failure: any error while writing marks the chain position unknown;
  * the next write re-reads the file's tail first, so a record that reached the
@@ -104,6 +107,8 @@ interface Pending {
    * `writeOutcome`); every other record resolves only once it is durable.
    */
   readonly early: boolean;
+  /** The deferred-sync timer's marker: make the written records durable, write nothing. */
+  readonly sync: boolean;
 }
 
 interface Dropped {
@@ -126,6 +131,17 @@ const HALTING_FINDINGS: ReadonlyMap<string, string> = new Map([
 
 /** Upper bound on records flushed together, so one flush stays short. */
 const MAX_BATCH = 256;
+
+/**
+ * How long an outcome written alone may wait for its `fdatasync`. Within it
+ * the next call's attempt (a client calling in turn sends it well under a
+ * millisecond after the answer; calls in flight send them all the time)
+ * carries the outcome to disk with its own `fdatasync`, which the attempt
+ * needs anyway; the timer covers a server that goes quiet. It bounds what a
+ * machine crash (not a killed process: the bytes are in the page cache) can
+ * lose: the outcomes of the last 20 ms, never an attempt.
+ */
+const OUTCOME_SYNC_DELAY_MS = 20;
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -233,6 +249,10 @@ export class AuditLog {
   #draining = false;
   #drained: Promise<void> = Promise.resolve();
   #closed = false;
+  /** The file holding written records not yet `fdatasync`ed (deferred outcomes); null when none. */
+  #unsynced: Deno.FsFile | null = null;
+  /** The pending deferred-sync timer, if any. */
+  #syncTimer: ReturnType<typeof setTimeout> | null = null;
 
   private constructor(path: string, failMode: AuditFailMode, options: AuditLogOptions) {
     this.path = path;
@@ -319,13 +339,15 @@ export class AuditLog {
   /**
    * Records how a call ended: codes and byte counts, never output. Resolves
    * once the record is in the file (readable by every reader, chained) and
-   * before its fdatasync, which follows under the same lock: the reply to
-   * the client need not wait for the disk. Why that is safe: the record that
-   * guards the boundary is the attempt, durable before anything runs; an
-   * outcome says how a call that was recorded ended, and a machine crash in
-   * the window loses at most that outcome, leaving an attempt without one,
-   * exactly as a crash during the run does. The next append (this writer's
-   * or another's) waits for the lock, so records stay in chain order.
+   * before its fdatasync, which is the next append's (covering the whole
+   * file), or the timer's (`OUTCOME_SYNC_DELAY_MS`), or `close()`'s: neither
+   * the reply to the client nor the next call's attempt waits for the disk.
+   * Why that is safe: the record that guards the boundary is the attempt,
+   * durable before anything runs; an outcome says how a call that was
+   * recorded ended, and a machine crash in the window loses at most
+   * outcomes, leaving attempts without one, exactly as a crash during the
+   * run does. The next append (this writer's or another's) waits for the
+   * lock, so records stay in chain order.
    */
   writeOutcome(fields: OutcomeFields): Promise<AuditWriteResult> {
     return this.#enqueue(buildOutcome(fields), true);
@@ -366,7 +388,10 @@ export class AuditLog {
   /** Waits for queued writes, then closes the file. Later writes report `{ ok: false }`. */
   async close(): Promise<void> {
     this.#closed = true;
+    if (this.#syncTimer !== null) clearTimeout(this.#syncTimer);
+    this.#syncTimer = null;
     await this.#drained;
+    await this.#syncDeferred();
     if (this.#checkpoints !== null && this.#halted === null && this.#current !== null) {
       await this.#locked(() => this.#shutdownCheckpoint());
     }
@@ -381,19 +406,66 @@ export class AuditLog {
       return Promise.resolve(this.#fail(`The audit log "${this.path}" is closed.`, body !== null));
     }
     const written = new Promise<AuditWriteResult>((resolve) =>
-      this.#queue.push({ body, resolve, early })
+      this.#queue.push({ body, resolve, early, sync: false })
     );
+    this.#startDrain();
+    return written;
+  }
+
+  #startDrain(): void {
     if (!this.#draining) {
       this.#draining = true;
       this.#drained = this.#drain();
     }
-    return written;
+  }
+
+  /** Arms the timer that makes deferred outcomes durable if no append does first. */
+  #armSyncTimer(): void {
+    if (this.#syncTimer !== null || this.#closed) return;
+    const timer = setTimeout(() => {
+      this.#syncTimer = null;
+      if (this.#unsynced === null || this.#closed) return;
+      this.#queue.push({ body: null, resolve: () => {}, early: false, sync: true });
+      this.#startDrain();
+    }, OUTCOME_SYNC_DELAY_MS);
+    this.#syncTimer = timer;
+    // A quiet server may exit with the timer pending: the records are in the
+    // file already, and close() syncs them.
+    Deno.unrefTimer(timer);
+  }
+
+  /**
+   * `fdatasync` of the file holding deferred outcomes. Serialized with
+   * appends (called from the drain, or once it is idle), and needs no lock:
+   * it writes nothing. A failure is the next append's to find, as with any
+   * failed `fdatasync`: the chain tail is re-read.
+   */
+  async #syncDeferred(): Promise<void> {
+    const file = this.#unsynced;
+    if (file === null) return;
+    this.#unsynced = null;
+    try {
+      await file.syncData();
+    } catch (error) {
+      this.#tail = null;
+      this.#warn(
+        `htmcp: warning: cannot fdatasync the audit log "${this.path}": ${messageOf(error)}.`,
+      );
+    }
   }
 
   async #drain(): Promise<void> {
     try {
       while (this.#queue.length > 0) {
-        const batch = this.#queue.splice(0, MAX_BATCH);
+        const taken = this.#queue.splice(0, MAX_BATCH);
+        const batch = taken.filter((entry) => !entry.sync);
+        if (batch.length === 0) {
+          await this.#syncDeferred();
+          continue;
+        }
+        // Outcomes alone leave their fdatasync to the next append (see
+        // OUTCOME_SYNC_DELAY_MS); anything else, or the timer's marker, syncs now.
+        const defer = batch.length === taken.length && batch.every((entry) => entry.early);
         const bodies = batch.flatMap((entry) => entry.body === null ? [] : [entry.body]);
         // Set once the early entries were answered (their records written).
         let answeredEarly = false;
@@ -408,7 +480,7 @@ export class AuditLog {
         };
         let outcome: Committed;
         try {
-          outcome = await this.#locked(() => this.#commit(bodies, written));
+          outcome = await this.#locked(() => this.#commit(bodies, written, defer));
         } catch (error) {
           // Not expected; still, a caller must never wait forever nor run unaudited.
           this.#tail = null;
@@ -517,7 +589,12 @@ export class AuditLog {
   }
 
   #adopt(log: LogFile, tail: ChainTail | null): void {
-    if (this.#current !== null && this.#current !== log) this.#current.file.close();
+    if (this.#current !== null && this.#current !== log) {
+      // Deferred outcomes in the file being left are made durable first:
+      // no later append's fdatasync reaches that file.
+      this.#syncLeaving(this.#current.file);
+      this.#current.file.close();
+    }
     this.#current = log;
     this.#fileDay = null;
     this.#tail = tail;
@@ -525,10 +602,27 @@ export class AuditLog {
     if (tail !== null) this.#knownHead = { seq: tail.lastSeq, hash: tail.lastHash };
   }
 
-  /** One append under the lock: check the path, link, write, fdatasync. */
+  /** Synchronous (rare: a file is left at rotation or on finding another there). */
+  #syncLeaving(file: Deno.FsFile): void {
+    if (this.#unsynced !== file) return;
+    this.#unsynced = null;
+    try {
+      file.syncDataSync();
+    } catch (error) {
+      this.#warn(
+        `htmcp: warning: cannot fdatasync the audit log "${this.path}": ${messageOf(error)}.`,
+      );
+    }
+  }
+
+  /**
+   * One append under the lock: check the path, link, write, fdatasync (or,
+   * with `defer`, leave the fdatasync to the next append or the timer).
+   */
   async #commit(
     bodies: readonly RecordBody[],
     written: (seqs: readonly number[]) => void = () => {},
+    defer = false,
   ): Promise<Committed> {
     if (this.#halted !== null) return { ok: false, reason: this.#halted };
     if (this.#current === null) {
@@ -633,10 +727,21 @@ export class AuditLog {
       lead,
     });
     let sizeAfter: number;
+    // A segment or records_dropped record explains the chain, and a
+    // checkpoint due now must never name a head that is not yet on disk.
+    const deferred = defer && lead.length === 0 &&
+      !(this.#checkpoints?.isDue(seqBefore, batch.tail.lastSeq) ?? false);
     try {
       writeAll(file, batch.bytes);
       written(batch.seqs);
-      await file.syncData();
+      if (deferred) {
+        this.#unsynced = file;
+        this.#armSyncTimer();
+      } else {
+        // Covers every byte of the file, the deferred outcomes' too.
+        await file.syncData();
+        if (this.#unsynced === file) this.#unsynced = null;
+      }
       // fstat reads the inode in memory: synchronous, like the checks in examineLog.
       sizeAfter = file.statSync().size;
     } catch (error) {
@@ -702,6 +807,8 @@ export class AuditLog {
     const today = new Date().toISOString().slice(0, 10);
     const byDay = rotation.daily && (await this.#firstDay(today)) !== today;
     if (!bySize && !byDay) return;
+    // The head about to be signed must be on disk, deferred outcomes included.
+    await this.#syncDeferred();
     const head = { seq: tail.lastSeq, hash: tail.lastHash };
     const target = `${this.path}.${String(head.seq).padStart(12, "0")}-${head.hash.slice(0, 16)}`;
     try {

@@ -141,3 +141,87 @@ Deno.test({
     });
   },
 });
+
+/**
+ * Runs fixture `write_outcome.ts` under strace and returns its trace: the
+ * log's writes by seq, its fdatasyncs, and the fixture's stdout lines.
+ */
+async function traceOutcome(dir: string, args: readonly string[]) {
+  const path = `${dir}/audit.jsonl`;
+  const trace = `${dir}/strace.txt`;
+  const ran = await runFixture("write_outcome.ts", [path, ...args], {
+    permissions: ["--allow-read", "--allow-write"],
+    // -y: the runtime may write through one descriptor of the log and
+    // fdatasync through a duplicate of it, so descriptors carry their paths.
+    wrapper: ["strace", "-f", "-qq", "-y", "-s", "80", "-e", "trace=write,fdatasync", "-o", trace],
+  });
+  assert.equal(ran.code, 0, ran.stderr);
+  const lines = (await Deno.readTextFile(trace)).split("\n");
+  const onLog = `\\d+<${path.replaceAll(/[.*+?^${}()|[\]\\]/g, "\\$&")}>`;
+  const writeOf = (seq: number) => {
+    const at = lines.findIndex((line) =>
+      new RegExp(`write\\(${onLog}, "\\{\\\\"seq\\\\":${seq},`).test(line)
+    );
+    assert.ok(at >= 0, `the write of seq ${seq} is in the trace`);
+    return at;
+  };
+  const syncs = lines.flatMap((line, i) =>
+    new RegExp(`fdatasync\\(${onLog}[) ]`).test(line) ? [i] : []
+  );
+  const printed = (text: string) => {
+    const at = lines.findIndex((line) =>
+      new RegExp(`write\\(1(<[^>]*>)?, "${text}\\\\n"`).test(line)
+    );
+    assert.ok(at >= 0, `the fixture's "${text}" is in the trace`);
+    return at;
+  };
+  return { writeOf, syncs, printed };
+}
+
+Deno.test({
+  name:
+    "an outcome followed by the next attempt gets no fdatasync of its own: the attempt's covers both (strace)",
+  ignore: !HAS_STRACE,
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      const { writeOf, syncs, printed } = await traceOutcome(dir, ["attempt"]);
+      const outcome = writeOf(2);
+      const next = writeOf(3);
+      assert.deepEqual(
+        syncs.filter((i) => i > outcome && i < next),
+        [],
+        "the next attempt did not queue behind the outcome's fdatasync",
+      );
+      const covering = syncs.find((i) => i > next);
+      assert.ok(covering !== undefined && covering < printed("attempt"), "one fdatasync follows");
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "an outcome with nothing after it is fdatasync'd by the timer, though the log is never closed (strace)",
+  ignore: !HAS_STRACE,
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      const { writeOf, syncs, printed } = await traceOutcome(dir, ["quiet", "500"]);
+      const outcome = writeOf(2);
+      assert.ok(
+        syncs.some((i) => i > outcome && i < printed("quiet")),
+        "the outcome was made durable while the server was quiet",
+      );
+    });
+  },
+});
+
+Deno.test({
+  name: "close() makes a deferred outcome durable before it returns (strace)",
+  ignore: !HAS_STRACE,
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      const { writeOf, syncs, printed } = await traceOutcome(dir, ["close"]);
+      const outcome = writeOf(2);
+      assert.ok(syncs.some((i) => i > outcome && i < printed("closed")));
+    });
+  },
+});

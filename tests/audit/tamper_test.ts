@@ -90,11 +90,11 @@ Deno.test("closed mode: a SIGHUP that arrives while an append is finishing is no
     const path = `${dir}/audit.jsonl`;
     const log = await openLog(path, "closed");
     await writeThree(log);
-    // An outcome is answered once written, before its fdatasync: the append
-    // is still in flight (it checked the file before the cut) when
+    // An outcome is answered once written: the append is still in flight
+    // (it checked the file before the cut, and has not ended) when
     // copytruncate cuts the file and its postrotate sends SIGHUP.
     assert.equal((await log.writeOutcome(outcomeFields())).ok, true);
-    // Synchronous, so all three happen before that fdatasync returns.
+    // Synchronous, so all three happen before that append ends.
     Deno.copyFileSync(path, `${path}.1`);
     Deno.truncateSync(path, 0);
     const reopened = log.reopen();

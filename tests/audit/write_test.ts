@@ -50,7 +50,7 @@ Deno.test("writeOutcome() resolves once the record is in the file, and the next 
     });
     assert.deepEqual(seen.result, { ok: true, seq: 2 });
     assert.equal(seen.last.kind, "outcome");
-    // Queued while the outcome's fdatasync may still run: it waits its turn.
+    // The next append chains after it (and its fdatasync covers both).
     assert.deepEqual(await log.writeAttempt(attemptFields()), { ok: true, seq: 3 });
     await log.close();
     const report = verifyAuditChain(await Deno.readTextFile(path));

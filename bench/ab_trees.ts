@@ -1,0 +1,168 @@
+/**
+ * Two checkouts' servers side by side, calls interleaved: this tree's server
+ * and another tree's (an earlier commit in a `git worktree`), each started
+ * exactly as `deno task htmcp serve` starts it from its own tree, receive
+ * `run_command("true")` in turns: one call to each, sequentially, then a
+ * burst of calls eight in flight to each. Interleaving at that grain takes
+ * the machine's drift (other processes, the disk) out of the ratio, which
+ * whole runs one after the other on a shared machine cannot.
+ *
+ * Usage: deno run -A bench/ab_trees.ts OTHER_TREE [none|bwrap] [ROUNDS]
+ *
+ * @module
+ */
+import { fileURLToPath } from "node:url";
+import { percentiles } from "./stdio_roundtrip.ts";
+
+const HERE = fileURLToPath(new URL("..", import.meta.url));
+const SEQUENTIAL_PER_ROUND = 20;
+const BURST = 80;
+const IN_FLIGHT = 8;
+
+interface Multiplexed {
+  call(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A raw JSON-RPC client that keeps several requests in flight on one stdio. */
+async function start(tree: string, policy: string): Promise<Multiplexed> {
+  const { planLaunch } = await import(`${tree}/scripts/launch.ts`);
+  const plan = await planLaunch(["serve", "--policy", policy], tree);
+  if (!plan.ok) throw new Error(plan.message);
+  const denoDir = Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME") ?? "/root"}/.cache/deno`;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [...plan.argv],
+    env: { PATH: "/usr/bin:/bin", HOME: "/tmp", DENO_DIR: denoDir },
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const encoder = new TextEncoder();
+  const waiting = new Map<number, (message: { error?: unknown }) => void>();
+  let nextId = 0;
+  const reading = (async () => {
+    let buffered = "";
+    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+      buffered += chunk;
+      let newline;
+      while ((newline = buffered.indexOf("\n")) >= 0) {
+        const message = JSON.parse(buffered.slice(0, newline));
+        buffered = buffered.slice(newline + 1);
+        waiting.get(message.id)?.(message);
+        waiting.delete(message.id);
+      }
+    }
+  })();
+  const request = async (method: string, params: Record<string, unknown>) => {
+    const id = ++nextId;
+    const answered = new Promise<{ error?: unknown }>((resolve) => waiting.set(id, resolve));
+    await writer.write(
+      encoder.encode(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n"),
+    );
+    const message = await answered;
+    if (message.error !== undefined) throw new Error(`${method}: ${JSON.stringify(message.error)}`);
+    return message;
+  };
+  await request("initialize", {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "htmcp-ab", version: "0" },
+  });
+  await writer.write(
+    encoder.encode(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n"),
+  );
+  return {
+    async call() {
+      const answer = await request("tools/call", {
+        name: "run_command",
+        arguments: { command: "true" },
+      }) as { result?: { isError?: boolean } };
+      if (answer.result?.isError) throw new Error(`run_command failed: ${JSON.stringify(answer)}`);
+    },
+    async close() {
+      await writer.close().catch(() => {});
+      const timer = setTimeout(() => {
+        try {
+          child.kill("SIGKILL"); // our own child, by its handle
+        } catch {
+          // already gone
+        }
+      }, 5_000);
+      await child.status;
+      clearTimeout(timer);
+      await reading.catch(() => {});
+    },
+  };
+}
+
+async function writePolicy(dir: string, name: string, mode: string): Promise<string> {
+  const { prepareJail } = await import(`${HERE}/scripts/_jail.ts`);
+  await Deno.mkdir(`${dir}/jail`, { recursive: true });
+  await prepareJail(`${dir}/jail`);
+  const path = `${dir}/${name}.toml`;
+  await Deno.writeTextFile(
+    path,
+    `jail_root = "jail"\naudit_log = "audit-${name}.jsonl"\n[allowlist]\ncommands = ["true"]\n` +
+      `[limits]\nmax_concurrent = ${IN_FLIGHT}\n[sandbox]\nmode = "${mode}"\n` +
+      (mode === "none" ? "accept_path_check_only = true\n" : ""),
+  );
+  return path;
+}
+
+/** Calls per second of `count` calls, `IN_FLIGHT` at a time. */
+async function burst(server: Multiplexed, count: number): Promise<number> {
+  let left = count;
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
+    while (left-- > 0) await server.call();
+  }));
+  return count / ((performance.now() - t0) / 1000);
+}
+
+if (import.meta.main) {
+  const other = Deno.args[0];
+  const mode = Deno.args[1] ?? "none";
+  const rounds = Number(Deno.args[2] ?? 10);
+  if (other === undefined) throw new Error("usage: ab_trees.ts OTHER_TREE [none|bwrap] [ROUNDS]");
+  const dir = await Deno.makeTempDir({ prefix: "htmcp-ab-" });
+  await Deno.chmod(dir, 0o755); // the sandbox user must reach the jail below it
+  const trees = [{ name: "this", tree: HERE }, { name: "other", tree: other }];
+  const servers = await Promise.all(
+    trees.map(async ({ name, tree }) => start(tree, await writePolicy(dir, name, mode))),
+  );
+  try {
+    const sequential: number[][] = [[], []];
+    const rates: number[][] = [[], []];
+    for (let round = 0; round < rounds; round++) {
+      for (let i = 0; i < SEQUENTIAL_PER_ROUND; i++) {
+        for (const [k, server] of servers.entries()) {
+          const t0 = performance.now();
+          await server.call();
+          sequential[k]!.push(performance.now() - t0);
+        }
+      }
+      // Alternate which goes first, so neither always follows the other's burst.
+      const order = round % 2 === 0 ? [0, 1] : [1, 0];
+      for (const k of order) rates[k]!.push(await burst(servers[k]!, BURST));
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    console.log(`mode ${mode}, ${rounds} rounds, load ${Deno.loadavg()[0]!.toFixed(2)}`);
+    for (const [k, { name, tree }] of trees.entries()) {
+      const p = percentiles(sequential[k]!);
+      console.log(
+        `  ${name.padEnd(5)} p50 ${p.p50.toFixed(2)} ms, p95 ${p.p95.toFixed(2)} ms; ` +
+          `${IN_FLIGHT} in flight median ${median(rates[k]!).toFixed(0)} calls/s  (${tree})`,
+      );
+    }
+    console.log(
+      `  ratio this/other: p50 x${
+        (percentiles(sequential[0]!).p50 / percentiles(sequential[1]!).p50).toFixed(2)
+      }, in flight x${(median(rates[0]!) / median(rates[1]!)).toFixed(2)}`,
+    );
+  } finally {
+    await Promise.all(servers.map((server) => server.close()));
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
