@@ -32,6 +32,7 @@ import {
 } from "./launcher.ts";
 import { lookupUser, probePlan, probeServerUid } from "./probe.ts";
 import { verifyHelper } from "./spawn/helper.ts";
+import { WarmHelper } from "./warm_helper.ts";
 import {
   emptyOutcome,
   type PlanOutcome,
@@ -61,6 +62,12 @@ export interface ExecutorOptions {
   readonly killGraceMs?: number;
   /** The egress proxy's socket (`[sandbox] network = "allowlist"`), bound into every sandbox. */
   readonly egressSocket?: string;
+  /**
+   * Start each call's helper ahead of it (`WarmHelper`), which the server
+   * does; default false, so an executor made for one run (`htmcp check`, a
+   * test) leaves no idle process behind it.
+   */
+  readonly warmHelper?: boolean;
 }
 
 /** Extra time `timeout`'s own deadline gets beyond `limits.timeoutMs`. */
@@ -201,6 +208,7 @@ export async function createExecutor(
     // and environment (what runs is what was audited); no second layer adds any.
     hardening: options.hardening ?? null,
     killGraceMs: options.killGraceMs ?? 3_000,
+    warm: options.warmHelper === true ? new WarmHelper(tools.spawn) : null,
   });
   return { ok: true, executor: new ContainedExecutor(settings, description) };
 }
@@ -367,6 +375,7 @@ class ContainedExecutor implements Executor {
     this.#closed = true;
     for (const handle of this.#running) handle.stop("shutdown");
     await Promise.allSettled([...this.#inflight]);
+    await this.#settings.warm?.close();
   }
 
   describe(): ExecutorDescription {

@@ -12,6 +12,7 @@ import { classifyLaunch } from "./classify.ts";
 import type { LaunchPlan } from "./launcher.ts";
 import { OUTPUT_LOOKAHEAD_BYTES, renderWithRedactorInSlices } from "./output.ts";
 import { readStatusRecord, type StageStatus } from "./plan.ts";
+import { encodeHelperRequest, type WarmHelper } from "./warm_helper.ts";
 import type { CommandHardening, ExecOutcome, ExecOutcomeCode, ExecRequest } from "./types.ts";
 
 /** Why we ended a run ourselves. */
@@ -24,6 +25,8 @@ export interface RunSettings {
   readonly hardening: ((command: ExecRequest["command"]) => CommandHardening) | null;
   /** How long to repeat the polite kill request before SIGKILLing the launcher. */
   readonly killGraceMs: number;
+  /** The helper started ahead of the next call, or null to spawn one per call. */
+  readonly warm: WarmHelper | null;
 }
 
 /** A run in flight, as the executor tracks it for shutdown. */
@@ -116,9 +119,17 @@ export async function launch(
   });
   const [head, ...rest] = spec.argv as [string, ...string[]];
 
+  // One command on a go may take the helper started ahead of it: it reads
+  // this call's argv, cwd and env from stdin, so Deno's spawn is not on the
+  // call's path. Plans and calls without a go spawn their own.
+  const helperRequest = settings.warm !== null && spec.go !== undefined &&
+      spec.commandPath !== null
+    ? encodeHelperRequest(request.cwd, spec.env, rest)
+    : null;
+  const taken = helperRequest === null ? null : settings.warm!.take(head);
   let child: Deno.ChildProcess;
   try {
-    child = new Deno.Command(head, {
+    child = taken ?? new Deno.Command(head, {
       args: rest,
       cwd: request.cwd,
       clearEnv: true,
@@ -144,10 +155,15 @@ export async function launch(
     // With a go, nothing is written until it comes: the helper waits.
     const writer = child.stdin.getWriter();
     const plan = spec.commandPath === null;
-    goAhead.then((go) => {
+    // Written at once: the helper sets up the containment while the go waits.
+    if (taken !== null) writer.write(helperRequest!).catch(() => {});
+    goAhead.then(async (go) => {
       if (!go) return;
       if (plan || spec.go === undefined) return writer.write(spec.stdin ?? new Uint8Array());
-      return writer.write(spec.stdin === null ? GO_BYTE : withGoByte(spec.stdin));
+      await writer.write(spec.stdin === null ? GO_BYTE : withGoByte(spec.stdin));
+      // The command runs now and the server waits for it: the next call's
+      // helper is spawned here, off every call's path.
+      settings.warm?.refill();
     }).then(() => writer.close()).catch(() => {});
   }
 
@@ -281,6 +297,10 @@ export async function launch(
         `Cannot run "${name}": ${spec.commandPath} could not be executed (${verdict.detail}).`,
       );
     }
+    if (verdict.kind === "setup_failed" && taken !== null && CHDIR_FAILED.test(verdict.detail)) {
+      // The helper's chdir is what Deno's spawn did: the same answer.
+      return refuse(...cwdGone(name, request.cwd));
+    }
     if (verdict.kind === "setup_failed") {
       return refuse(
         "CONTAINMENT_UNAVAILABLE",
@@ -383,9 +403,7 @@ function spawnFailure(
     ];
   }
   if (error instanceof Deno.errors.NotFound) {
-    if (error.message.includes("No such cwd")) {
-      return ["EXECUTOR_ERROR", `Cannot run "${name}": the working directory ${cwd} is gone.`];
-    }
+    if (error.message.includes("No such cwd")) return cwdGone(name, cwd);
     return [
       "CONTAINMENT_UNAVAILABLE",
       `"${name}" was not started: the launcher ${launcher} is missing.`,
@@ -393,6 +411,13 @@ function spawnFailure(
   }
   const message = error instanceof Error ? error.message : String(error);
   return ["EXECUTOR_ERROR", `Cannot run "${name}": the launcher failed to start (${message}).`];
+}
+
+/** A helper started ahead found the call's working folder gone (its `chdir` failed). */
+const CHDIR_FAILED = /^htmcp-spawn: chdir /;
+
+function cwdGone(name: string, cwd: string): [ExecOutcomeCode, string] {
+  return ["EXECUTOR_ERROR", `Cannot run "${name}": the working directory ${cwd} is gone.`];
 }
 
 /** One command's stdin text behind the go byte, in one write. */

@@ -147,6 +147,7 @@ export async function probePlan(
       policy: probePolicy,
       hardening: null,
       killGraceMs: 1_000,
+      warm: null,
     },
     {
       callId: `probe-${name}`,

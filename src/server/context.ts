@@ -99,10 +99,11 @@ export async function createServerContext(policy: Policy): Promise<ContextResult
     await audit.close();
     return { ok: false, message: egress.message };
   }
-  const built = await createExecutor(
-    policy,
-    egress.proxy === null ? {} : { egressSocket: egress.proxy.socketPath },
-  );
+  const built = await createExecutor(policy, {
+    // A server runs call after call: each call's helper is started ahead of it.
+    warmHelper: true,
+    ...(egress.proxy === null ? {} : { egressSocket: egress.proxy.socketPath }),
+  });
   if (!built.ok) {
     await egress.proxy?.close();
     await closeStateStore(policy);

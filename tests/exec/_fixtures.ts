@@ -48,6 +48,8 @@ export interface SetupOptions {
   readonly network?: "none" | "allowlist" | "host";
   readonly limits?: Partial<Limits>;
   readonly allow?: readonly string[];
+  /** Start each call's helper ahead of it, as the server does (default: one spawn per call). */
+  readonly warmHelper?: boolean;
 }
 
 const DEFAULT_ALLOW = [
@@ -146,7 +148,7 @@ export async function setup(options: SetupOptions = {}): Promise<Setup> {
       limits: { ...TEST_LIMITS, ...options.limits },
     },
   });
-  const built = await createExecutor(policy);
+  const built = await createExecutor(policy, { warmHelper: options.warmHelper ?? false });
   if (!built.ok) {
     await Deno.remove(jail, { recursive: true });
     throw new Error(built.message);

@@ -32,6 +32,10 @@
  *
  * Plans (--plan): stages joined by pipes, sequences (; && ||), cd and
  * redirections, read from stdin as NUL-terminated tokens: see run_plan().
+ *
+ * --request: started ahead of its call (so the server's spawn of this
+ * program is off the call's path), it reads the call from stdin instead:
+ * working folder, environment and the arguments above, see read_request().
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -62,6 +66,8 @@
 #define MAX_RLIMITS 8
 #define MAX_PLAN_BYTES (1 << 20)
 #define MAX_PLAN_STAGES 64
+#define MAX_REQUEST_BYTES (1 << 20)
+#define MAX_REQUEST_ENV 4096
 #define OUTPUT_PIPE_BYTES (256 * 1024)
 
 extern char **environ;
@@ -664,6 +670,85 @@ static void parse(struct options *o, int argc, char **argv) {
   }
 }
 
+/* ---- request (--request) ------------------------------------------------ */
+
+static char request_bytes[MAX_REQUEST_BYTES + 1];
+static char *request_env[MAX_REQUEST_ENV + 1];
+
+/* Reads exactly n bytes of stdin, or ends here: never a byte past them. */
+static void read_exactly(char *into, size_t n) {
+  size_t at = 0;
+  while (at < n) {
+    ssize_t got = read(0, into + at, n - at);
+    if (got < 0 && errno == EINTR) continue;
+    /* End of file before a whole request: the server let an idle helper go
+       (shutdown, or it is gone). Nothing was asked, so nothing is said. */
+    if (got <= 0) _exit(EXIT_SETUP);
+    at += (size_t)got;
+  }
+}
+
+/*
+ * An idle helper's call, as the server writes it to stdin once there is
+ * one: eight hex digits giving the length, then that many bytes of
+ * NUL-terminated tokens: the working folder, the count of environment
+ * entries, the entries, then the arguments this program would otherwise
+ * have been given (options, "--", the command). Exactly the request's bytes
+ * are read, so what follows on stdin (the go byte and the command's input,
+ * or a plan) stays there for await_go() and the command. The server alone
+ * holds the other end of the pipe; the request is what it would have put
+ * in argv, so it is trusted as argv is, and parsed by the same parse().
+ * Returns the new argc; *argv_out gets the arguments, environ the entries.
+ */
+static int read_request(char ***argv_out, char *self) {
+  char head[9] = {0};
+  read_exactly(head, 8);
+  char *end;
+  errno = 0;
+  unsigned long length = strtoul(head, &end, 16);
+  if (errno != 0 || *end != '\0' || length == 0 || length > MAX_REQUEST_BYTES) {
+    errno = EINVAL;
+    setup_failed("--request length");
+  }
+  read_exactly(request_bytes, length);
+  if (request_bytes[length - 1] != '\0') {
+    errno = EINVAL;
+    setup_failed("--request (the last token is not terminated)");
+  }
+  /* Tokens: every NUL ends one; the buffer ends with one. */
+  static char *tokens[MAX_REQUEST_BYTES / 2 + 2];
+  int count = 0;
+  for (size_t at = 0; at < length;) {
+    tokens[count++] = request_bytes + at;
+    at += strlen(request_bytes + at) + 1;
+  }
+  if (count < 2) {
+    errno = EINVAL;
+    setup_failed("--request (no working folder or environment count)");
+  }
+  long entries = number(tokens[1], "--request environment count");
+  if (entries > MAX_REQUEST_ENV || 2 + entries > count) {
+    errno = EINVAL;
+    setup_failed("--request environment count");
+  }
+  for (long i = 0; i < entries; i++) request_env[i] = tokens[2 + i];
+  request_env[entries] = NULL;
+  environ = request_env;
+  /* What Deno's spawn did for the cwd: a folder gone since the call was
+     checked ends the call here, before anything starts. */
+  if (chdir(tokens[0]) != 0) {
+    say("chdir %s: %s", tokens[0], strerror(errno));
+    _exit(EXIT_SETUP);
+  }
+  /* parse() reads from index 1: our own name goes first. */
+  int argc = count - 2 - (int)entries + 1;
+  char **argv = tokens + 2 + entries - 1;
+  argv[0] = self;
+  tokens[count] = NULL;
+  *argv_out = argv;
+  return argc;
+}
+
 /* ---- outer and init ----------------------------------------------------- */
 
 static void write_file(const char *path, const char *text) {
@@ -746,6 +831,7 @@ int main(int argc, char **argv) {
     printf("uid: %u\ngid: %u\n", (unsigned)getuid(), (unsigned)getgid());
     return 0;
   }
+  if (argc == 2 && strcmp(argv[1], "--request") == 0) argc = read_request(&argv, argv[0]);
   struct options o = {0};
   parse(&o, argc, argv);
   close_above_stderr();
