@@ -92,6 +92,20 @@ export function policyToml(
   ].join("\n") + "\n";
 }
 
+/** A raw JSON-RPC `initialize` request (protocol 2025-06-18), for tests that speak lines. */
+export function initializeMessage(id: number, clientName: string): Record<string, unknown> {
+  return {
+    jsonrpc: "2.0",
+    id,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: clientName, version: "0" },
+    },
+  };
+}
+
 /**
  * The server's environment: a minimal one, as an MCP client would give, plus
  * the Deno cache folder so the child finds the npm packages offline.

@@ -10,11 +10,10 @@ import { encodeHelperRequest, MAX_REQUEST_BYTES } from "../../src/exec/warm_help
 import { planLaunch } from "../../scripts/launch.ts";
 import { exists } from "../_helpers/exists.ts";
 import { prepareJail } from "../_helpers/jail.ts";
-import { REPO } from "../_helpers/stdio_harness.ts";
+import { initializeMessage, REPO, serverEnv } from "../_helpers/stdio_harness.ts";
 import { NO_REDACTION, setup } from "./_fixtures.ts";
 
 const HELPER = DEFAULT_LAUNCHER_TOOLS.spawn;
-const DENO_DIR = Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME") ?? "/root"}/.cache/deno`;
 const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 
 /** The live children of `pid` (our own process or one we started) with their argv. */
@@ -213,7 +212,7 @@ Deno.test("a SIGKILLed server's idle helper ends with it (its stdin closes), hav
     assert.ok(plan.ok, plan.ok ? "" : plan.message);
     const server = new Deno.Command(Deno.execPath(), {
       args: [...plan.argv],
-      env: { PATH: "/usr/bin:/bin", HOME: dir, DENO_DIR },
+      env: serverEnv(dir),
       clearEnv: true,
       stdin: "piped",
       stdout: "piped",
@@ -239,16 +238,7 @@ Deno.test("a SIGKILLed server's idle helper ends with it (its stdin closes), hav
       }
     };
     try {
-      await send({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-06-18",
-          capabilities: {},
-          clientInfo: { name: "t", version: "0" },
-        },
-      });
+      await send(initializeMessage(1, "warm-helper-test"));
       await answer(1);
       await send({ jsonrpc: "2.0", method: "notifications/initialized" });
       await send({
