@@ -448,9 +448,7 @@ export class AuditLog {
       await file.syncData();
     } catch (error) {
       this.#tail = null;
-      this.#warn(
-        `htmcp: warning: cannot fdatasync the audit log "${this.path}": ${messageOf(error)}.`,
-      );
+      this.#warnSyncFailed(error);
     }
   }
 
@@ -602,6 +600,12 @@ export class AuditLog {
     if (tail !== null) this.#knownHead = { seq: tail.lastSeq, hash: tail.lastHash };
   }
 
+  #warnSyncFailed(error: unknown): void {
+    this.#warn(
+      `htmcp: warning: cannot fdatasync the audit log "${this.path}": ${messageOf(error)}.`,
+    );
+  }
+
   /** Synchronous (rare: a file is left at rotation or on finding another there). */
   #syncLeaving(file: Deno.FsFile): void {
     if (this.#unsynced !== file) return;
@@ -609,9 +613,7 @@ export class AuditLog {
     try {
       file.syncDataSync();
     } catch (error) {
-      this.#warn(
-        `htmcp: warning: cannot fdatasync the audit log "${this.path}": ${messageOf(error)}.`,
-      );
+      this.#warnSyncFailed(error);
     }
   }
 

@@ -122,7 +122,8 @@ export async function launch(
   // One command on a go may take the helper started ahead of it: it reads
   // this call's argv, cwd and env from stdin, so Deno's spawn is not on the
   // call's path. Plans and calls without a go spawn their own.
-  const helperRequest = settings.warm !== null && spec.go !== undefined &&
+  // Encoded only when a helper waits: no work on the call's path for nothing.
+  const helperRequest = settings.warm?.ready(head) && spec.go !== undefined &&
       spec.commandPath !== null
     ? encodeHelperRequest(request.cwd, spec.env, rest)
     : null;

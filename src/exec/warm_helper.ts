@@ -60,6 +60,11 @@ export class WarmHelper {
     this.#path = path;
   }
 
+  /** Whether an idle helper for `path` waits to be taken. */
+  ready(path: string): boolean {
+    return this.#idle !== null && path === this.#path;
+  }
+
   /**
    * The idle helper for `path`, now the caller's (its stdin, stdout, stderr
    * and status), or null when none is ready: the caller spawns as before.
