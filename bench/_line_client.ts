@@ -32,6 +32,27 @@ export interface LineClient {
 }
 
 /**
+ * Starts `launch` in exactly its environment, stdin and stdout piped.
+ *
+ * @param launch The server to start.
+ * @param stderr Where the server's stderr goes ("null" for quiet peers).
+ */
+export function spawnServer(
+  launch: LineServerLaunch,
+  stderr: "null" | "inherit",
+): Deno.ChildProcess {
+  return new Deno.Command(launch.command, {
+    args: [...launch.args],
+    env: { ...launch.env },
+    clearEnv: true,
+    ...(launch.cwd === undefined ? {} : { cwd: launch.cwd }),
+    stdin: "piped",
+    stdout: "piped",
+    stderr,
+  }).spawn();
+}
+
+/**
  * Starts `launch` and sends `initialize` (protocol 2025-06-18) and
  * `notifications/initialized`.
  *
@@ -44,15 +65,7 @@ export async function startLineClient(
   launch: LineServerLaunch,
   stderr: "null" | "inherit" = "null",
 ): Promise<LineClient> {
-  const child = new Deno.Command(launch.command, {
-    args: [...launch.args],
-    env: { ...launch.env },
-    clearEnv: true,
-    ...(launch.cwd === undefined ? {} : { cwd: launch.cwd }),
-    stdin: "piped",
-    stdout: "piped",
-    stderr,
-  }).spawn();
+  const child = spawnServer(launch, stderr);
   const writer = child.stdin.getWriter();
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   const encoder = new TextEncoder();

@@ -19,17 +19,21 @@ export async function writePolicy(
   dir: string,
   sandbox: "none" | "bwrap",
   commands: readonly string[] = ["true"],
+  maxConcurrent?: number,
 ): Promise<string> {
   await Deno.mkdir(`${dir}/jail`, { recursive: true });
   // Commands run as the jail's owner, never root; bwrap must reach it.
   await prepareJail(`${dir}/jail`);
-  const name = `${sandbox}-${commands.join("-")}`;
+  const name = `${sandbox}-${commands.join("-")}${
+    maxConcurrent === undefined ? "" : `-${maxConcurrent}`
+  }`;
   const path = `${dir}/policy-${name}.toml`;
   await Deno.writeTextFile(
     path,
     `jail_root = "jail"\naudit_log = "audit-${name}.jsonl"\n[allowlist]\ncommands = ${
       JSON.stringify(commands)
     }\n` +
+      (maxConcurrent === undefined ? "" : `[limits]\nmax_concurrent = ${maxConcurrent}\n`) +
       `[sandbox]\nmode = "${sandbox}"\n` +
       (sandbox === "none" ? "accept_path_check_only = true\n" : ""),
   );

@@ -13,88 +13,24 @@
  */
 import { fileURLToPath } from "node:url";
 import { percentiles } from "./stdio_roundtrip.ts";
+import { burst, type MultiplexedServer, startMultiplexed } from "./_multiplexed_client.ts";
 
 const HERE = fileURLToPath(new URL("..", import.meta.url));
 const SEQUENTIAL_PER_ROUND = 20;
 const BURST = 80;
 const IN_FLIGHT = 8;
 
-interface Multiplexed {
-  call(): Promise<void>;
-  close(): Promise<void>;
-}
-
-/** A raw JSON-RPC client that keeps several requests in flight on one stdio. */
-async function start(tree: string, policy: string): Promise<Multiplexed> {
+/** This tree's or another's server, started as its own `deno task htmcp serve` would. */
+async function start(tree: string, policy: string): Promise<MultiplexedServer> {
   const { planLaunch } = await import(`${tree}/scripts/launch.ts`);
   const plan = await planLaunch(["serve", "--policy", policy], tree);
   if (!plan.ok) throw new Error(plan.message);
   const denoDir = Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME") ?? "/root"}/.cache/deno`;
-  const child = new Deno.Command(Deno.execPath(), {
+  return await startMultiplexed({
+    command: Deno.execPath(),
     args: [...plan.argv],
     env: { PATH: "/usr/bin:/bin", HOME: "/tmp", DENO_DIR: denoDir },
-    clearEnv: true,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  const encoder = new TextEncoder();
-  const waiting = new Map<number, (message: { error?: unknown }) => void>();
-  let nextId = 0;
-  const reading = (async () => {
-    let buffered = "";
-    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-      buffered += chunk;
-      let newline;
-      while ((newline = buffered.indexOf("\n")) >= 0) {
-        const message = JSON.parse(buffered.slice(0, newline));
-        buffered = buffered.slice(newline + 1);
-        waiting.get(message.id)?.(message);
-        waiting.delete(message.id);
-      }
-    }
-  })();
-  const request = async (method: string, params: Record<string, unknown>) => {
-    const id = ++nextId;
-    const answered = new Promise<{ error?: unknown }>((resolve) => waiting.set(id, resolve));
-    await writer.write(
-      encoder.encode(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n"),
-    );
-    const message = await answered;
-    if (message.error !== undefined) throw new Error(`${method}: ${JSON.stringify(message.error)}`);
-    return message;
-  };
-  await request("initialize", {
-    protocolVersion: "2025-06-18",
-    capabilities: {},
-    clientInfo: { name: "htmcp-ab", version: "0" },
   });
-  await writer.write(
-    encoder.encode(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n"),
-  );
-  return {
-    async call() {
-      const answer = await request("tools/call", {
-        name: "run_command",
-        arguments: { command: "true" },
-      }) as { result?: { isError?: boolean } };
-      if (answer.result?.isError) throw new Error(`run_command failed: ${JSON.stringify(answer)}`);
-    },
-    async close() {
-      await writer.close().catch(() => {});
-      const timer = setTimeout(() => {
-        try {
-          child.kill("SIGKILL"); // our own child, by its handle
-        } catch {
-          // already gone
-        }
-      }, 5_000);
-      await child.status;
-      clearTimeout(timer);
-      await reading.catch(() => {});
-    },
-  };
 }
 
 async function writePolicy(dir: string, name: string, mode: string): Promise<string> {
@@ -109,16 +45,6 @@ async function writePolicy(dir: string, name: string, mode: string): Promise<str
       (mode === "none" ? "accept_path_check_only = true\n" : ""),
   );
   return path;
-}
-
-/** Calls per second of `count` calls, `IN_FLIGHT` at a time. */
-async function burst(server: Multiplexed, count: number): Promise<number> {
-  let left = count;
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
-    while (left-- > 0) await server.call();
-  }));
-  return count / ((performance.now() - t0) / 1000);
 }
 
 if (import.meta.main) {
@@ -145,7 +71,7 @@ if (import.meta.main) {
       }
       // Alternate which goes first, so neither always follows the other's burst.
       const order = round % 2 === 0 ? [0, 1] : [1, 0];
-      for (const k of order) rates[k]!.push(await burst(servers[k]!, BURST));
+      for (const k of order) rates[k]!.push(await burst(servers[k]!, BURST, IN_FLIGHT));
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     console.log(`mode ${mode}, ${rounds} rounds, load ${Deno.loadavg()[0]!.toFixed(2)}`);

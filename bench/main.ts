@@ -11,6 +11,7 @@ import { measureRedactionThroughput } from "./redact_throughput.ts";
 import { measureAuditAppend } from "./audit_append.ts";
 import { measureSpawnCosts } from "./spawn_cost.ts";
 import { printLauncherSection } from "./launcher_main.ts";
+import { measureCallCpu, printCallCpu } from "./call_cpu.ts";
 import { measureRawRoundTrips } from "./raw_roundtrip.ts";
 import { measurePeers } from "./peers.ts";
 import { measureSelfConfinement } from "./self_confine.ts";
@@ -151,6 +152,11 @@ async function main(): Promise<void> {
           fmt((stdio.get("bwrap") ?? NaN) - spawn.sandboxP50Ms)
         } ms sandboxed (protocol, policy, jail, two audit fsyncs; target <= 2 ms)`,
     );
+
+    console.log(
+      "\n2c. CPU per call with 8 in flight: the server itself vs the processes it reaps",
+    );
+    printCallCpu(await measureCallCpu(2000, 8), 8);
 
     await printPipelineSection(dir);
 
