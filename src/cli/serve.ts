@@ -23,8 +23,11 @@ import { firstFailingPolicyTest } from "../policy_tools/run_tests.ts";
 import { serveConfined } from "../permissions/confine.ts";
 import type { Policy } from "../config/types.ts";
 import { VERSION } from "../version.ts";
-import { configureOperatorLog, lineSink, operatorLog } from "../telemetry/log.ts";
+import { configureOperatorLog, lineSink, operatorLog, queueOperatorLog } from "../telemetry/log.ts";
 import { startTelemetry, stopTelemetry } from "../telemetry/sink.ts";
+
+/** How long the exit waits for stderr to take the last operator lines. */
+const STDERR_FLUSH_MS = 1_000;
 
 /** @returns The exit code. */
 export async function run(argv: readonly string[]): Promise<number> {
@@ -84,6 +87,24 @@ async function serveCore(
   listen: string | null,
   overrides: LoadOverrides,
 ): Promise<number> {
+  // From here on every operator line goes through the [log] settings, and
+  // to stderr through a bounded queue: a client that never reads the
+  // server's stderr fills the pipe, and a blocking write would freeze the
+  // server (calls, audit, timers). The queue is flushed before the exit,
+  // within a bound, so a start that fails still says why.
+  const lines = queueOperatorLog(policy.log);
+  try {
+    return await serveQueued(policy, listen, overrides);
+  } finally {
+    await lines.flush(STDERR_FLUSH_MS);
+  }
+}
+
+async function serveQueued(
+  policy: Policy,
+  listen: string | null,
+  overrides: LoadOverrides,
+): Promise<number> {
   // The stdio transport's modules (the MCP SDK, the tools) load while the
   // context is built: the executor's probes are child processes, and the
   // main thread would otherwise sit idle waiting for them. Loading only
@@ -91,8 +112,6 @@ async function serveCore(
   // that fails first drops the import.
   const stdio = listen === null ? import("../transport/stdio.ts") : null;
   stdio?.catch(() => {});
-  // From here on every operator line goes through the [log] settings.
-  configureOperatorLog(policy.log);
   const log = operatorLog();
   for (const warning of policy.warnings) log.write("warn", "policy_warning", warning);
   // The policy's own [[tests]] gate the start: a policy that no longer gives

@@ -5,3 +5,4 @@
  */
 export { readWithin, type ReadWithinResult } from "./read_within.ts";
 export { type BudgetedReadResult, ByteBudget, readWithinBudget } from "./byte_budget.ts";
+export { concatChunks } from "./_concat.ts";

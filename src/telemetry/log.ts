@@ -15,6 +15,7 @@
  * @module
  */
 import type { LogLevel, LogSettings } from "../config/types.ts";
+import { BoundedLines, type LineOutput } from "./bounded_lines.ts";
 
 /** A field value: what a JSON line can carry without surprises. */
 export type LogValue = string | number | boolean | null | undefined;
@@ -84,7 +85,7 @@ export function createLogger(
   now: () => Date = () => new Date(),
 ): Logger {
   const threshold = SEVERITY[settings.level];
-  const render = settings.format === "json" ? renderJson : renderText;
+  const render = rendererOf(settings);
   return Object.freeze({
     enabled: (level: LogLevel) => SEVERITY[level] >= threshold,
     write(level: LogLevel, event: string, message: string, fields: LogFields = {}) {
@@ -95,6 +96,18 @@ export function createLogger(
       sink(render(now().toISOString(), "info", event, message, fields));
     },
   });
+}
+
+type Render = (
+  time: string,
+  level: LogLevel,
+  event: string,
+  message: string,
+  fields: LogFields,
+) => string;
+
+function rendererOf(settings: LogSettings): Render {
+  return settings.format === "json" ? renderJson : renderText;
 }
 
 function renderJson(
@@ -201,4 +214,36 @@ export function configureOperatorLog(
   sink?: (line: string) => void,
 ): void {
   current = createLogger(settings ?? DEFAULT_LOG_SETTINGS, sink);
+}
+
+/** Operator log bytes that may wait for a slow stderr reader before lines are dropped. */
+const STDERR_BACKLOG_BYTES = 64 * 1024;
+
+/**
+ * Installs the process's logger from the policy's `[log]` table, writing to
+ * stderr through a bounded queue (`BoundedLines`): what a server uses once
+ * it starts serving, so a client that never reads the server's stderr
+ * cannot freeze it (lines beyond the bound are dropped and counted, and a
+ * `log_lines_dropped` warning says how many once the reader catches up).
+ *
+ * @param settings `policy.log`, or undefined for the defaults.
+ * @param output Where the lines go (default: stderr).
+ * @returns The queue; `flush` it before the process exits.
+ */
+export function queueOperatorLog(
+  settings: LogSettings | undefined,
+  output: LineOutput = Deno.stderr,
+): BoundedLines {
+  const chosen = settings ?? DEFAULT_LOG_SETTINGS;
+  const render = rendererOf(chosen);
+  const lines = new BoundedLines(output, STDERR_BACKLOG_BYTES, (count) =>
+    render(
+      new Date().toISOString(),
+      "warn",
+      "log_lines_dropped",
+      `${count} operator log lines were dropped: nothing read the server's stderr.`,
+      { dropped: count },
+    ));
+  current = createLogger(chosen, (line) => lines.write(line));
+  return lines;
 }

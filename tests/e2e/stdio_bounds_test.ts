@@ -24,10 +24,15 @@ interface RawServer {
   records(): Promise<Record<string, unknown>[]>;
   /** Reading stdout stops (the pipe fills). */
   stopReading(): void;
+  /** Reads the server's stderr (when started with it piped) until `pattern` appears. */
+  stderrUntil(pattern: RegExp, timeoutMs: number): Promise<string>;
   close(): Promise<void>;
 }
 
-async function startRaw(extraToml = ""): Promise<RawServer> {
+async function startRaw(
+  extraToml = "",
+  stderr: "null" | "piped" = "null",
+): Promise<RawServer> {
   const dir = await Deno.makeTempDir({ prefix: "htmcp-stdio-bounds-" });
   const jail = join(dir, "jail");
   await Deno.mkdir(jail);
@@ -45,8 +50,11 @@ async function startRaw(extraToml = ""): Promise<RawServer> {
     args: ["run", "--quiet", "--allow-all", LAUNCH, "serve", "--policy", policyPath],
     stdin: "piped",
     stdout: "piped",
-    stderr: "null",
+    stderr,
   }).spawn();
+  const errors = stderr === "piped" ? child.stderr.getReader() : null;
+  let errorText = "";
+  const errorDecoder = new TextDecoder();
   const writer = child.stdin.getWriter();
   const reader = child.stdout.getReader();
   const decoder = new TextDecoder();
@@ -84,6 +92,24 @@ async function startRaw(extraToml = ""): Promise<RawServer> {
     stopReading: () => {
       reading = false;
     },
+    async stderrUntil(pattern, timeoutMs) {
+      if (errors === null) throw new Error("started with stderr null");
+      const deadline = Date.now() + timeoutMs;
+      while (!pattern.test(errorText)) {
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`no ${pattern} on stderr within ${timeoutMs} ms`);
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const read = await Promise.race([
+          errors.read(),
+          new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), left)),
+        ]);
+        clearTimeout(timer);
+        if (read === null) continue;
+        if (read.done) throw new Error(`stderr ended without ${pattern}`);
+        errorText += errorDecoder.decode(read.value, { stream: true });
+      }
+      return errorText;
+    },
     async close() {
       try {
         child.kill("SIGTERM");
@@ -92,6 +118,7 @@ async function startRaw(extraToml = ""): Promise<RawServer> {
       }
       await writer.close().catch(() => {});
       if (reading) await reader.cancel().catch(() => {});
+      await errors?.cancel().catch(() => {});
       await child.status;
       await reader.cancel().catch(() => {});
       await Deno.remove(dir, { recursive: true });
@@ -241,6 +268,40 @@ Deno.test("a client that leaves more than the bound unread stops the server, wit
       );
     }
     console.log(`stopped after ${attempts.length} calls ran with their answers unread`);
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("a client that never reads stderr: every call is still answered, and the lines dropped meanwhile are counted once it reads", async () => {
+  // About 200 bytes of operator log per call: 1,200 calls are more than a
+  // 64 KiB pipe and the 64 KiB queue hold together. A blocking stderr write
+  // froze the server at the pipe's limit (call 350 or so); each answer here
+  // must come within its own bound.
+  const server = await startRaw("", "piped");
+  try {
+    for (let id = 1; id <= 1_200; id++) {
+      await server.send({
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: { name: "explain_command", arguments: { command: "true" } },
+      });
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const answered = await Promise.race([
+        server.answer(id),
+        new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), 10_000)),
+      ]);
+      clearTimeout(timer);
+      assert.notEqual(answered, null, `call ${id} was not answered within 10 s`);
+      assert.equal(codeOf(answered!), "OK");
+    }
+    const text = await server.stderrUntil(/operator log lines were dropped/, 20_000);
+    const dropped = Number(/(\d+) operator log lines were dropped/.exec(text)?.[1]);
+    assert.ok(dropped > 0 && dropped < 1_200, text.slice(-500));
+    // The audit log, a file, has every call whatever happened to stderr.
+    const explains = (await server.records()).filter((r) => r.kind === "explain");
+    assert.equal(explains.length, 1_200);
   } finally {
     await server.close();
   }
