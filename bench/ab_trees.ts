@@ -33,7 +33,19 @@ async function start(tree: string, policy: string): Promise<MultiplexedServer> {
   });
 }
 
-async function writePolicy(dir: string, name: string, mode: string): Promise<string> {
+/**
+ * The tree's policy. `accept_path_check_only` (required with mode none
+ * since it exists) is written only for a tree whose loader knows the key:
+ * an older tree refuses unknown keys, and needed no acknowledgement then.
+ */
+async function writePolicy(
+  dir: string,
+  name: string,
+  mode: string,
+  tree: string,
+): Promise<string> {
+  const schema = await Deno.readTextFile(`${tree}/src/config/schema.ts`).catch(() => "");
+  const acknowledge = mode === "none" && schema.includes("accept_path_check_only");
   const { prepareJail } = await import(`${HERE}/scripts/_jail.ts`);
   await Deno.mkdir(`${dir}/jail`, { recursive: true });
   await prepareJail(`${dir}/jail`);
@@ -42,7 +54,7 @@ async function writePolicy(dir: string, name: string, mode: string): Promise<str
     path,
     `jail_root = "jail"\naudit_log = "audit-${name}.jsonl"\n[allowlist]\ncommands = ["true"]\n` +
       `[limits]\nmax_concurrent = ${IN_FLIGHT}\n[sandbox]\nmode = "${mode}"\n` +
-      (mode === "none" ? "accept_path_check_only = true\n" : ""),
+      (acknowledge ? "accept_path_check_only = true\n" : ""),
   );
   return path;
 }
@@ -56,7 +68,7 @@ if (import.meta.main) {
   await Deno.chmod(dir, 0o755); // the sandbox user must reach the jail below it
   const trees = [{ name: "this", tree: HERE }, { name: "other", tree: other }];
   const servers = await Promise.all(
-    trees.map(async ({ name, tree }) => start(tree, await writePolicy(dir, name, mode))),
+    trees.map(async ({ name, tree }) => start(tree, await writePolicy(dir, name, mode, tree))),
   );
   try {
     const sequential: number[][] = [[], []];
