@@ -12,8 +12,8 @@ import { type LineServerLaunch, spawnServer } from "./_line_client.ts";
 export interface MultiplexedServer {
   /** The server's pid (its own process: `launch.command` is the server). */
   readonly pid: number;
-  /** One `run_command("true")`; throws when the call fails. */
-  call(): Promise<void>;
+  /** One `run_command(command)` (default `true`); throws when the call fails. */
+  call(command?: string): Promise<void>;
   /** Closes its stdin and waits for it to exit (killing it, by its handle, after 5 s). */
   close(): Promise<void>;
 }
@@ -62,10 +62,10 @@ export async function startMultiplexed(launch: LineServerLaunch): Promise<Multip
   );
   return {
     pid: child.pid,
-    async call() {
+    async call(command = "true") {
       const answer = await request("tools/call", {
         name: "run_command",
-        arguments: { command: "true" },
+        arguments: { command },
       }) as { result?: { isError?: boolean } };
       if (answer.result?.isError) throw new Error(`run_command failed: ${JSON.stringify(answer)}`);
     },
@@ -85,16 +85,17 @@ export async function startMultiplexed(launch: LineServerLaunch): Promise<Multip
   };
 }
 
-/** Calls per second of `count` calls, `inFlight` at a time. */
+/** Calls per second of `count` calls of `command`, `inFlight` at a time. */
 export async function burst(
   server: MultiplexedServer,
   count: number,
   inFlight: number,
+  command = "true",
 ): Promise<number> {
   let left = count;
   const t0 = performance.now();
   await Promise.all(Array.from({ length: inFlight }, async () => {
-    while (left-- > 0) await server.call();
+    while (left-- > 0) await server.call(command);
   }));
   return count / ((performance.now() - t0) / 1000);
 }

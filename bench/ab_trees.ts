@@ -2,12 +2,14 @@
  * Two checkouts' servers side by side, calls interleaved: this tree's server
  * and another tree's (an earlier commit in a `git worktree`), each started
  * exactly as `deno task htmcp serve` starts it from its own tree, receive
- * `run_command("true")` in turns: one call to each, sequentially, then a
+ * `run_command(COMMAND)` in turns (default `true`; the jail holds
+ * `src/lib/util/mod.ts`, for a command with path arguments such as
+ * `"true src/lib/util/mod.ts"`): one call to each, sequentially, then a
  * burst of calls eight in flight to each. Interleaving at that grain takes
  * the machine's drift (other processes, the disk) out of the ratio, which
  * whole runs one after the other on a shared machine cannot.
  *
- * Usage: deno run -A bench/ab_trees.ts OTHER_TREE [none|bwrap] [ROUNDS]
+ * Usage: deno run -A bench/ab_trees.ts OTHER_TREE [none|bwrap] [ROUNDS] [COMMAND]
  *
  * @module
  */
@@ -48,6 +50,8 @@ async function writePolicy(
   const acknowledge = mode === "none" && schema.includes("accept_path_check_only");
   const { prepareJail } = await import(`${HERE}/scripts/_jail.ts`);
   await Deno.mkdir(`${dir}/jail`, { recursive: true });
+  await Deno.mkdir(`${dir}/jail/src/lib/util`, { recursive: true });
+  await Deno.writeTextFile(`${dir}/jail/src/lib/util/mod.ts`, "export {};\n");
   await prepareJail(`${dir}/jail`);
   const path = `${dir}/${name}.toml`;
   await Deno.writeTextFile(
@@ -63,6 +67,7 @@ if (import.meta.main) {
   const other = Deno.args[0];
   const mode = Deno.args[1] ?? "none";
   const rounds = Number(Deno.args[2] ?? 10);
+  const command = Deno.args[3] ?? "true";
   if (other === undefined) throw new Error("usage: ab_trees.ts OTHER_TREE [none|bwrap] [ROUNDS]");
   const dir = await Deno.makeTempDir({ prefix: "htmcp-ab-" });
   await Deno.chmod(dir, 0o755); // the sandbox user must reach the jail below it
@@ -77,16 +82,20 @@ if (import.meta.main) {
       for (let i = 0; i < SEQUENTIAL_PER_ROUND; i++) {
         for (const [k, server] of servers.entries()) {
           const t0 = performance.now();
-          await server.call();
+          await server.call(command);
           sequential[k]!.push(performance.now() - t0);
         }
       }
       // Alternate which goes first, so neither always follows the other's burst.
       const order = round % 2 === 0 ? [0, 1] : [1, 0];
-      for (const k of order) rates[k]!.push(await burst(servers[k]!, BURST, IN_FLIGHT));
+      for (const k of order) rates[k]!.push(await burst(servers[k]!, BURST, IN_FLIGHT, command));
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    console.log(`mode ${mode}, ${rounds} rounds, load ${Deno.loadavg()[0]!.toFixed(2)}`);
+    console.log(
+      `mode ${mode}, ${rounds} rounds, run_command(${JSON.stringify(command)}), load ${
+        Deno.loadavg()[0]!.toFixed(2)
+      }`,
+    );
     for (const [k, { name, tree }] of trees.entries()) {
       const p = percentiles(sequential[k]!);
       console.log(

@@ -23,3 +23,4 @@ export {
   type QueueLimits,
   type Release,
 } from "./limiter.ts";
+export { nextTask } from "./next_task.ts";

@@ -39,8 +39,9 @@ async function namesExistingEntry(
   if (new TextEncoder().encode(word).length > NAME_MAX) return false;
   const spent = budget.spend();
   if (spent !== null) return spent;
+  await budget.pace();
   try {
-    await Deno.lstat(posix.join(cwd, word));
+    Deno.lstatSync(posix.join(cwd, word));
     return true;
   } catch (error) {
     if (isMissing(error)) return false;

@@ -74,7 +74,8 @@ export async function confineCwd(
     return escape(`The working directory "${text}" does not exist inside the jail.`);
   }
   try {
-    const info = await Deno.stat(resolved.path);
+    // Synchronous: one stat of the folder the walk just resolved (CheckBudget.pace says why).
+    const info = Deno.statSync(resolved.path);
     if (!info.isDirectory) return escape(`The working directory "${text}" is not a folder.`);
   } catch (error) {
     const why = error instanceof Error ? error.name : "unknown error";

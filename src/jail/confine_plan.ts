@@ -129,7 +129,8 @@ export async function confinePlan(
       if (!resolved.exists || !isInside(jailRoot, resolved.path)) continue;
       let isFolder: boolean;
       try {
-        isFolder = (await Deno.stat(resolved.path)).isDirectory;
+        // Synchronous: one stat of a root the walk just resolved (CheckBudget.pace says why).
+        isFolder = Deno.statSync(resolved.path).isDirectory;
       } catch {
         continue;
       }

@@ -154,7 +154,8 @@ export async function resolveFollowingSymlinks(
     if (hops > MAX_SYMLINK_HOPS) return { ok: false, why: "too many levels of symbolic links" };
     let link: string;
     try {
-      link = await Deno.readLink(next);
+      // Synchronous, as the lstat that found the link (CheckBudget.pace says why).
+      link = Deno.readLinkSync(next);
     } catch (error) {
       return { ok: false, why: describeError(error) };
     }

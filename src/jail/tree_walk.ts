@@ -73,7 +73,8 @@ export async function findEscapingLink(
       }
       if (!resolved.exists) continue;
       try {
-        if ((await Deno.stat(resolved.path)).isDirectory) pending.push(resolved.path);
+        // Synchronous: the walk just resolved it (CheckBudget.pace says why).
+        if (Deno.statSync(resolved.path).isDirectory) pending.push(resolved.path);
       } catch (error) {
         return { path: relative(path), why: describeError(error) };
       }

@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { nextTask } from "../concurrency/mod.ts";
 import { applySpansSteps } from "./_apply.ts";
 import { stepsOf } from "./_steps.ts";
 import { checkLimit, type TruncatedRedaction, truncateRedacted } from "./truncate.ts";
@@ -28,17 +29,6 @@ export const REDACTION_SLICE_CHARS = 64 * 1024;
 export interface SliceOptions {
   /** Characters read per step (default `REDACTION_SLICE_CHARS`). */
   readonly sliceChars?: number;
-}
-
-/**
- * Resolves after one macrotask, once pending timers and I/O have had their
- * turn. A zero `setTimeout`: Deno delivers `MessageChannel` messages ahead of
- * timers, so that cheaper-looking wait starves every timer (measured). Runs
- * of such waits are clamped to about 4 ms each, idle time in which the
- * event loop serves everyone else.
- */
-function nextTask(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 /**
