@@ -70,9 +70,9 @@ export class CheckBudget {
    * loaded 2-core VM, on every call's path before anything runs). A check
    * that walks a large tree on the model's input must still not hold the
    * whole server (other calls, timers, signals) until its deadline, so
-   * every synchronous lookup is preceded by this.
+   * every lookup through `lstat` is preceded by this.
    */
-  async pace(): Promise<void> {
+  async #pace(): Promise<void> {
     if (++this.#sinceTurn < LOOKUPS_PER_TURN) return;
     this.#sinceTurn = 0;
     await nextTask();
@@ -81,7 +81,7 @@ export class CheckBudget {
   /**
    * `lstat` through the call's cache and budget: the info, the lookup
    * error, or `{ budget }` with the sentence when the budget is spent.
-   * Synchronous, paced (`pace` says why).
+   * Synchronous, paced (`#pace` says why).
    */
   async lstat(
     path: string,
@@ -90,7 +90,7 @@ export class CheckBudget {
     if (known !== undefined) return known;
     const spent = this.spend();
     if (spent !== null) return { budget: spent };
-    await this.pace();
+    await this.#pace();
     let found: Deno.FileInfo | { readonly error: unknown };
     try {
       found = Deno.lstatSync(path);

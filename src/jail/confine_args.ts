@@ -37,16 +37,10 @@ async function namesExistingEntry(
   // A bare word longer than NAME_MAX cannot be a folder entry: the kernel
   // fails its lookup, and no `*at()` walk reaches it either (it has no `/`).
   if (new TextEncoder().encode(word).length > NAME_MAX) return false;
-  const spent = budget.spend();
-  if (spent !== null) return spent;
-  await budget.pace();
-  try {
-    Deno.lstatSync(posix.join(cwd, word));
-    return true;
-  } catch (error) {
-    if (isMissing(error)) return false;
-    return describeError(error);
-  }
+  const found = await budget.lstat(posix.join(cwd, word));
+  if ("budget" in found) return found.budget;
+  if ("error" in found) return isMissing(found.error) ? false : describeError(found.error);
+  return true;
 }
 
 /**

@@ -74,7 +74,7 @@ export async function confineCwd(
     return escape(`The working directory "${text}" does not exist inside the jail.`);
   }
   try {
-    // Synchronous: one stat of the folder the walk just resolved (CheckBudget.pace says why).
+    // Synchronous: one stat of the folder the walk just resolved (budget.ts says why).
     const info = Deno.statSync(resolved.path);
     if (!info.isDirectory) return escape(`The working directory "${text}" is not a folder.`);
   } catch (error) {

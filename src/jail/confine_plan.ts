@@ -129,7 +129,7 @@ export async function confinePlan(
       if (!resolved.exists || !isInside(jailRoot, resolved.path)) continue;
       let isFolder: boolean;
       try {
-        // Synchronous: one stat of a root the walk just resolved (CheckBudget.pace says why).
+        // Synchronous: one stat of a root the walk just resolved (budget.ts says why).
         isFolder = Deno.statSync(resolved.path).isDirectory;
       } catch {
         continue;

@@ -154,7 +154,7 @@ export async function resolveFollowingSymlinks(
     if (hops > MAX_SYMLINK_HOPS) return { ok: false, why: "too many levels of symbolic links" };
     let link: string;
     try {
-      // Synchronous, as the lstat that found the link (CheckBudget.pace says why).
+      // Synchronous, as the lstat that found the link (budget.ts says why).
       link = Deno.readLinkSync(next);
     } catch (error) {
       return { ok: false, why: describeError(error) };

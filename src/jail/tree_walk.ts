@@ -73,7 +73,7 @@ export async function findEscapingLink(
       }
       if (!resolved.exists) continue;
       try {
-        // Synchronous: the walk just resolved it (CheckBudget.pace says why).
+        // Synchronous: the walk just resolved it (budget.ts says why).
         if (Deno.statSync(resolved.path).isDirectory) pending.push(resolved.path);
       } catch (error) {
         return { path: relative(path), why: describeError(error) };

@@ -5,4 +5,4 @@
  */
 export { readWithin, type ReadWithinResult } from "./read_within.ts";
 export { type BudgetedReadResult, ByteBudget, readWithinBudget } from "./byte_budget.ts";
-export { concatChunks } from "./_concat.ts";
+export { type ByteSink, SerialWrites, type SerialWritesHooks } from "./serial_writes.ts";

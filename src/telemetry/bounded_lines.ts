@@ -1,6 +1,6 @@
 /**
- * The operator log's stderr while the server serves: written asynchronously,
- * one write at a time, never blocking the event loop.
+ * The operator log's stderr while the server serves: never blocking the
+ * event loop (`SerialWrites`), and bounded.
  *
  * Why: a write to stderr (`console.error`) blocks the whole process once the
  * pipe is full, and an MCP client that pipes the server's stderr and never
@@ -9,43 +9,40 @@
  * queued instead, and once `maxBacklogBytes` wait unwritten the reader is
  * taken to have stopped: further lines are dropped and counted (the log is
  * for a person, and the audit log, a file, keeps every call), and when the
- * backlog has drained a notice says how many were lost. One write in flight
- * at most, because each waiting stdio write holds one of the runtime's
- * blocking threads, which the audit's fdatasync also needs.
+ * backlog has drained a notice says how many were lost. Answers on stdout,
+ * which cannot be dropped, close the session instead (the stdio transport).
  *
  * @module
  */
-import { concatChunks } from "../streams/mod.ts";
-
-/** Where the lines go: `Deno.stderr` in production. */
-export interface LineOutput {
-  write(bytes: Uint8Array): Promise<number>;
-}
+import { type ByteSink, SerialWrites } from "../streams/mod.ts";
 
 /** The notice written once lines were dropped and the backlog drained. */
 export type DroppedNotice = (count: number) => string;
 
 /** Queued, bounded, asynchronous lines. */
 export class BoundedLines {
-  readonly #output: LineOutput;
+  readonly #writes: SerialWrites;
   readonly #maxBacklogBytes: number;
-  readonly #notice: DroppedNotice;
   readonly #encoder = new TextEncoder();
-  readonly #queue: Uint8Array[] = [];
-  #queued = 0;
   #dropped = 0;
-  #writing: Promise<void> | null = null;
-  #failed = false;
 
   /**
    * @param output Where lines are written.
    * @param maxBacklogBytes How many unwritten bytes may wait before lines are dropped.
    * @param notice The line saying how many were dropped (without its newline).
    */
-  constructor(output: LineOutput, maxBacklogBytes: number, notice: DroppedNotice) {
-    this.#output = output;
+  constructor(output: ByteSink, maxBacklogBytes: number, notice: DroppedNotice) {
     this.#maxBacklogBytes = maxBacklogBytes;
-    this.#notice = notice;
+    this.#writes = new SerialWrites(output, {
+      // stderr is gone (closed by the client): nothing more can be said there.
+      onError: () => {},
+      onIdle: () => {
+        if (this.#dropped === 0) return;
+        const count = this.#dropped;
+        this.#dropped = 0;
+        this.#writes.write(this.#encoder.encode(`${notice(count)}\n`));
+      },
+    });
   }
 
   /** Lines dropped since the last notice. */
@@ -55,57 +52,16 @@ export class BoundedLines {
 
   /** Queues one line (its newline is added); dropped when the backlog is full. */
   write(line: string): void {
-    if (this.#failed) return;
     const bytes = this.#encoder.encode(`${line}\n`);
-    if (this.#queued + bytes.byteLength > this.#maxBacklogBytes) {
+    if (this.#writes.backlogBytes + bytes.byteLength > this.#maxBacklogBytes) {
       this.#dropped++;
       return;
     }
-    this.#queue.push(bytes);
-    this.#queued += bytes.byteLength;
-    this.#writing ??= this.#pump();
+    this.#writes.write(bytes);
   }
 
-  /**
-   * Waits until everything queued is written, or `timeoutMs` passed (a
-   * reader that stopped must not keep the process from exiting).
-   */
-  async flush(timeoutMs: number): Promise<void> {
-    const writing = this.#writing;
-    if (writing === null) return;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<void>((resolve) => timer = setTimeout(resolve, timeoutMs));
-    await Promise.race([writing, late]);
-    clearTimeout(timer);
-  }
-
-  async #pump(): Promise<void> {
-    try {
-      while (this.#queue.length > 0) {
-        // Everything queued in one write: fewer waits on a slow reader.
-        const batch = this.#queue.splice(0, this.#queue.length);
-        const total = batch.reduce((sum, part) => sum + part.byteLength, 0);
-        let chunk: Uint8Array = batch.length === 1 ? batch[0]! : concatChunks(batch, total);
-        while (chunk.byteLength > 0) {
-          const written = await this.#output.write(chunk);
-          chunk = chunk.subarray(written);
-          this.#queued -= written;
-        }
-        if (this.#queue.length === 0 && this.#dropped > 0) {
-          const count = this.#dropped;
-          this.#dropped = 0;
-          const bytes = this.#encoder.encode(`${this.#notice(count)}\n`);
-          this.#queue.push(bytes);
-          this.#queued += bytes.byteLength;
-        }
-      }
-    } catch {
-      // stderr is gone (closed by the client): nothing more can be said there.
-      this.#failed = true;
-      this.#queue.length = 0;
-      this.#queued = 0;
-    } finally {
-      this.#writing = null;
-    }
+  /** Waits until every queued line is written, or `timeoutMs` passed. */
+  flush(timeoutMs: number): Promise<void> {
+    return this.#writes.flush(timeoutMs);
   }
 }

@@ -15,7 +15,8 @@
  * @module
  */
 import type { LogLevel, LogSettings } from "../config/types.ts";
-import { BoundedLines, type LineOutput } from "./bounded_lines.ts";
+import { BoundedLines } from "./bounded_lines.ts";
+import type { ByteSink } from "../streams/mod.ts";
 
 /** A field value: what a JSON line can carry without surprises. */
 export type LogValue = string | number | boolean | null | undefined;
@@ -232,7 +233,7 @@ const STDERR_BACKLOG_BYTES = 64 * 1024;
  */
 export function queueOperatorLog(
   settings: LogSettings | undefined,
-  output: LineOutput = Deno.stderr,
+  output: ByteSink = Deno.stderr,
 ): BoundedLines {
   const chosen = settings ?? DEFAULT_LOG_SETTINGS;
   const render = rendererOf(chosen);

@@ -23,6 +23,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import { PendingRequests, requestIdOf, responseIdOf } from "./pending_requests.ts";
+import { type ByteSink, SerialWrites } from "../streams/mod.ts";
 
 type Transport = Parameters<McpServer["connect"]>[0];
 type Message = Parameters<Transport["send"]>[0];
@@ -34,9 +35,7 @@ export interface StdioLimits {
 }
 
 /** Where the transport writes; `Deno.stdout` in production. */
-export interface ByteSink {
-  write(bytes: Uint8Array): Promise<number>;
-}
+export type { ByteSink } from "../streams/mod.ts";
 
 const NEWLINE = 0x0a;
 /** How much of an oversized message is kept to find its id. */
@@ -51,25 +50,25 @@ export class BoundedStdioTransport implements Transport {
   closeReason: string | null = null;
 
   readonly #input: ReadableStream<Uint8Array>;
-  readonly #output: ByteSink;
+  readonly #writes: SerialWrites;
   readonly #limits: StdioLimits;
   readonly #pending = new PendingRequests();
   readonly #encoder = new TextEncoder();
-  readonly #queue: Uint8Array[] = [];
-  #queued = 0;
-  #writing = false;
   #closed = false;
   #reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
 
   constructor(input: ReadableStream<Uint8Array>, output: ByteSink, limits: StdioLimits) {
     this.#input = input;
-    this.#output = output;
+    this.#writes = new SerialWrites(output, {
+      onError: (error) =>
+        this.#fail(`stdout cannot be written (${error instanceof Error ? error.message : error})`),
+    });
     this.#limits = limits;
   }
 
   /** Bytes queued for stdout and not yet written. */
   get backlogBytes(): number {
-    return this.#queued;
+    return this.#writes.backlogBytes;
   }
 
   start(): Promise<void> {
@@ -87,20 +86,19 @@ export class BoundedStdioTransport implements Transport {
   #enqueue(message: unknown): void {
     if (this.#closed) return;
     const bytes = this.#encoder.encode(`${JSON.stringify(message)}\n`);
-    this.#queued += bytes.byteLength;
-    if (this.#queued > this.#limits.maxBacklogBytes) {
+    if (this.#writes.backlogBytes + bytes.byteLength > this.#limits.maxBacklogBytes) {
       this.#fail(
         `the client left more than ${this.#limits.maxBacklogBytes} bytes of answers unread on stdout`,
       );
       return;
     }
-    this.#queue.push(bytes);
-    void this.#pump();
+    this.#writes.write(bytes);
   }
 
   close(): Promise<void> {
     if (this.#closed) return Promise.resolve();
     this.#closed = true;
+    this.#writes.stop();
     void this.#reader?.cancel().catch(() => {});
     this.onclose?.();
     return Promise.resolve();
@@ -108,29 +106,7 @@ export class BoundedStdioTransport implements Transport {
 
   #fail(reason: string): void {
     this.closeReason ??= reason;
-    this.#queue.length = 0;
-    this.#queued = 0;
     void this.close();
-  }
-
-  async #pump(): Promise<void> {
-    if (this.#writing) return;
-    this.#writing = true;
-    try {
-      while (this.#queue.length > 0 && !this.#closed) {
-        let chunk = this.#queue[0] as Uint8Array;
-        while (chunk.byteLength > 0) {
-          const written = await this.#output.write(chunk);
-          chunk = chunk.subarray(written);
-          this.#queued -= written;
-        }
-        this.#queue.shift();
-      }
-    } catch (error) {
-      this.#fail(`stdout cannot be written (${error instanceof Error ? error.message : error})`);
-    } finally {
-      this.#writing = false;
-    }
   }
 
   async #readLoop(): Promise<void> {

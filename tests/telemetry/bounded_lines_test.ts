@@ -3,13 +3,14 @@
  * bound, counts what it drops and says so once the reader caught up.
  */
 import { deepEqual, equal } from "node:assert/strict";
-import { BoundedLines, type LineOutput } from "../../src/telemetry/bounded_lines.ts";
+import { BoundedLines } from "../../src/telemetry/bounded_lines.ts";
+import type { ByteSink } from "../../src/streams/mod.ts";
 
 /** An output whose writes wait until `release()`, like a pipe nobody reads. */
 function stalledOutput() {
   const written: string[] = [];
   let open = Promise.withResolvers<void>();
-  const output: LineOutput = {
+  const output: ByteSink = {
     async write(bytes) {
       await open.promise;
       written.push(new TextDecoder().decode(bytes));
