@@ -13,6 +13,7 @@
 
 /** Where the bytes go: `Deno.stdout` or `Deno.stderr` in production. */
 export interface ByteSink {
+  /** Writes some of `bytes`; resolves to how many were written. */
   write(bytes: Uint8Array): Promise<number>;
 }
 
@@ -34,6 +35,8 @@ export class SerialWrites {
   #stopped = false;
 
   /**
+   * Makes an empty queue for `output`.
+   *
    * @param output Where the bytes are written.
    * @param hooks Told of a failed write, and each time the backlog empties.
    */

@@ -27,6 +27,8 @@ export class BoundedLines {
   #dropped = 0;
 
   /**
+   * Makes an empty, bounded queue of lines for `output`.
+   *
    * @param output Where lines are written.
    * @param maxBacklogBytes How many unwritten bytes may wait before lines are dropped.
    * @param notice The line saying how many were dropped (without its newline).
