@@ -2,9 +2,11 @@
  * Where the CPU of a call goes with calls in flight: calls per second are
  * bounded by CPU once several are in flight (two cores here), so this splits
  * each `run_command("true")` call's CPU time between the server process
- * itself and the processes it reaps (the launcher helper, the namespace's
- * init and the command: every descendant is waited for, so its time is in
- * the server's `cutime`/`cstime`), beside the floor: a Deno process that
+ * itself and the processes below it: the serving helper (alive, so its own
+ * time and its reaped children's are read from its /proc entry) and every
+ * call's fork of it, the namespace's init and the command (each waited for,
+ * so their time is in the helper's `cutime`/`cstime`, and that of anything
+ * the server itself reaps in the server's), beside the floor: a Deno process that
  * spawns `/usr/bin/true` the same number of times, as many at once, with
  * piped output (its own CPU is the runtime's spawn and pipe cost, its
  * children's is the bare command).
@@ -36,6 +38,28 @@ async function cpuTimes(pid: number | "self"): Promise<number[]> {
   // Fields after the command name (which may hold spaces) start at the state, field 3.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return [11, 12, 13, 14].map((index) => Number(fields[index]) * 10);
+}
+
+/** The server's serving helper (`htmcp-spawn --serve`), a live child of it. */
+async function servingHelperOf(pid: number): Promise<number> {
+  for await (const task of Deno.readDir(`/proc/${pid}/task`)) {
+    const children = await Deno.readTextFile(`/proc/${pid}/task/${task.name}/children`);
+    for (const child of children.trim().split(" ").filter(Boolean)) {
+      const argv = (await Deno.readTextFile(`/proc/${child}/cmdline`)).split("\0");
+      if (argv[1] === "--serve") return Number(child);
+    }
+  }
+  throw new Error(`server ${pid} has no serving helper`);
+}
+
+/**
+ * The server's own CPU, and everything below it: what it reaped, plus the
+ * live serving helper's own time and what that reaped.
+ */
+async function treeTimes(server: number, helper: number): Promise<number[]> {
+  const [user, sys, childUser, childSys] = await cpuTimes(server);
+  const [hUser, hSys, hChildUser, hChildSys] = await cpuTimes(helper);
+  return [user!, sys!, childUser! + hUser! + hChildUser!, childSys! + hSys! + hChildSys!];
 }
 
 function perCall(
@@ -96,10 +120,11 @@ async function serverCpu(
   const launch = await serverUnderFlags(await writePolicy(dir, mode, ["true"], inFlight));
   const server = await startMultiplexed(launch);
   try {
-    await burst(server, 50, inFlight); // warm-up: JIT, the warm helper
-    const before = await cpuTimes(server.pid);
+    await burst(server, 50, inFlight); // warm-up: JIT, the serving helper's start
+    const helper = await servingHelperOf(server.pid);
+    const before = await treeTimes(server.pid, helper);
     const rate = await burst(server, calls, inFlight);
-    return perCall(`htmcp mode ${mode}`, before, await cpuTimes(server.pid), calls, rate);
+    return perCall(`htmcp mode ${mode}`, before, await treeTimes(server.pid, helper), calls, rate);
   } finally {
     await server.close();
   }
@@ -128,7 +153,7 @@ export async function measureCallCpu(calls: number, inFlight: number): Promise<C
 /** Prints the figures as a table. */
 export function printCallCpu(rows: readonly CallCpu[], inFlight: number): void {
   console.log(
-    `  per call, ${inFlight} in flight: own CPU (user + sys) | reaped children | calls/s`,
+    `  per call, ${inFlight} in flight: own CPU (user + sys) | processes below it | calls/s`,
   );
   for (const row of rows) {
     const own = row.selfUserMs + row.selfSysMs;

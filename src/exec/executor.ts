@@ -32,7 +32,7 @@ import {
 } from "./launcher.ts";
 import { lookupUser, probePlan, probeServerUid } from "./probe.ts";
 import { verifyHelper } from "./spawn/helper.ts";
-import { WarmHelper } from "./warm_helper.ts";
+import { ServingHelper } from "./serving_helper.ts";
 import {
   emptyOutcome,
   type PlanOutcome,
@@ -62,12 +62,6 @@ export interface ExecutorOptions {
   readonly killGraceMs?: number;
   /** The egress proxy's socket (`[sandbox] network = "allowlist"`), bound into every sandbox. */
   readonly egressSocket?: string;
-  /**
-   * Start each call's helper ahead of it (`WarmHelper`), which the server
-   * does; default false, so an executor made for one run (`htmcp check`, a
-   * test) leaves no idle process behind it.
-   */
-  readonly warmHelper?: boolean;
 }
 
 /** Extra time `timeout`'s own deadline gets beyond `limits.timeoutMs`. */
@@ -208,7 +202,9 @@ export async function createExecutor(
     // and environment (what runs is what was audited); no second layer adds any.
     hardening: options.hardening ?? null,
     killGraceMs: options.killGraceMs ?? 3_000,
-    warm: options.warmHelper === true ? new WarmHelper(tools.spawn) : null,
+    // Every call is a fork of one serving helper, started at the first call;
+    // `shutdown` lets it go.
+    helper: new ServingHelper(tools.spawn),
   });
   return { ok: true, executor: new ContainedExecutor(settings, description) };
 }
@@ -375,7 +371,7 @@ class ContainedExecutor implements Executor {
     this.#closed = true;
     for (const handle of this.#running) handle.stop("shutdown");
     await Promise.allSettled([...this.#inflight]);
-    await this.#settings.warm?.close();
+    await this.#settings.helper.close();
   }
 
   describe(): ExecutorDescription {
@@ -384,5 +380,9 @@ class ContainedExecutor implements Executor {
 
   launcherPaths(): string[] {
     return launcherPaths(this.#settings.plan.tools);
+  }
+
+  helperPid(): number | null {
+    return this.#settings.helper.pid;
   }
 }

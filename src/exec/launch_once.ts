@@ -7,12 +7,12 @@
  * @module
  */
 import type { Policy } from "../config/types.ts";
-import { BoundedCapture, drainInto } from "./capture.ts";
+import { BoundedCapture } from "./capture.ts";
 import { classifyLaunch } from "./classify.ts";
 import type { LaunchPlan } from "./launcher.ts";
 import { OUTPUT_LOOKAHEAD_BYTES, renderWithRedactorInSlices } from "./output.ts";
 import { readStatusRecord, type StageStatus } from "./plan.ts";
-import { encodeHelperRequest, type WarmHelper } from "./warm_helper.ts";
+import { type ServedCall, type ServingHelper, UnencodableRequest } from "./serving_helper.ts";
 import type { CommandHardening, ExecOutcome, ExecOutcomeCode, ExecRequest } from "./types.ts";
 
 /** Why we ended a run ourselves. */
@@ -25,8 +25,8 @@ export interface RunSettings {
   readonly hardening: ((command: ExecRequest["command"]) => CommandHardening) | null;
   /** How long to repeat the polite kill request before SIGKILLing the launcher. */
   readonly killGraceMs: number;
-  /** The helper started ahead of the next call, or null to spawn one per call. */
-  readonly warm: WarmHelper | null;
+  /** The one helper every call is a fork of. */
+  readonly helper: ServingHelper;
 }
 
 /** A run in flight, as the executor tracks it for shutdown. */
@@ -118,54 +118,12 @@ export async function launch(
     statuses: null,
   });
   const [head, ...rest] = spec.argv as [string, ...string[]];
-
-  // One command on a go may take the helper started ahead of it: it reads
-  // this call's argv, cwd and env from stdin, so Deno's spawn is not on the
-  // call's path. Plans and calls without a go spawn their own.
-  // Encoded only when a helper waits: no work on the call's path for nothing.
-  const helperRequest = settings.warm?.ready(head) && spec.go !== undefined &&
-      spec.commandPath !== null
-    ? encodeHelperRequest(request.cwd, spec.env, rest)
-    : null;
-  const taken = helperRequest === null ? null : settings.warm!.take(head);
-  let child: Deno.ChildProcess;
-  try {
-    child = taken ?? new Deno.Command(head, {
-      args: rest,
-      cwd: request.cwd,
-      clearEnv: true,
-      env: spec.env,
-      stdin: spec.stdin === null && spec.go === undefined ? "null" : "piped",
-      stdout: "piped",
-      stderr: "piped",
-      // Not `detached`: the helper's own setsid gives the new session (no
-      // controlling terminal, no signal from the server's terminal), and
-      // `detached` would make Deno fork its whole process per call instead
-      // of a vfork-style spawn (launcher.ts says why and what it costs).
-    }).spawn();
-  } catch (error) {
-    return refuse(...spawnFailure(error, name, head, request.cwd));
-  }
-  // Settles true once the command may start (at once without a go).
-  const goAhead = spec.go === undefined ? Promise.resolve(true) : spec.go.catch(() => false);
-  if (spec.stdin !== null || spec.go !== undefined) {
-    // A plan: the helper reads all of it before anything starts; should it
-    // fail first, the write fails and its exit status tells why. One
-    // command's stdin text: a command that exits without reading it ends
-    // the write with a broken pipe, which is not an error of the call.
-    // With a go, nothing is written until it comes: the helper waits.
-    const writer = child.stdin.getWriter();
-    const plan = spec.commandPath === null;
-    // Written at once: the helper sets up the containment while the go waits.
-    if (taken !== null) writer.write(helperRequest!).catch(() => {});
-    goAhead.then(async (go) => {
-      if (!go) return;
-      if (plan || spec.go === undefined) return writer.write(spec.stdin ?? new Uint8Array());
-      await writer.write(spec.stdin === null ? GO_BYTE : withGoByte(spec.stdin));
-      // The command runs now and the server waits for it: the next call's
-      // helper is spawned here, off every call's path.
-      settings.warm?.refill();
-    }).then(() => writer.close()).catch(() => {});
+  if (head !== settings.helper.path) {
+    // Every argv launch plans starts with the helper: anything else is a bug here.
+    return refuse(
+      "EXECUTOR_ERROR",
+      `Cannot run "${name}": the launch plan does not start with the launcher.`,
+    );
   }
 
   const cap = policy.limits.maxOutputBytes;
@@ -174,12 +132,40 @@ export async function launch(
     cap + OUTPUT_LOOKAHEAD_BYTES,
     spec.record === null ? 0 : RECORD_TAIL_BYTES,
   );
-  const stopReading = new AbortController();
   const live = request.live;
-  const drained = Promise.all([
-    drainInto(child.stdout, out, stopReading.signal, live && ((c) => live.push("stdout", c))),
-    drainInto(child.stderr, err, stopReading.signal, live && ((c) => live.push("stderr", c))),
-  ]);
+  const captures = { stdout: out, stderr: err };
+  let child: ServedCall;
+  try {
+    child = settings.helper.start(
+      request.cwd,
+      spec.env,
+      rest,
+      spec.stdin === null && spec.go === undefined ? "null" : "piped",
+      {
+        output(stream, bytes) {
+          captures[stream].push(bytes);
+          live?.push(stream, bytes);
+        },
+      },
+    );
+  } catch (error) {
+    return refuse(...spawnFailure(error, name, head));
+  }
+  // Settles true once the command may start (at once without a go).
+  const goAhead = spec.go === undefined ? Promise.resolve(true) : spec.go.catch(() => false);
+  if (spec.stdin !== null || spec.go !== undefined) {
+    // A plan: the helper reads all of it before anything starts. One
+    // command's stdin text: a command that exits without reading it drops
+    // the rest, which is not an error of the call. With a go, nothing is
+    // written until it comes: the helper has set up the containment and
+    // waits; no go closes its stdin unwritten and it ends having run nothing.
+    const plan = spec.commandPath === null;
+    goAhead.then((go) => {
+      if (!go) return;
+      if (plan || spec.go === undefined) child.write(spec.stdin ?? new Uint8Array());
+      else child.write(spec.stdin === null ? GO_BYTE : withGoByte(spec.stdin));
+    }).finally(() => child.closeInput());
+  }
   const timeoutMs = request.timeoutMs ?? policy.limits.timeoutMs;
 
   let stopReason: StopReason | null = null;
@@ -189,25 +175,12 @@ export async function launch(
   const stop = (reason: StopReason) => {
     if (stopReason !== null || exited) return;
     stopReason = reason;
-    const ask = () => {
-      try {
-        child.kill("SIGALRM");
-      } catch {
-        // Already exited: nothing to stop.
-      }
-    };
+    const ask = () => child.kill("SIGALRM");
     ask();
-    // The helper blocks SIGALRM from its first instruction and waits for it,
-    // so one request is enough; repeating it is harmless and covers a
-    // helper that is still being exec'd.
+    // The call's outer blocks SIGALRM from its fork on and waits for it, so
+    // one request is enough; repeating it is harmless.
     resend = setInterval(ask, RESEND_INTERVAL_MS);
-    lastResort = setTimeout(() => {
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // Already exited.
-      }
-    }, settings.killGraceMs);
+    lastResort = setTimeout(() => child.kill("SIGKILL"), settings.killGraceMs);
   };
   const untrack = track({ stop });
   const timer = setTimeout(() => stop("timeout"), timeoutMs);
@@ -233,9 +206,9 @@ export async function launch(
   let pipesHeld = false;
   const readGuard = setTimeout(() => {
     pipesHeld = true;
-    stopReading.abort();
+    child.drop();
   }, settings.killGraceMs);
-  await drained;
+  await child.drained;
   clearTimeout(readGuard);
   const durationMs = elapsed();
   if (!(await goAhead)) {
@@ -298,8 +271,8 @@ export async function launch(
         `Cannot run "${name}": ${spec.commandPath} could not be executed (${verdict.detail}).`,
       );
     }
-    if (verdict.kind === "setup_failed" && taken !== null && CHDIR_FAILED.test(verdict.detail)) {
-      // The helper's chdir is what Deno's spawn did: the same answer.
+    if (verdict.kind === "setup_failed" && CHDIR_FAILED.test(verdict.detail)) {
+      // The helper's chdir of the call's working folder failed: it is gone.
       return refuse(...cwdGone(name, request.cwd));
     }
     if (verdict.kind === "setup_failed") {
@@ -391,20 +364,17 @@ function binaryMissing(path: string): boolean {
   }
 }
 
-function spawnFailure(
-  error: unknown,
-  name: string,
-  launcher: string,
-  cwd: string,
-): [ExecOutcomeCode, string] {
+function spawnFailure(error: unknown, name: string, launcher: string): [ExecOutcomeCode, string] {
   if (error instanceof Deno.errors.NotCapable) {
     return [
       "RUNTIME_DENIED",
       `Deno's permissions refused to start the launcher for "${name}" (${launcher}).`,
     ];
   }
+  if (error instanceof UnencodableRequest) {
+    return ["EXECUTOR_ERROR", `Cannot run "${name}": ${error.message}.`];
+  }
   if (error instanceof Deno.errors.NotFound) {
-    if (error.message.includes("No such cwd")) return cwdGone(name, cwd);
     return [
       "CONTAINMENT_UNAVAILABLE",
       `"${name}" was not started: the launcher ${launcher} is missing.`,
@@ -414,7 +384,7 @@ function spawnFailure(
   return ["EXECUTOR_ERROR", `Cannot run "${name}": the launcher failed to start (${message}).`];
 }
 
-/** A helper started ahead found the call's working folder gone (its `chdir` failed). */
+/** The call's fork of the helper found its working folder gone (its `chdir` failed). */
 const CHDIR_FAILED = /^htmcp-spawn: chdir /;
 
 function cwdGone(name: string, cwd: string): [ExecOutcomeCode, string] {

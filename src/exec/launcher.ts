@@ -9,7 +9,9 @@
  * it, and the init's parent sees the init exit only after all of them are
  * reaped. Deno spawns one program, `htmcp-spawn` (built from
  * `spawn/htmcp_spawn.c` in this repository, verified by hash at startup),
- * which does in one exec what a chain of six system tools did before:
+ * once: the serving helper (`serving_helper.ts`), of which every call is a
+ * fork that runs exactly this argv, doing in one process what a chain of
+ * six system tools did before:
  *
  * ```
  * htmcp-spawn --pidns=root|user     setsid, PR_SET_PDEATHSIG, closes every fd

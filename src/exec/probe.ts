@@ -11,6 +11,7 @@ import { createRedactor } from "../redact/mod.ts";
 import type { UserEntry } from "../sandbox/mod.ts";
 import { type LaunchPlan, SANDBOX_EGRESS_SOCKET } from "./launcher.ts";
 import { runContained } from "./run.ts";
+import { ServingHelper } from "./serving_helper.ts";
 import type { ProbeResult } from "./types.ts";
 
 /** The shell every Linux system has; used only by the probes, never for commands. */
@@ -141,13 +142,16 @@ export async function probePlan(
     ...policy,
     limits: { ...policy.limits, timeoutMs: PROBE_TIMEOUT_MS, maxOutputBytes: 4096 },
   };
+  // Through a serving helper of its own, as every call goes: the probe
+  // proves the path calls take.
+  const helper = new ServingHelper(plan.tools.spawn);
   const outcome = await runContained(
     {
       plan: { ...plan, backstopMs: PROBE_TIMEOUT_MS + 1_000 },
       policy: probePolicy,
       hardening: null,
       killGraceMs: 1_000,
-      warm: null,
+      helper,
     },
     {
       callId: `probe-${name}`,
@@ -157,7 +161,7 @@ export async function probePlan(
       redactor: PROBE_REDACTOR,
     },
     () => () => {},
-  );
+  ).finally(() => helper.close());
   if (outcome.code !== "OK" || outcome.exitCode !== 0) {
     const launcher = /could not be set up \((.*)\)\.$/.exec(outcome.reason)?.[1];
     const detail = launcher ?? (firstLine(outcome.stderr) || outcome.reason);

@@ -176,6 +176,11 @@ export interface Executor {
   describe(): ExecutorDescription;
   /** Binaries the server process itself spawns: what `--allow-run` must list. */
   launcherPaths(): string[];
+  /**
+   * The serving helper's pid while it runs (it starts at the first call),
+   * else null: every call's process tree hangs below it.
+   */
+  helperPid(): number | null;
 }
 
 /**

@@ -100,8 +100,6 @@ export async function createServerContext(policy: Policy): Promise<ContextResult
     return { ok: false, message: egress.message };
   }
   const built = await createExecutor(policy, {
-    // A server runs call after call: each call's helper is started ahead of it.
-    warmHelper: true,
     ...(egress.proxy === null ? {} : { egressSocket: egress.proxy.socketPath }),
   });
   if (!built.ok) {

@@ -48,8 +48,6 @@ export interface SetupOptions {
   readonly network?: "none" | "allowlist" | "host";
   readonly limits?: Partial<Limits>;
   readonly allow?: readonly string[];
-  /** Start each call's helper ahead of it, as the server does (default: one spawn per call). */
-  readonly warmHelper?: boolean;
 }
 
 const DEFAULT_ALLOW = [
@@ -148,7 +146,7 @@ export async function setup(options: SetupOptions = {}): Promise<Setup> {
       limits: { ...TEST_LIMITS, ...options.limits },
     },
   });
-  const built = await createExecutor(policy, { warmHelper: options.warmHelper ?? false });
+  const built = await createExecutor(policy);
   if (!built.ok) {
     await Deno.remove(jail, { recursive: true });
     throw new Error(built.message);

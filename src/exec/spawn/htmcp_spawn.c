@@ -1,10 +1,11 @@
 /*
- * htmcp-spawn: the one program the server spawns for every command. It
- * replaces a chain of six system tools (unshare, setsid, setpriv, timeout,
- * prlimit, a second setpriv) with one exec and keeps each of their jobs:
+ * htmcp-spawn: the one program the server spawns, once (--serve, below);
+ * every command runs under a fork of it. It replaces a chain of six system
+ * tools (unshare, setsid, setpriv, timeout, prlimit, a second setpriv) and
+ * keeps each of their jobs:
  *
- *   outer (Deno's child)      setsid, parent-death signal, closes every
- *                             descriptor above 2, creates the PID namespace
+ *   outer (a call's fork of   setsid, parent-death signal, closes every
+ *   the serving helper)       descriptor above 2, creates the PID namespace
  *                             (as root: CLONE_NEWPID; else with a user
  *                             namespace mapping only the server's own uid),
  *                             forks the namespace's init, then only waits:
@@ -33,9 +34,9 @@
  * Plans (--plan): stages joined by pipes, sequences (; && ||), cd and
  * redirections, read from stdin as NUL-terminated tokens: see run_plan().
  *
- * --request: started ahead of its call (so the server's spawn of this
- * program is off the call's path), it reads the call from stdin instead:
- * working folder, environment and the arguments above, see read_request().
+ * --serve: one long-lived helper for all of a server's calls, each call a
+ * fork of it that reads its working folder, environment and the arguments
+ * above from the server's request: see serve().
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -54,9 +55,11 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <grp.h>
 #include <unistd.h>
@@ -670,66 +673,40 @@ static void parse(struct options *o, int argc, char **argv) {
   }
 }
 
-/* ---- request (--request) ------------------------------------------------ */
+/* ---- request ------------------------------------------------------------ */
 
-static char request_bytes[MAX_REQUEST_BYTES + 1];
 static char *request_env[MAX_REQUEST_ENV + 1];
 
-/* Reads exactly n bytes of stdin, or ends here: never a byte past them. */
-static void read_exactly(char *into, size_t n) {
-  size_t at = 0;
-  while (at < n) {
-    ssize_t got = read(0, into + at, n - at);
-    if (got < 0 && errno == EINTR) continue;
-    /* End of file before a whole request: the server let an idle helper go
-       (shutdown, or it is gone). Nothing was asked, so nothing is said. */
-    if (got <= 0) _exit(EXIT_SETUP);
-    at += (size_t)got;
-  }
-}
-
 /*
- * An idle helper's call, as the server writes it to stdin once there is
- * one: eight hex digits giving the length, then that many bytes of
- * NUL-terminated tokens: the working folder, the count of environment
- * entries, the entries, then the arguments this program would otherwise
- * have been given (options, "--", the command). Exactly the request's bytes
- * are read, so what follows on stdin (the go byte and the command's input,
- * or a plan) stays there for await_go() and the command. The server alone
- * holds the other end of the pipe; the request is what it would have put
- * in argv, so it is trusted as argv is, and parsed by the same parse().
- * Returns the new argc; *argv_out gets the arguments, environ the entries.
+ * A call's request: the working folder, the count of environment entries,
+ * the entries, then the arguments this program would otherwise have been
+ * given (options, "--", the command), as NUL-terminated tokens, `length`
+ * bytes in all. The server alone writes it (on an idle helper's stdin, or
+ * in a serving helper's frame); it is what it would have put in argv, so it
+ * is trusted as argv is, and parsed by the same parse(). Returns the new
+ * argc; *argv_out gets the arguments, environ the entries, and the process
+ * is in the working folder.
  */
-static int read_request(char ***argv_out, char *self) {
-  char head[9] = {0};
-  read_exactly(head, 8);
-  char *end;
-  errno = 0;
-  unsigned long length = strtoul(head, &end, 16);
-  if (errno != 0 || *end != '\0' || length == 0 || length > MAX_REQUEST_BYTES) {
+static int parse_request(char *bytes, size_t length, char ***argv_out, char *self) {
+  if (length == 0 || length > MAX_REQUEST_BYTES || bytes[length - 1] != '\0') {
     errno = EINVAL;
-    setup_failed("--request length");
-  }
-  read_exactly(request_bytes, length);
-  if (request_bytes[length - 1] != '\0') {
-    errno = EINVAL;
-    setup_failed("--request (the last token is not terminated)");
+    setup_failed("request (empty, too long, or the last token is not terminated)");
   }
   /* Tokens: every NUL ends one; the buffer ends with one. */
   static char *tokens[MAX_REQUEST_BYTES / 2 + 2];
   int count = 0;
   for (size_t at = 0; at < length;) {
-    tokens[count++] = request_bytes + at;
-    at += strlen(request_bytes + at) + 1;
+    tokens[count++] = bytes + at;
+    at += strlen(bytes + at) + 1;
   }
   if (count < 2) {
     errno = EINVAL;
-    setup_failed("--request (no working folder or environment count)");
+    setup_failed("request (no working folder or environment count)");
   }
-  long entries = number(tokens[1], "--request environment count");
+  long entries = number(tokens[1], "request environment count");
   if (entries > MAX_REQUEST_ENV || 2 + entries > count) {
     errno = EINVAL;
-    setup_failed("--request environment count");
+    setup_failed("request environment count");
   }
   for (long i = 0; i < entries; i++) request_env[i] = tokens[2 + i];
   request_env[entries] = NULL;
@@ -817,21 +794,15 @@ static _Noreturn void run_init(const struct options *o, int lifeline) {
   }
 }
 
-int main(int argc, char **argv) {
-  sigset_t watched;
-  sigemptyset(&watched);
-  sigaddset(&watched, SIGCHLD);
-  sigaddset(&watched, SIGALRM);
-  sigaddset(&watched, SIGTERM);
-  /* Blocked from the first instruction: a kill request is never lost, only queued. */
-  sigprocmask(SIG_BLOCK, &watched, NULL);
+/* The signals every helper process blocks from its first instruction. */
+static sigset_t watched;
 
-  /* The startup probe: proves the server may spawn us, and reports its uid. */
-  if (argc == 2 && strcmp(argv[1], "--dump") == 0) {
-    printf("uid: %u\ngid: %u\n", (unsigned)getuid(), (unsigned)getgid());
-    return 0;
-  }
-  if (argc == 2 && strcmp(argv[1], "--request") == 0) argc = read_request(&argv, argv[0]);
+/*
+ * One call, from its options on: the outer of the process tree above.
+ * Deno's child in a one-off spawn; in serving mode, the serving helper's
+ * child, with the call's pipes as its stdin, stdout and stderr.
+ */
+static _Noreturn void run_call(int argc, char **argv) {
   struct options o = {0};
   parse(&o, argc, argv);
   close_above_stderr();
@@ -890,4 +861,390 @@ int main(int argc, char **argv) {
     pid_t pid = waitpid(init, &status, WNOHANG);
     if (pid == init) _exit(killed ? 128 + SIGKILL : encode_status(status));
   }
+}
+
+/* ---- serving (--serve) -------------------------------------------------- */
+
+/*
+ * --serve: one helper for many calls, so the server spawns a process once,
+ * not once per call (its spawn holds the server's event loop through a
+ * vfork, and each exec of this program costs the call CPU). The server
+ * writes frames on stdin and reads frames on stdout, each a kind byte,
+ * eight hex digits of call id and eight of payload length, then the payload:
+ *
+ *   in:  R id  S REQUEST    start a call: S is 'p' (stdin is a pipe fed by
+ *                           I frames) or 'n' (/dev/null); REQUEST as
+ *                           parse_request() reads it
+ *        I id  BYTES        for the call's stdin (the go byte, its input, a plan)
+ *        E id               end of the call's stdin
+ *        K id  SIGNAL       signal the call's outer: 14 (SIGALRM, the polite
+ *                           kill), 15, or 9 (the last resort); nothing else
+ *        D id               stop reading the call's output (its pipes close)
+ *   out: O id  BYTES / e id BYTES   the call's stdout / stderr
+ *        C id  "1" or "2"   that stream reached its end
+ *        X id  STATUS       the outer was reaped: its wait status, decimal
+ *
+ * Each call is a fork of this process that becomes exactly what a spawn of
+ * this program with the request's argv, cwd and environment is: run_call()
+ * with descriptors 0-2 its own pipes and every other descriptor closed, so
+ * no call can reach another's pipes or this process's. This process runs
+ * nothing of a call itself and holds no privilege the server lacks: it only
+ * moves bytes, forwards the server's kill requests to its own unreaped
+ * children (a zombie's pid cannot be reused, so a signal never reaches a
+ * stranger) and reports their ends. It dies with the server (parent-death
+ * signal), and each call's outer dies with it, taking its namespace along.
+ * End of file on stdin: every call still running is stopped and reaped,
+ * and it exits.
+ */
+#define MAX_CALLS 1024
+#define FRAME_HEAD 17
+#define MAX_FRAME_BYTES (MAX_REQUEST_BYTES + 1)
+#define READ_CHUNK (64 * 1024)
+
+struct call {
+  int used, reaped;
+  unsigned id;
+  pid_t pid;
+  int in, out, err; /* our ends, -1 once closed */
+  int close_in;     /* E came: close `in` once `pending` is written */
+  char *pending;
+  size_t pending_len, pending_at;
+};
+
+static struct call calls[MAX_CALLS];
+static char frames_in[MAX_FRAME_BYTES + FRAME_HEAD + READ_CHUNK];
+static size_t frames_in_len;
+static char chunk[READ_CHUNK];
+
+/*
+ * Stops every call still running and exits once all are reaped: the server
+ * let us go or is gone. SIGALRM, the polite kill: each outer kills its init
+ * and exits only when its namespace is empty, so our exit means every tree
+ * is gone.
+ */
+static int ending;
+static void emit(char kind, unsigned id, const void *data, size_t len);
+
+static _Noreturn void serve_end(void) {
+  if (ending) _exit(0); /* the server stopped reading while we reported the ends */
+  ending = 1;
+  for (int i = 0; i < MAX_CALLS; i++) {
+    if (calls[i].used && !calls[i].reaped) kill(calls[i].pid, SIGALRM);
+  }
+  int status;
+  pid_t pid;
+  while ((pid = waitpid(-1, &status, 0)) > 0 || errno == EINTR) {
+    for (int i = 0; pid > 0 && i < MAX_CALLS; i++) {
+      if (!calls[i].used || calls[i].pid != pid) continue;
+      /* Reported if the server still reads: its calls end as stopped. */
+      char text[16];
+      int n = snprintf(text, sizeof text, "%d", status);
+      emit('X', calls[i].id, text, (size_t)n);
+    }
+  }
+  _exit(0);
+}
+
+static void write_all_out(const struct iovec *iov, int count) {
+  struct iovec v[2];
+  memcpy(v, iov, sizeof(struct iovec) * (size_t)count);
+  int at = 0;
+  while (at < count) {
+    ssize_t n = writev(1, v + at, count - at);
+    if (n < 0 && errno == EINTR) continue;
+    /* The server stopped reading: it is gone. */
+    if (n <= 0) serve_end();
+    while (at < count && (size_t)n >= v[at].iov_len) n -= (ssize_t)v[at++].iov_len;
+    if (at < count) {
+      v[at].iov_base = (char *)v[at].iov_base + n;
+      v[at].iov_len -= (size_t)n;
+    }
+  }
+}
+
+static void emit(char kind, unsigned id, const void *data, size_t len) {
+  char head[FRAME_HEAD + 1];
+  snprintf(head, sizeof head, "%c%08x%08zx", kind, id, len);
+  struct iovec iov[2] = {{head, FRAME_HEAD}, {(void *)data, len}};
+  write_all_out(iov, len > 0 ? 2 : 1);
+}
+
+static struct call *find_call(unsigned id) {
+  for (int i = 0; i < MAX_CALLS; i++) {
+    if (calls[i].used && calls[i].id == id) return &calls[i];
+  }
+  return NULL;
+}
+
+static void close_fd(int *fd) {
+  if (*fd >= 0) close(*fd);
+  *fd = -1;
+}
+
+/* A call is forgotten once reaped and both its streams have ended. */
+static void maybe_free(struct call *c) {
+  if (!c->reaped || c->out >= 0 || c->err >= 0) return;
+  close_fd(&c->in);
+  free(c->pending);
+  memset(c, 0, sizeof *c);
+}
+
+/* A call that could not be started ends as a spawn of it would have: 125 and a line. */
+static void fail_call(unsigned id, const char *what) {
+  char line[256];
+  int n = snprintf(line, sizeof line, NAME ": %s: %s\n", what, strerror(errno));
+  emit('e', id, line, n > 0 ? (size_t)n : 0);
+  emit('C', id, "1", 1);
+  emit('C', id, "2", 1);
+  char status[16];
+  n = snprintf(status, sizeof status, "%d", EXIT_SETUP << 8);
+  emit('X', id, status, (size_t)n);
+}
+
+static void start_call(unsigned id, char *payload, size_t len, char *self) {
+  struct call *c = NULL;
+  for (int i = 0; i < MAX_CALLS && c == NULL; i++) {
+    if (!calls[i].used) c = &calls[i];
+  }
+  if (find_call(id) != NULL || len < 2 || (payload[0] != 'p' && payload[0] != 'n')) {
+    errno = EINVAL;
+    fail_call(id, "serve: malformed start");
+    return;
+  }
+  if (c == NULL) {
+    errno = EAGAIN;
+    fail_call(id, "serve: too many calls");
+    return;
+  }
+  int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+  if ((payload[0] == 'p' ? pipe2(in, O_CLOEXEC) : 0) != 0 || pipe2(out, O_CLOEXEC) != 0 ||
+      pipe2(err, O_CLOEXEC) != 0) {
+    fail_call(id, "serve: pipe");
+    for (int i = 0; i < 2; i++) close_fd(&in[i]), close_fd(&out[i]), close_fd(&err[i]);
+    return;
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    /* The call's own process: its pipes become 0-2, nothing else stays open. */
+    signal(SIGPIPE, SIG_DFL);
+    int stdin_fd = in[0] >= 0 ? in[0] : open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (stdin_fd < 0 || dup2(stdin_fd, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0) _exit(EXIT_SETUP);
+    close_above_stderr();
+    char **argv;
+    int argc = parse_request(payload + 1, len - 1, &argv, self);
+    run_call(argc, argv);
+  }
+  close_fd(&in[0]);
+  close_fd(&out[1]);
+  close_fd(&err[1]);
+  if (pid < 0) {
+    fail_call(id, "serve: fork");
+    close_fd(&in[1]), close_fd(&out[0]), close_fd(&err[0]);
+    return;
+  }
+  *c = (struct call){.used = 1, .id = id, .pid = pid, .in = in[1], .out = out[0], .err = err[0]};
+  if (c->in >= 0) fcntl(c->in, F_SETFL, O_NONBLOCK);
+  fcntl(c->out, F_SETFL, O_NONBLOCK);
+  fcntl(c->err, F_SETFL, O_NONBLOCK);
+}
+
+/* Writes what the call's stdin can take now; the rest waits for POLLOUT. */
+static void feed(struct call *c) {
+  while (c->in >= 0 && c->pending_at < c->pending_len) {
+    ssize_t n = write(c->in, c->pending + c->pending_at, c->pending_len - c->pending_at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return;
+    /* A command that exits without reading its input: the rest is dropped. */
+    if (n <= 0) {
+      close_fd(&c->in);
+      break;
+    }
+    c->pending_at += (size_t)n;
+  }
+  if (c->pending_at == c->pending_len) {
+    free(c->pending);
+    c->pending = NULL;
+    c->pending_len = c->pending_at = 0;
+    if (c->close_in) close_fd(&c->in);
+  }
+}
+
+static void add_input(struct call *c, const char *data, size_t len) {
+  if (c->in < 0 || c->close_in || len == 0) return;
+  size_t left = c->pending_len - c->pending_at;
+  char *grown = malloc(left + len);
+  if (grown == NULL) {
+    close_fd(&c->in);
+    return;
+  }
+  if (left > 0) memcpy(grown, c->pending + c->pending_at, left);
+  memcpy(grown + left, data, len);
+  free(c->pending);
+  c->pending = grown;
+  c->pending_len = left + len;
+  c->pending_at = 0;
+  feed(c);
+}
+
+static int hex_field(const char *text, unsigned long *out) {
+  char field[9];
+  memcpy(field, text, 8);
+  field[8] = '\0';
+  char *end;
+  errno = 0;
+  *out = strtoul(field, &end, 16);
+  return errno == 0 && *end == '\0' && field[0] != '-' && field[0] != '+' && field[0] != ' ';
+}
+
+static void on_frame(char kind, unsigned id, char *payload, size_t len, char *self) {
+  if (kind == 'R') {
+    start_call(id, payload, len, self);
+    return;
+  }
+  struct call *c = find_call(id);
+  /* A frame for a call already forgotten (it ended meanwhile): nothing to do. */
+  if (c == NULL) return;
+  if (kind == 'I') add_input(c, payload, len);
+  else if (kind == 'E') {
+    c->close_in = 1;
+    feed(c);
+  } else if (kind == 'K') {
+    char text[8] = {0};
+    memcpy(text, payload, len < sizeof text - 1 ? len : sizeof text - 1);
+    int sig = atoi(text);
+    if (!c->reaped && (sig == SIGALRM || sig == SIGTERM || sig == SIGKILL)) kill(c->pid, sig);
+  } else if (kind == 'D') {
+    close_fd(&c->out);
+    close_fd(&c->err);
+    maybe_free(c);
+  } else {
+    errno = EINVAL;
+    setup_failed("serve: unknown frame");
+  }
+}
+
+/* Reads what the server wrote and acts on every whole frame in it. */
+static void read_frames(char *self) {
+  ssize_t n = read(0, frames_in + frames_in_len, sizeof frames_in - frames_in_len);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  if (n <= 0) serve_end();
+  frames_in_len += (size_t)n;
+  size_t at = 0;
+  while (frames_in_len - at >= FRAME_HEAD) {
+    unsigned long id, len;
+    if (!hex_field(frames_in + at + 1, &id) || !hex_field(frames_in + at + 9, &len) ||
+        len > MAX_FRAME_BYTES) {
+      errno = EINVAL;
+      setup_failed("serve: malformed frame");
+    }
+    if (frames_in_len - at < FRAME_HEAD + len) break;
+    on_frame(frames_in[at], (unsigned)id, frames_in + at + FRAME_HEAD, len, self);
+    at += FRAME_HEAD + len;
+  }
+  memmove(frames_in, frames_in + at, frames_in_len - at);
+  frames_in_len -= at;
+}
+
+static void reap(int sigfd) {
+  struct signalfd_siginfo info;
+  while (read(sigfd, &info, sizeof info) == (ssize_t)sizeof info) {
+  }
+  int status;
+  pid_t pid;
+  while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+    for (int i = 0; i < MAX_CALLS; i++) {
+      struct call *c = &calls[i];
+      if (!c->used || c->pid != pid) continue;
+      c->reaped = 1;
+      char text[16];
+      int n = snprintf(text, sizeof text, "%d", status);
+      emit('X', c->id, text, (size_t)n);
+      maybe_free(c);
+      break;
+    }
+  }
+}
+
+static void drain_output(struct call *c, int *fd, char kind, const char *which) {
+  ssize_t n = read(*fd, chunk, sizeof chunk);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  if (n > 0) {
+    emit(kind, c->id, chunk, (size_t)n);
+    return;
+  }
+  close_fd(fd);
+  emit('C', c->id, which, 1);
+  maybe_free(c);
+}
+
+static struct pollfd polled[2 + 3 * MAX_CALLS];
+static struct {
+  struct call *call;
+  int role; /* 0 in, 1 out, 2 err */
+} polled_for[2 + 3 * MAX_CALLS];
+
+static _Noreturn void serve(char *self) {
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) setup_failed("PR_SET_PDEATHSIG");
+  if (getppid() == 1) _exit(EXIT_SETUP); /* the server is already gone */
+  close_above_stderr();
+  /* A session of our own: no terminal signal sent to the server's process
+     group (^C, ^Z, a hangup) reaches us, so none can stop or kill every
+     call at once. Each call's fork then leads a session of its own. */
+  if (setsid() < 0 && getsid(0) != getpid()) setup_failed("setsid");
+  /* A call's stdin closed early, or the server's end of ours: an error, not a death. */
+  signal(SIGPIPE, SIG_IGN);
+  fcntl(1, F_SETPIPE_SZ, OUTPUT_PIPE_BYTES);
+  sigset_t children;
+  sigemptyset(&children);
+  sigaddset(&children, SIGCHLD);
+  int sigfd = signalfd(-1, &children, SFD_NONBLOCK | SFD_CLOEXEC);
+  if (sigfd < 0) setup_failed("signalfd");
+  for (;;) {
+    int count = 0;
+    polled[count++] = (struct pollfd){.fd = 0, .events = POLLIN};
+    polled[count++] = (struct pollfd){.fd = sigfd, .events = POLLIN};
+    for (int i = 0; i < MAX_CALLS; i++) {
+      struct call *c = &calls[i];
+      if (!c->used) continue;
+      int fds[3] = {c->pending_len > c->pending_at ? c->in : -1, c->out, c->err};
+      for (int role = 0; role < 3; role++) {
+        if (fds[role] < 0) continue;
+        polled_for[count].call = c;
+        polled_for[count].role = role;
+        polled[count++] = (struct pollfd){.fd = fds[role], .events = role == 0 ? POLLOUT : POLLIN};
+      }
+    }
+    if (poll(polled, (nfds_t)count, -1) < 0) {
+      if (errno == EINTR) continue;
+      setup_failed("poll");
+    }
+    /* Output first, then ends, then new frames: a call's bytes precede its end. */
+    for (int i = 2; i < count; i++) {
+      if (polled[i].revents == 0) continue;
+      struct call *c = polled_for[i].call;
+      if (!c->used) continue;
+      if (polled_for[i].role == 0 && c->in == polled[i].fd) feed(c);
+      else if (polled_for[i].role == 1 && c->out == polled[i].fd) drain_output(c, &c->out, 'O', "1");
+      else if (polled_for[i].role == 2 && c->err == polled[i].fd) drain_output(c, &c->err, 'e', "2");
+    }
+    if (polled[1].revents != 0) reap(sigfd);
+    if (polled[0].revents != 0) read_frames(self);
+  }
+}
+
+int main(int argc, char **argv) {
+  sigemptyset(&watched);
+  sigaddset(&watched, SIGCHLD);
+  sigaddset(&watched, SIGALRM);
+  sigaddset(&watched, SIGTERM);
+  /* Blocked from the first instruction: a kill request is never lost, only queued. */
+  sigprocmask(SIG_BLOCK, &watched, NULL);
+
+  /* The startup probe: proves the server may spawn us, and reports its uid. */
+  if (argc == 2 && strcmp(argv[1], "--dump") == 0) {
+    printf("uid: %u\ngid: %u\n", (unsigned)getuid(), (unsigned)getgid());
+    return 0;
+  }
+  if (argc == 2 && strcmp(argv[1], "--serve") == 0) serve(argv[0]);
+  run_call(argc, argv);
 }
