@@ -8,6 +8,7 @@
  *
  * Observation never changes a call: the handler's result or error passes
  * through untouched, and a failure while logging or exporting is swallowed.
+ * The line and the span are made just after the answer, not before it.
  *
  * @module
  */
@@ -134,24 +135,29 @@ function observed(
       throw error;
     } finally {
       const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-      safely(() => {
-        const outcome = outcomeOf(result);
-        const level = levelOf(outcome.verdict, outcome.code);
-        // Redaction has a cost: only when a line or a span will show the arguments.
-        const shown = telemetry().enabled || operatorLog().enabled(level);
-        report(level, {
-          tool,
-          transport: caller.transport,
-          clientId: caller.clientId,
-          sessionId: stringOrNull(field(extra, "sessionId")),
-          requestId: String(field(extra, "requestId") ?? ""),
-          ...outcome,
-          startedAt,
-          durationMs,
-          trace,
-          arguments: shown ? redactedArguments(field(params, "arguments"), redactor) : null,
-        });
-      });
+      // Reported in the next task, once the answer is on its way: the line's
+      // formatting and redaction and the span's export are the operator's,
+      // not the client's wait (about 0.1 ms of every call's round trip). The
+      // duration is the call's own, taken above.
+      setTimeout(() =>
+        safely(() => {
+          const outcome = outcomeOf(result);
+          const level = levelOf(outcome.verdict, outcome.code);
+          // Redaction has a cost: only when a line or a span will show the arguments.
+          const shown = telemetry().enabled || operatorLog().enabled(level);
+          report(level, {
+            tool,
+            transport: caller.transport,
+            clientId: caller.clientId,
+            sessionId: stringOrNull(field(extra, "sessionId")),
+            requestId: String(field(extra, "requestId") ?? ""),
+            ...outcome,
+            startedAt,
+            durationMs,
+            trace,
+            arguments: shown ? redactedArguments(field(params, "arguments"), redactor) : null,
+          });
+        }), 0);
     }
   };
 }

@@ -16,6 +16,7 @@ import {
   instrumentToolCalls,
 } from "../../src/telemetry/mod.ts";
 import { STDIO_CALLER } from "../../src/tools/caller.ts";
+import { waitUntil } from "../_helpers/wait_until.ts";
 
 const TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 
@@ -85,7 +86,10 @@ Deno.test("every tools/call is logged once, passes through untouched, and sees i
 
     assert.deepEqual(seen, [TRACEPARENT, null], "the scope holds only a valid traceparent");
     assert.equal(currentTraceparent(), null, "outside a call there is none");
-    const calls = lines.filter((line) => line.event === "tool_call");
+    // Each line is written just after its answer, not before it.
+    const callLines = () => lines.filter((line) => line.event === "tool_call");
+    await waitUntil(() => callLines().length >= 4, "the four call lines");
+    const calls = callLines();
     assert.deepEqual(calls.map((line) => [line.tool, line.code, line.verdict, line.exit]), [
       ["probe", "OK", "ok", 7],
       ["probe", "OK", "ok", 7],

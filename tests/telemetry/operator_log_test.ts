@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { cleanUp, startServer } from "../e2e/_http_server.ts";
 import { LAUNCH, policyToml, serverEnv, startHarness } from "../_helpers/stdio_harness.ts";
 import { prepareJail } from "../_helpers/jail.ts";
+import { waitUntil } from "../_helpers/wait_until.ts";
 
 const OUTPUT_CANARY = "LOG-OUTPUT-CANARY-51c2";
 const DOWNLOAD_TOKEN = "dl-token-canary-" + "Zr8qX1vB6nM3kP0wT5yU7iO9";
@@ -151,6 +152,11 @@ Deno.test({
     try {
       assert.equal((await h.call("run_command", { command: "echo hello" })).code, "OK");
       assert.equal((await h.call("run_command", { command: "rm -rf /" })).code, "POLICY_DENIED");
+      // Each call's line is written just after its answer.
+      await waitUntil(
+        () => h.stderr().includes("tools/call run_command: POLICY_DENIED"),
+        "the refused call's line",
+      );
       const lines = h.stderr().split("\n");
       const ok = lines.find((l) => l.includes("tools/call run_command: OK"));
       assert.match(
