@@ -28,6 +28,7 @@ import { createHash } from "node:crypto";
 import { parseArgs } from "../src/cli/args.ts";
 import { VERSION } from "../src/version.ts";
 import { shQuote } from "./launch.ts";
+import { SERVER_V8_FLAGS } from "../src/permissions/mod.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const COPIED = ["src", "scripts", "deno.json", "deno.lock"] as const;
@@ -137,7 +138,12 @@ HTMCP_CACHED_ONLY=1
 export DENO_DIR HTMCP_CACHED_ONLY
 # The launcher's own failure (a bad command line, a policy that does not load)
 # is its exit status, its sentence already on stderr.
-start=$(HTMCP_LAUNCH_EXEC=1 "$deno" run --quiet --cached-only --allow-all --no-config "$launcher" "$@") || exit $?
+# The server's V8 flags for the launcher too: both run the bundle's shared
+# chunks, and V8 keeps one code cache per flag set, so with different flags
+# each start would throw away the other's cache (about 70 ms a start).
+start=$(HTMCP_LAUNCH_EXEC=1 "$deno" run --quiet --cached-only --allow-all --no-config ${
+    shQuote(SERVER_V8_FLAGS)
+  } "$launcher" "$@") || exit $?
 # The fragment sets the folder, HTMCP_FD_LIMIT and the argv, each value quoted.
 # Fail closed: without a \`deno run\` argv from it, the user's own arguments
 # must never reach deno.

@@ -13,6 +13,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { REPO } from "../_helpers/stdio_harness.ts";
 import { bundle } from "../../scripts/bundle.ts";
 import { exists } from "../_helpers/exists.ts";
+import { SERVER_V8_FLAGS } from "../../src/permissions/mod.ts";
 
 const DENO_DIR = Deno.env.get("DENO_DIR") ?? `${Deno.env.get("HOME") ?? "/root"}/.cache/deno`;
 
@@ -106,6 +107,11 @@ Deno.test("deno task install from a fresh clone puts an htmcp on PATH that the S
     // The README's command, in the clone.
     const { prefix, env, stdout } = await installHere(dir, clone);
     assert.match(stdout, new RegExp(`wrote ${prefix}/bin/htmcp`));
+    // The launcher shares the server's chunks, so it runs under the server's
+    // V8 flags: one code cache for both, not one thrown away per start.
+    const script = await Deno.readTextFile(join(prefix, "bin", "htmcp"));
+    const launchLine = script.split("\n").find((line) => line.includes("HTMCP_LAUNCH_EXEC=1"));
+    assert.ok(launchLine?.includes(SERVER_V8_FLAGS), launchLine);
 
     // On PATH: found by name, from anywhere.
     const version = await run("htmcp", ["--version"], env, "/");
