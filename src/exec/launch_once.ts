@@ -1,8 +1,9 @@
 /**
- * One launch of the helper: spawn it, feed its stdin (a plan), stream both
- * pipes under the cap, enforce the timeout and cancellation, wait until the
- * whole tree is reaped, then turn its end into one outcome. `run.ts` builds
- * the argv (one command or a plan) and calls this.
+ * One launch: the serving helper forks the call's launcher with the argv
+ * `run.ts` built (one command or a plan); this feeds its stdin (the go, the
+ * input, a plan), keeps both output streams under the cap, enforces the
+ * timeout and cancellation, waits until the whole tree is reaped, then turns
+ * its end into one outcome.
  *
  * @module
  */

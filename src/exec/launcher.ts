@@ -338,9 +338,10 @@ function needsInnerHelper(plan: LaunchPlan, payload: Payload): boolean {
 }
 
 /**
- * The contained argv for one command: `[head, ...rest]`; Deno spawns `head`
- * (`tools.spawn`) with `rest`. Pure, so the exact argv is testable without
- * running anything.
+ * The contained argv for one command: `[head, ...rest]`; the call runs as
+ * `head` (`tools.spawn`) would with `rest` (a fork of the serving helper
+ * handed `rest`). Pure, so the exact argv is testable without running
+ * anything.
  *
  * @param plan The launch plan fixed at startup.
  * @param policy The loaded policy (bwrap's binds come from it).
