@@ -361,6 +361,41 @@ for (const mode of ["none", "bwrap"] as const satisfies readonly SandboxMode[]) 
   });
 }
 
+for (const mode of ["none", "bwrap"] as const satisfies readonly SandboxMode[]) {
+  Deno.test(`${mode}: eight calls in flight with large outputs on both streams each get exactly their own bytes`, async () => {
+    const s = await setup({ mode, limits: { maxOutputBytes: 1_000_000 } });
+    try {
+      // Each call floods both streams with its own letter at once, so the
+      // helper's frames of every call interleave on its one stdout.
+      const letters = ["A", "B", "C", "D", "E", "F", "G", "H"];
+      const script = 'yes "$1" | head -c 300000 & yes "$1$1" | head -c 200000 >&2; wait';
+      const outcomes = await Promise.all(letters.map((letter) =>
+        s.executor.run({
+          callId: crypto.randomUUID(),
+          command: s.policy.allowlist.get("sh")!,
+          args: ["-c", script, "sh", letter],
+          cwd: s.jail,
+          redactor: NO_REDACTION,
+        })
+      ));
+      for (const [index, outcome] of outcomes.entries()) {
+        const letter = letters[index]!;
+        assert.equal(outcome.code, "OK", outcome.reason);
+        assert.equal(outcome.stdoutBytes, 300_000);
+        assert.equal(outcome.stderrBytes, 200_000);
+        assert.equal(outcome.stdout, `${letter}\n`.repeat(150_000), `call ${letter}'s stdout`);
+        assert.equal(
+          outcome.stderr,
+          `${letter}${letter}\n`.repeat(200_000 / 3) + `${letter}${letter}`,
+          `call ${letter}'s stderr`,
+        );
+      }
+    } finally {
+      await s.close();
+    }
+  });
+}
+
 Deno.test("a call whose working folder is gone is refused by its fork of the helper: EXECUTOR_ERROR", async () => {
   const s = await setup();
   try {
