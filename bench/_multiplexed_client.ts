@@ -21,13 +21,16 @@ export interface MultiplexedServer {
 /**
  * Starts `launch` and completes the `initialize` handshake (protocol 2025-06-18).
  *
- * @throws {Error} When `initialize` is answered with an error.
+ * @throws {Error} When `initialize` is answered with an error, or the
+ *   server ends before answering (then every request waiting fails too).
  */
 export async function startMultiplexed(launch: LineServerLaunch): Promise<MultiplexedServer> {
   const child = spawnServer(launch, "null");
   const writer = child.stdin.getWriter();
   const encoder = new TextEncoder();
-  const waiting = new Map<number, (message: { error?: unknown }) => void>();
+  type Waiter = { resolve(message: { error?: unknown }): void; reject(error: Error): void };
+  const waiting = new Map<number, Waiter>();
+  let ended: Error | null = null;
   let nextId = 0;
   const reading = (async () => {
     let buffered = "";
@@ -37,14 +40,24 @@ export async function startMultiplexed(launch: LineServerLaunch): Promise<Multip
       while ((newline = buffered.indexOf("\n")) >= 0) {
         const message = JSON.parse(buffered.slice(0, newline));
         buffered = buffered.slice(newline + 1);
-        waiting.get(message.id)?.(message);
+        waiting.get(message.id)?.resolve(message);
         waiting.delete(message.id);
       }
     }
-  })();
+  })().finally(async () => {
+    // A server that ends (or never starts) fails what waits, instead of
+    // leaving the benchmark waiting on an answer that cannot come.
+    const { code } = await child.status;
+    ended = new Error(`the server closed its stdout (exit status ${code})`);
+    for (const waiter of waiting.values()) waiter.reject(ended);
+    waiting.clear();
+  });
   const request = async (method: string, params: Record<string, unknown>) => {
+    if (ended !== null) throw ended;
     const id = ++nextId;
-    const answered = new Promise<{ error?: unknown }>((resolve) => waiting.set(id, resolve));
+    const answered = new Promise<{ error?: unknown }>((resolve, reject) =>
+      waiting.set(id, { resolve, reject })
+    );
     await writer.write(
       encoder.encode(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n"),
     );
