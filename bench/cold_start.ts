@@ -4,13 +4,15 @@
  * the stdio server with the same policy:
  *
  * - `deno task htmcp serve` (the README's development form: deno's task
- *   runner, the launcher, the server: three Deno processes);
+ *   runner, the launcher, the server: three Deno processes, and the
+ *   server's serving helper, counted with them);
  * - the installed `htmcp` command (`deno task install` into a temporary
  *   prefix): its script runs the launcher, which computes the flags and
- *   exits, then execs the server (one process remains);
+ *   exits, then execs the server (one Deno process and its serving helper
+ *   remain);
  * - that installed server alone, started with the argv its launcher printed
  *   (the launcher's share is the difference);
- * - the server directly under its generated flags (one process);
+ * - the server directly under its generated flags;
  * - the bundle (`deno task bundle`, dist/htmcp.js) under the same flags,
  *   when it has been built;
  * - the floor: `deno run` of a program that only answers `initialize`.

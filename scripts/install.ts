@@ -118,7 +118,8 @@ export async function install(prefix: string): Promise<InstallResult> {
 # htmcp ${VERSION}, installed by \`deno task install\` from ${ROOT}
 # The launcher builds the Deno permission flags from the policy at every start
 # (never -A for the server) and prints that start; this script then execs it,
-# so one process, the server, remains. Offline: --cached-only.
+# so one Deno process, the server, remains (with its serving helper, which
+# every command is a fork of). Offline: --cached-only.
 set -e
 lib=${shQuote(libDir)}
 deno=${shQuote(Deno.execPath())}

@@ -168,9 +168,14 @@ export async function createExecutor(
       : {}),
   });
   const probeName = mode === "bwrap" ? "sandbox (bwrap)" : `containment (${privilege})`;
-  const probe = await probePlan(probeName, plan, policy);
+  // Started here, right after the helper's bytes were verified, and kept:
+  // the process the probe proves is the one every call is a fork of (a new
+  // one is spawned only should it die).
+  const helper = new ServingHelper(tools.spawn);
+  const probe = await probePlan(probeName, plan, policy, helper);
   probes.push(probe);
   if (!probe.ok) {
+    await helper.close();
     return refuse(probeRefusal(probe, { modeLabel, mode, serverIsRoot, commandUid, policy }));
   }
 
@@ -202,9 +207,9 @@ export async function createExecutor(
     // and environment (what runs is what was audited); no second layer adds any.
     hardening: options.hardening ?? null,
     killGraceMs: options.killGraceMs ?? 3_000,
-    // Every call is a fork of one serving helper, started at the first call;
+    // Every call is a fork of the one serving helper the probe ran through;
     // `shutdown` lets it go.
-    helper: new ServingHelper(tools.spawn),
+    helper,
   });
   return { ok: true, executor: new ContainedExecutor(settings, description) };
 }

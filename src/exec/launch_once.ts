@@ -216,6 +216,15 @@ export async function launch(
     // The helper ended at the missing go: no program of the call ran.
     return refuse("CANCELLED", `The call was stopped before "${name}" started.`);
   }
+  if (child.helperLost && stopReason === null) {
+    // Not the command's end: the serving helper died (killed from outside,
+    // or by a fault), and the call's tree with it. Whatever it printed is
+    // not an answer to trust; the next call starts a new helper.
+    return refuse(
+      "EXECUTOR_ERROR",
+      `Cannot run "${name}": the launcher helper ended during the call, and its process tree with it.`,
+    );
+  }
 
   let statuses: StageStatus[] | null = null;
   if (spec.record !== null && stopReason === null) {

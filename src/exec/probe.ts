@@ -11,7 +11,7 @@ import { createRedactor } from "../redact/mod.ts";
 import type { UserEntry } from "../sandbox/mod.ts";
 import { type LaunchPlan, SANDBOX_EGRESS_SOCKET } from "./launcher.ts";
 import { runContained } from "./run.ts";
-import { ServingHelper } from "./serving_helper.ts";
+import type { ServingHelper } from "./serving_helper.ts";
 import type { ProbeResult } from "./types.ts";
 
 /** The shell every Linux system has; used only by the probes, never for commands. */
@@ -117,11 +117,14 @@ const NOT_WRITABLE = "jail-not-writable";
  * creates and removes a probe file in the jail root, which proves the
  * command's uid can search and write the jail (the real test: permission
  * bits, ACLs, read-only mounts and user-namespace mapping all count).
+ * The probe runs through `helper`, the serving helper the executor keeps for
+ * every call, so what it proves is the process calls will use.
  */
 export async function probePlan(
   name: string,
   plan: LaunchPlan,
   policy: Policy,
+  helper: ServingHelper,
 ): Promise<ProbeResult> {
   const shell: ResolvedCommand = { name: "sh", path: PROBE_SHELL, realPath: PROBE_SHELL };
   const shadow = plan.mode === "bwrap"
@@ -142,9 +145,8 @@ export async function probePlan(
     ...policy,
     limits: { ...policy.limits, timeoutMs: PROBE_TIMEOUT_MS, maxOutputBytes: 4096 },
   };
-  // Through a serving helper of its own, as every call goes: the probe
-  // proves the path calls take.
-  const helper = new ServingHelper(plan.tools.spawn);
+  // Through the executor's own serving helper, as every call goes: the
+  // probe proves the path calls take, in the process that will take them.
   const outcome = await runContained(
     {
       plan: { ...plan, backstopMs: PROBE_TIMEOUT_MS + 1_000 },
@@ -161,7 +163,7 @@ export async function probePlan(
       redactor: PROBE_REDACTOR,
     },
     () => () => {},
-  ).finally(() => helper.close());
+  );
   if (outcome.code !== "OK" || outcome.exitCode !== 0) {
     const launcher = /could not be set up \((.*)\)\.$/.exec(outcome.reason)?.[1];
     const detail = launcher ?? (firstLine(outcome.stderr) || outcome.reason);

@@ -188,6 +188,11 @@ export interface ServedCall {
   readonly status: Promise<Deno.CommandStatus>;
   /** Settles once both output streams have ended (or were dropped). */
   readonly drained: Promise<void>;
+  /**
+   * True once the serving helper itself ended before this call did: the
+   * call's tree died with it (its status then says SIGKILL).
+   */
+  readonly helperLost: boolean;
   /** Queues bytes for the call's stdin. */
   write(bytes: Uint8Array): void;
   /** Ends the call's stdin. */
@@ -202,6 +207,7 @@ interface Running {
   readonly sinks: CallSinks;
   streamsOpen: number;
   exited: boolean;
+  helperLost: boolean;
   resolveStatus(status: Deno.CommandStatus): void;
   resolveDrained(): void;
 }
@@ -240,7 +246,10 @@ export function commandStatus(waitStatus: number): Deno.CommandStatus {
 /** How a call ends when the serving helper died under it: its tree died with it. */
 const HELPER_DIED: Deno.CommandStatus = { success: false, code: 137, signal: "SIGKILL" };
 
-/** The serving helper: started at the first call, restarted after it dies. */
+/**
+ * The serving helper: spawned at its first call (the executor's startup
+ * probe), spawned again at the next call should it die.
+ */
 export class ServingHelper {
   readonly #path: string;
   #child: Deno.ChildProcess | null = null;
@@ -298,6 +307,7 @@ export class ServingHelper {
       sinks,
       streamsOpen: 2,
       exited: false,
+      helperLost: false,
       resolveStatus,
       resolveDrained,
     };
@@ -314,6 +324,9 @@ export class ServingHelper {
     return {
       status,
       drained,
+      get helperLost() {
+        return running.helperLost;
+      },
       write(bytes) {
         for (let at = 0; at < bytes.byteLength; at += INPUT_FRAME_BYTES) {
           send(KIND.input, bytes.subarray(at, at + INPUT_FRAME_BYTES));
@@ -425,6 +438,7 @@ export class ServingHelper {
     // Every call still here lost its tree with the helper (parent-death signal).
     for (const [id, running] of calls) {
       calls.delete(id);
+      running.helperLost = true;
       running.streamsOpen = 0;
       running.resolveDrained();
       running.resolveStatus(HELPER_DIED);

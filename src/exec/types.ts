@@ -177,7 +177,7 @@ export interface Executor {
   /** Binaries the server process itself spawns: what `--allow-run` must list. */
   launcherPaths(): string[];
   /**
-   * The serving helper's pid while it runs (it starts at the first call),
+   * The serving helper's pid while it runs (from the startup probe on),
    * else null: every call's process tree hangs below it.
    */
   helperPid(): number | null;

@@ -111,6 +111,12 @@ export async function runWithToolRemovedAfterStartup(
     if (!built.ok) throw new Error(`startup failed: ${built.message}`);
     await assertSandboxMode(built.executor, mode);
     await Deno.remove(copy);
+    if (tool === "spawn") {
+      // The serving helper the startup probe ran through still runs the
+      // removed file's code; only a new one must come from the path. It is
+      // our executor's child, checked to be the helper before the signal.
+      await endServingHelper(built.executor);
+    }
     const outcome = await built.executor.run({
       callId: "1",
       command: policy.allowlist.get("sh")!,
@@ -124,6 +130,29 @@ export async function runWithToolRemovedAfterStartup(
   } finally {
     await Deno.remove(jail, { recursive: true });
     await Deno.remove(tools, { recursive: true });
+  }
+}
+
+/**
+ * SIGKILLs `executor`'s serving helper (its own child, checked by its
+ * command line just before) and waits until the executor has seen it end.
+ */
+export async function endServingHelper(executor: {
+  helperPid(): number | null;
+}): Promise<void> {
+  const pid = executor.helperPid();
+  if (pid === null) throw new Error("no serving helper runs");
+  const cmdline = await new Deno.Command("sh", {
+    args: ["-c", 'tr "\\0" " " < /proc/"$1"/cmdline', "sh", String(pid)],
+    stderr: "null",
+  }).output();
+  const argv = new TextDecoder().decode(cmdline.stdout).trim();
+  if (!argv.endsWith(" --serve")) throw new Error(`pid ${pid} is not a serving helper: ${argv}`);
+  Deno.kill(pid, "SIGKILL");
+  const deadline = Date.now() + 5_000;
+  while (executor.helperPid() !== null) {
+    if (Date.now() > deadline) throw new Error("the executor never saw its helper end");
+    await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
 

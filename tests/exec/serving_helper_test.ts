@@ -322,7 +322,9 @@ for (const mode of ["none", "bwrap"] as const satisfies readonly SandboxMode[]) 
     let helper: number | null = null;
     try {
       await Deno.mkdir(`${s.jail}/sub`);
-      assert.equal(s.executor.helperPid(), null, "none before the first call");
+      // The startup probe ran through it: it is there before any call.
+      const probed = s.executor.helperPid();
+      assert.ok(probed !== null && await isServingHelper(probed), "the probe's helper stays");
       const first = await s.executor.run({
         callId: crypto.randomUUID(),
         command: s.policy.allowlist.get("true")!,
@@ -333,7 +335,7 @@ for (const mode of ["none", "bwrap"] as const satisfies readonly SandboxMode[]) 
       });
       assert.equal(first.code, "OK", first.reason);
       helper = s.executor.helperPid();
-      assert.ok(helper !== null && await isServingHelper(helper), "one serving helper");
+      assert.equal(helper, probed, "the first call is a fork of the probe's helper");
 
       const second = await s.executor.run({
         callId: crypto.randomUUID(),
@@ -414,7 +416,7 @@ Deno.test("a call whose working folder is gone is refused by its fork of the hel
   }
 });
 
-Deno.test("a serving helper killed under a running call ends that call as killed; the next call starts a new one", async () => {
+Deno.test("a serving helper killed under a running call ends that call with EXECUTOR_ERROR and its tree; the next call starts a new one", async () => {
   const s = await setup();
   try {
     const run = (command: string, args: string[]) =>
@@ -436,7 +438,11 @@ Deno.test("a serving helper killed under a running call ends that call as killed
     assert.ok(helper !== null && await isServingHelper(helper));
     Deno.kill(helper, "SIGKILL");
     const ended = await running;
-    assert.equal(ended.signal, "SIGKILL", ended.reason);
+    assert.equal(ended.code, "EXECUTOR_ERROR", ended.reason);
+    assert.equal(
+      ended.reason,
+      'Cannot run "sh": the launcher helper ended during the call, and its process tree with it.',
+    );
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     assert.equal(await exists(`${s.jail}/canary`), false, "the call's tree outlived its helper");
 
