@@ -5,17 +5,16 @@
  * while the pipe keeps draining (a child blocked on a full pipe would
  * otherwise hang until the timeout).
  *
- * Memory is bounded in the reader too, not only in what is kept: the pipe is
- * read into one reused buffer (a BYOB reader), so a 50 MB flood does not
- * leave 50 MB of chunks for the garbage collector to find later.
+ * Memory is bounded in the reader too, not only in what is kept: the
+ * serving helper's frames are read into one reused buffer
+ * (`serving_helper.ts`) and each piece is pushed here and copied, so a 50 MB
+ * flood does not leave 50 MB of chunks for the garbage collector to find.
  *
  * @module
  */
 
-/** Size of the one buffer each stream is read into: it starts small and grows to this. */
+/** Size of the one buffer output is read into, and the capture's growth step. */
 export const READ_BUFFER_BYTES = 256 * 1024;
-
-const FIRST_READ_BYTES = 16 * 1024;
 
 /**
  * Keeps the first `windowBytes` and the last `tailBytes` of a stream, and
@@ -129,60 +128,5 @@ export class BoundedCapture {
     }
     this.#total -= n;
     this.#kept = Math.min(this.#kept, this.#total);
-  }
-}
-
-/**
- * Reads `stream` to its end into `capture`. Resolves when the write end is
- * closed by every holder (the whole tree has exited), the stream errors, or
- * `stop` aborts (the reader is cancelled, which closes our end).
- */
-export async function drainInto(
-  stream: ReadableStream<Uint8Array>,
-  capture: BoundedCapture,
-  stop?: AbortSignal,
-  observe?: (chunk: Uint8Array) => void,
-): Promise<void> {
-  let reader: ReadableStreamBYOBReader | ReadableStreamDefaultReader<Uint8Array>;
-  try {
-    reader = stream.getReader({ mode: "byob" });
-  } catch {
-    // Not a byte stream: chunks then come from the stream itself.
-    reader = stream.getReader();
-  }
-  const cancel = () => {
-    reader.cancel().catch(() => {});
-  };
-  stop?.addEventListener("abort", cancel, { once: true });
-  try {
-    if (reader instanceof ReadableStreamBYOBReader) {
-      // A call printing a line costs 16 KiB; a flood, whose reads fill the
-      // buffer, gets one of the largest size (the helper widens the pipes to
-      // match), so it takes few reads.
-      let buffer = new Uint8Array(FIRST_READ_BYTES);
-      while (true) {
-        const { done, value } = await reader.read(buffer);
-        if (done || value === undefined) return;
-        capture.push(value);
-        // Before the buffer is reused below: the observer copies what it keeps.
-        observe?.(value);
-        const size = value.buffer.byteLength;
-        // The read transferred the buffer into `value`; reuse that memory.
-        buffer = value.byteLength === size && size < READ_BUFFER_BYTES
-          ? new Uint8Array(READ_BUFFER_BYTES)
-          : new Uint8Array(value.buffer, 0, size);
-      }
-    }
-    while (true) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      capture.push(value);
-      observe?.(value);
-    }
-  } catch {
-    // A read error ends the capture; what was read so far is kept.
-  } finally {
-    stop?.removeEventListener("abort", cancel);
-    reader.releaseLock();
   }
 }

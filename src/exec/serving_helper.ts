@@ -36,6 +36,9 @@ export const FRAME_HEAD_BYTES = 17;
 /** Input is sent in frames of at most this many bytes (the helper takes up to 1 MiB + 1). */
 const INPUT_FRAME_BYTES = 256 * 1024;
 
+const ENCODER = new TextEncoder();
+const DECODER = new TextDecoder();
+
 const KIND = {
   start: 0x52, // R
   input: 0x49, // I
@@ -71,7 +74,7 @@ export function encodeHelperRequest(
   const tokens = [cwd, String(entries.length), ...entries, ...args];
   // A NUL would end a token early and turn one argument into two: never encoded.
   if (entries.length > MAX_REQUEST_ENV || tokens.some((token) => token.includes("\0"))) return null;
-  const body = new TextEncoder().encode(tokens.join("\0") + "\0");
+  const body = ENCODER.encode(tokens.join("\0") + "\0");
   return body.byteLength > MAX_REQUEST_BYTES ? null : body;
 }
 
@@ -85,7 +88,7 @@ export function encodeFrame(kind: number, id: number, payload: Uint8Array): Uint
   return bytes;
 }
 
-const HEX = new TextEncoder().encode("0123456789abcdef");
+const HEX = ENCODER.encode("0123456789abcdef");
 
 function writeHex(into: Uint8Array, at: number, value: number): void {
   for (let i = 7; i >= 0; i--) {
@@ -333,7 +336,7 @@ export class ServingHelper {
         }
       },
       closeInput: () => send(KIND.end, new Uint8Array()),
-      kill: (signal) => send(KIND.signal, new TextEncoder().encode(String(SIGNAL_NUMBERS[signal]))),
+      kill: (signal) => send(KIND.signal, ENCODER.encode(String(SIGNAL_NUMBERS[signal]))),
       drop: () => {
         send(KIND.drop, new Uint8Array());
         running.streamsOpen = 0;
@@ -409,7 +412,7 @@ export class ServingHelper {
           if (running.streamsOpen > 0 && --running.streamsOpen === 0) running.resolveDrained();
         } else if (kind === KIND.exited) {
           running.exited = true;
-          running.resolveStatus(commandStatus(Number(new TextDecoder().decode(payload))));
+          running.resolveStatus(commandStatus(Number(DECODER.decode(payload))));
         }
         // Forgotten once reaped with both streams ended, as the helper forgets it.
         if (running.exited && running.streamsOpen === 0) calls.delete(id);
