@@ -12,12 +12,12 @@
  * @throws {Error} When it is still false after `timeoutMs`.
  */
 export async function waitUntil(
-  ready: () => boolean,
+  ready: () => boolean | Promise<boolean>,
   what: string,
   timeoutMs = 5_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!ready()) {
+  while (!(await ready())) {
     if (Date.now() > deadline) {
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     }

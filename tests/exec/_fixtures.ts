@@ -17,6 +17,7 @@ import {
 import { createRedactor, type Redactor } from "../../src/redact/mod.ts";
 import { makePolicy, TEST_LIMITS } from "../_helpers/policy.ts";
 import { assertSandboxMode, prepareJail } from "../_helpers/jail.ts";
+import { waitUntil } from "../_helpers/wait_until.ts";
 
 /**
  * A redactor with redaction off: these tests read a command's output as it
@@ -115,7 +116,7 @@ export async function runWithToolRemovedAfterStartup(
       // The serving helper the startup probe ran through still runs the
       // removed file's code; only a new one must come from the path. It is
       // our executor's child, checked to be the helper before the signal.
-      await endServingHelper(built.executor);
+      await endServingHelper(built.executor, copy);
     }
     const outcome = await built.executor.run({
       callId: "1",
@@ -134,26 +135,34 @@ export async function runWithToolRemovedAfterStartup(
 }
 
 /**
+ * Whether `pid` is a serving helper started from `path` (a reused pid is
+ * another program).
+ */
+export async function isServingHelper(
+  pid: number,
+  path: string = DEFAULT_LAUNCHER_TOOLS.spawn,
+): Promise<boolean> {
+  // Through sh: the suite's narrow permissions do not let Deno read /proc.
+  const out = await new Deno.Command("sh", {
+    args: ["-c", 'tr "\\0" "\\t" < /proc/"$1"/cmdline', "sh", String(pid)],
+    stderr: "null",
+  }).output();
+  return new TextDecoder().decode(out.stdout) === `${path}\t--serve\t`;
+}
+
+/**
  * SIGKILLs `executor`'s serving helper (its own child, checked by its
  * command line just before) and waits until the executor has seen it end.
  */
-export async function endServingHelper(executor: {
-  helperPid(): number | null;
-}): Promise<void> {
+export async function endServingHelper(
+  executor: { helperPid(): number | null },
+  path: string,
+): Promise<void> {
   const pid = executor.helperPid();
   if (pid === null) throw new Error("no serving helper runs");
-  const cmdline = await new Deno.Command("sh", {
-    args: ["-c", 'tr "\\0" " " < /proc/"$1"/cmdline', "sh", String(pid)],
-    stderr: "null",
-  }).output();
-  const argv = new TextDecoder().decode(cmdline.stdout).trim();
-  if (!argv.endsWith(" --serve")) throw new Error(`pid ${pid} is not a serving helper: ${argv}`);
+  if (!(await isServingHelper(pid, path))) throw new Error(`pid ${pid} is not a serving helper`);
   Deno.kill(pid, "SIGKILL");
-  const deadline = Date.now() + 5_000;
-  while (executor.helperPid() !== null) {
-    if (Date.now() > deadline) throw new Error("the executor never saw its helper end");
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  await waitUntil(() => executor.helperPid() === null, "the executor to see its helper end");
 }
 
 /** Builds a policy and a real executor over a fresh jail; `close()` cleans up. */

@@ -18,8 +18,11 @@ import {
 import { planLaunch } from "../../scripts/launch.ts";
 import { exists } from "../_helpers/exists.ts";
 import { prepareJail } from "../_helpers/jail.ts";
-import { initializeMessage, REPO, serverEnv } from "../_helpers/stdio_harness.ts";
-import { NO_REDACTION, setup } from "./_fixtures.ts";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { REPO, serverEnv } from "../_helpers/stdio_harness.ts";
+import { endServingHelper, isServingHelper, NO_REDACTION, setup } from "./_fixtures.ts";
+import { waitUntil } from "../_helpers/wait_until.ts";
 
 const HELPER = DEFAULT_LAUNCHER_TOOLS.spawn;
 const encode = (text: string) => new TextEncoder().encode(text);
@@ -48,15 +51,6 @@ async function servingHelpersOf(pid: number): Promise<number[]> {
   return (await childrenOf(pid))
     .filter(({ argv }) => argv.length === 2 && argv[0] === HELPER && argv[1] === "--serve")
     .map((child) => child.pid);
-}
-
-/** Whether `pid` is still a serving helper (a reused pid is another program). */
-async function isServingHelper(pid: number): Promise<boolean> {
-  const out = await new Deno.Command("sh", {
-    args: ["-c", 'tr "\\0" "\\t" < /proc/"$1"/cmdline', "sh", String(pid)],
-    stderr: "null",
-  }).output();
-  return decode(out.stdout) === `${HELPER}\t--serve\t`;
 }
 
 interface CallSeen {
@@ -96,30 +90,47 @@ function rawHelper() {
   const reading = (async () => {
     for await (const chunk of child.stdout) parser.push(chunk);
   })();
+  let closing: Promise<{ code: number; stderr: string }> | null = null;
   return {
     calls,
     send: (bytes: Uint8Array) => writer.write(bytes),
     /** Waits until call `id` has ended and both its streams closed. */
-    async ended(id: number, timeoutMs = 10_000): Promise<CallSeen> {
-      const deadline = Date.now() + timeoutMs;
-      while (Date.now() < deadline) {
+    async ended(id: number): Promise<CallSeen> {
+      const done = () => {
         const call = calls.get(id);
-        if (call !== undefined && call.status !== null && call.closed.length === 2) return call;
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      throw new Error(`call ${id} did not end`);
+        return call !== undefined && call.status !== null && call.closed.length === 2;
+      };
+      await waitUntil(done, `call ${id}'s end`, 10_000);
+      return calls.get(id)!;
     },
-    /** Closes its stdin and waits for it to exit; its status and stderr. */
-    async close() {
-      await writer.close().catch(() => {});
-      const [status, stderr] = await Promise.all([
-        child.status,
-        new Response(child.stderr).text(),
-        reading,
-      ]);
-      return { code: status.code, stderr };
+    /** Closes its stdin and waits for it to exit (once); its status and stderr. */
+    close() {
+      closing ??= (async () => {
+        await writer.close().catch(() => {});
+        const [status, stderr] = await Promise.all([
+          child.status,
+          new Response(child.stderr).text(),
+          reading,
+        ]);
+        return { code: status.code, stderr };
+      })();
+      return closing;
     },
   };
+}
+
+type RawHelper = ReturnType<typeof rawHelper>;
+
+/** Runs `body` with a raw serving helper and a temp folder; both are gone after. */
+async function withRawHelper(body: (helper: RawHelper, dir: string) => Promise<void>) {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-serve-" }));
+  const helper = rawHelper();
+  try {
+    await body(helper, dir);
+  } finally {
+    await helper.close();
+    await Deno.remove(dir, { recursive: true });
+  }
 }
 
 /** An R frame: one command in `cwd`, the helper's options before `--`. */
@@ -127,10 +138,6 @@ function start(id: number, cwd: string, options: string[], argv: string[], stdin
   const request = encodeHelperRequest(cwd, { PATH: "/usr/bin:/bin" }, [...options, "--", ...argv]);
   assert.ok(request !== null);
   return encodeFrame(R, id, new Uint8Array([...encode(stdin), ...request]));
-}
-
-async function tempDir(): Promise<string> {
-  return await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-serve-" }));
 }
 
 // The suite has no sys permission for Deno.uid(): ask id(1).
@@ -199,9 +206,7 @@ Deno.test("commandStatus() reads a wait status as Deno reports a child's end", (
 });
 
 Deno.test("a served call without its go byte runs nothing (the canary is never created); with it, it runs", async () => {
-  const dir = await tempDir();
-  const helper = rawHelper();
-  try {
+  await withRawHelper(async (helper, dir) => {
     const touch = ["/usr/bin/touch", `${dir}/canary`];
     await helper.send(start(1, dir, [PIDNS, "--go"], touch));
     await helper.send(encodeFrame(E, 1, new Uint8Array()));
@@ -216,16 +221,13 @@ Deno.test("a served call without its go byte runs nothing (the canary is never c
     await helper.send(encodeFrame(E, 2, new Uint8Array()));
     assert.equal(commandStatus((await helper.ended(2)).status!).code, 0);
     assert.equal(await exists(`${dir}/canary`), true);
-  } finally {
-    await helper.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("calls in flight in one serving helper keep their own cwd, input, output and status", async () => {
-  const dirs = [await tempDir(), await tempDir()];
-  const helper = rawHelper();
-  try {
+  await withRawHelper(async (helper, dir) => {
+    await Deno.mkdir(`${dir}/b`);
+    const dirs = [dir, `${dir}/b`];
     const script = 'read line; pwd; echo "in=$line"; echo "err=$line" >&2; exit $1';
     // Both started before either gets its input: two forks live at once.
     await helper.send(start(11, dirs[0]!, [PIDNS], ["/bin/sh", "-c", script, "sh", "3"]));
@@ -241,16 +243,11 @@ Deno.test("calls in flight in one serving helper keep their own cwd, input, outp
     assert.equal(b.stdout, `${dirs[1]}\nin=second\n`);
     assert.equal(b.stderr, "err=second\n");
     assert.equal(commandStatus(b.status!).code, 4);
-  } finally {
-    await helper.close();
-    for (const dir of dirs) await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("a served call sees only its own three descriptors, not the helper's or another call's pipes", async () => {
-  const dir = await tempDir();
-  const helper = rawHelper();
-  try {
+  await withRawHelper(async (helper, dir) => {
     await helper.send(start(21, dir, [PIDNS], ["/bin/sleep", "5"]));
     await helper.send(start(22, dir, [PIDNS], ["/bin/ls", "/proc/self/fd"], "n"));
     const listed = await helper.ended(22);
@@ -258,16 +255,11 @@ Deno.test("a served call sees only its own three descriptors, not the helper's o
     assert.deepEqual(listed.stdout.trim().split("\n").map(Number).sort(), [0, 1, 2, 3]);
     await helper.send(encodeFrame(K, 21, encode("14")));
     assert.equal(commandStatus((await helper.ended(21)).status!).code, 137);
-  } finally {
-    await helper.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("the serving helper forwards only the kill signals: a stop request is ignored", async () => {
-  const dir = await tempDir();
-  const helper = rawHelper();
-  try {
+  await withRawHelper(async (helper, dir) => {
     await helper.send(start(31, dir, [PIDNS], ["/bin/sh", "-c", "read x; echo done"]));
     await helper.send(encodeFrame(K, 31, encode("19"))); // SIGSTOP
     await helper.send(encodeFrame(I, 31, encode("\n")));
@@ -275,45 +267,38 @@ Deno.test("the serving helper forwards only the kill signals: a stop request is 
     const call = await helper.ended(31);
     assert.equal(call.stdout, "done\n");
     assert.equal(commandStatus(call.status!).code, 0);
-  } finally {
-    await helper.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("end of file on its stdin stops every call still running, and the helper exits once their trees are gone", async () => {
-  const dir = await tempDir();
-  const helper = rawHelper();
-  try {
+  await withRawHelper(async (helper, dir) => {
     // The command outlives a kill of its parent only if the namespace does not take it.
     const script = `(sleep 1; touch ${dir}/canary) & echo started; wait`;
     await helper.send(start(41, dir, [PIDNS], ["/bin/sh", "-c", script], "n"));
-    const deadline = Date.now() + 5_000;
-    while (!(helper.calls.get(41)?.stdout ?? "").includes("started") && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await waitUntil(
+      () => (helper.calls.get(41)?.stdout ?? "").includes("started"),
+      "the call's start",
+    );
     const { code } = await helper.close();
     assert.equal(code, 0);
     assert.equal(commandStatus(helper.calls.get(41)!.status!).code, 137);
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     assert.equal(await exists(`${dir}/canary`), false, "a process of the call outlived the helper");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("a malformed frame ends the serving helper with 125 and a line naming it, having run nothing", async () => {
-  const dir = await tempDir();
-  const helper = rawHelper();
-  try {
-    await helper.send(encode("Rzzzzzzzz00000000"));
+  await withRawHelper(async (helper, dir) => {
+    // A whole, valid call behind the malformed frame, in the same write: the
+    // helper must stop at the malformed one, never reaching the call.
+    const touch = start(51, dir, [PIDNS], ["/usr/bin/touch", `${dir}/canary`], "n");
+    await helper.send(new Uint8Array([...encode("Rzzzzzzzz00000000"), ...touch]));
     const { code, stderr } = await helper.close();
     assert.equal(code, 125);
     assert.match(stderr, /^htmcp-spawn: serve: malformed frame/);
     assert.equal(helper.calls.size, 0);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+    assert.equal(await exists(`${dir}/canary`), false);
+  });
 });
 
 for (const mode of ["none", "bwrap"] as const satisfies readonly SandboxMode[]) {
@@ -427,16 +412,13 @@ Deno.test("a serving helper killed under a running call ends that call with EXEC
         cwd: s.jail,
         redactor: NO_REDACTION,
       });
-    const running = run("sh", ["-c", `sleep 1; touch ${s.jail}/canary`]);
-    let helper = s.executor.helperPid();
-    const deadline = Date.now() + 5_000;
-    while (helper === null && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      helper = s.executor.helperPid();
-    }
-    // Our own executor's child, checked to be the helper just before the signal.
-    assert.ok(helper !== null && await isServingHelper(helper));
-    Deno.kill(helper, "SIGKILL");
+    const script = `touch ${s.jail}/started; sleep 1; touch ${s.jail}/canary`;
+    const running = run("sh", ["-c", script]);
+    // The helper the startup probe ran through is the running call's parent.
+    const helper = s.executor.helperPid();
+    assert.ok(helper !== null);
+    await waitUntil(() => exists(`${s.jail}/started`), "the call's start");
+    await endServingHelper(s.executor, DEFAULT_LAUNCHER_TOOLS.spawn);
     const ended = await running;
     assert.equal(ended.code, "EXECUTOR_ERROR", ended.reason);
     assert.equal(
@@ -456,7 +438,7 @@ Deno.test("a serving helper killed under a running call ends that call with EXEC
 });
 
 Deno.test("a SIGKILLed server's serving helper ends with it", async () => {
-  const dir = await tempDir();
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-serve-server-" }));
   await Deno.chmod(dir, 0o755);
   try {
     await Deno.mkdir(`${dir}/jail`);
@@ -468,63 +450,27 @@ Deno.test("a SIGKILLed server's serving helper ends with it", async () => {
     );
     const plan = await planLaunch(["serve", "--policy", `${dir}/policy.toml`], REPO);
     assert.ok(plan.ok, plan.ok ? "" : plan.message);
-    const server = new Deno.Command(Deno.execPath(), {
+    // The server itself, under its flags, driven by the real SDK client.
+    const transport = new StdioClientTransport({
+      command: Deno.execPath(),
       args: [...plan.argv],
       env: serverEnv(dir),
-      clearEnv: true,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "null",
-    }).spawn();
-    const writer = server.stdin.getWriter();
-    const lines = server.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    const send = (message: unknown) =>
-      writer.write(new TextEncoder().encode(JSON.stringify(message) + "\n"));
-    let buffered = "";
-    const answer = async (id: number) => {
-      while (true) {
-        const newline = buffered.indexOf("\n");
-        if (newline >= 0) {
-          const message = JSON.parse(buffered.slice(0, newline));
-          buffered = buffered.slice(newline + 1);
-          if (message.id === id) return message;
-          continue;
-        }
-        const { value, done } = await lines.read();
-        if (done) throw new Error("the server closed its stdout");
-        buffered += value;
-      }
-    };
+      stderr: "ignore",
+    });
+    const client = new Client({ name: "serving-helper-test", version: "0" });
+    await client.connect(transport);
     try {
-      await send(initializeMessage(1, "serving-helper-test"));
-      await answer(1);
-      await send({ jsonrpc: "2.0", method: "notifications/initialized" });
-      await send({
-        jsonrpc: "2.0",
-        id: 2,
-        method: "tools/call",
-        params: { name: "run_command", arguments: { command: "true" } },
-      });
-      const ran = await answer(2);
-      assert.equal(ran.result.structuredContent.code, "OK", JSON.stringify(ran));
-      const helpers = await servingHelpersOf(server.pid);
+      const ran = await client.callTool({ name: "run_command", arguments: { command: "true" } });
+      const result = ran.structuredContent as { code: string };
+      assert.equal(result.code, "OK", JSON.stringify(ran));
+      const server = transport.pid;
+      assert.ok(server !== null);
+      const helpers = await servingHelpersOf(server);
       assert.equal(helpers.length, 1, "the server keeps one serving helper");
-      server.kill("SIGKILL"); // our own child, by its handle
-      await server.status;
-      const deadline = Date.now() + 5_000;
-      while (await isServingHelper(helpers[0]!) && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      assert.equal(await isServingHelper(helpers[0]!), false, "the helper outlived the server");
+      Deno.kill(server, "SIGKILL"); // our own child: the process the transport started
+      await waitUntil(async () => !(await isServingHelper(helpers[0]!)), "the helper's end");
     } finally {
-      await writer.close().catch(() => {});
-      await lines.cancel().catch(() => {});
-      try {
-        server.kill("SIGKILL");
-      } catch {
-        // already ended
-      }
-      await server.status;
+      await client.close().catch(() => {});
     }
   } finally {
     await Deno.remove(dir, { recursive: true });
