@@ -10,6 +10,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { buildBwrapArgs, detectHostLayout } from "../src/sandbox/mod.ts";
 import { makePolicy } from "../tests/_helpers/policy.ts";
+import { bwrapFloorSample } from "./_bwrap_floor.ts";
 import {
   bareSpawn,
   connect,
@@ -85,22 +86,9 @@ async function bwrapFloor(jail: string, n: number): Promise<number[]> {
       },
     },
   });
-  const args = [
-    ...buildBwrapArgs(policy, { cwd: jail }, detectHostLayout()),
-    "--",
-    "/usr/bin/true",
-  ];
+  const args = buildBwrapArgs(policy, { cwd: jail }, detectHostLayout());
   const samples: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    await new Deno.Command("/usr/bin/bwrap", {
-      args,
-      stdout: "piped",
-      stderr: "piped",
-      stdin: "null",
-    }).output();
-    samples.push(performance.now() - t0);
-  }
+  for (let i = 0; i < n; i++) samples.push(await bwrapFloorSample(args, ["/usr/bin/true"]));
   return samples;
 }
 

@@ -25,8 +25,9 @@
  *     COMMAND ARGS (pid 2)          after rlimits, no_new_privs, default
  *                                   signals, fds above 2 closed
  *
- * bwrap mode: ... --init-exec -- bwrap ... -- COMMAND ARGS
- *   (the init execs bwrap itself, which runs the command at pid 2); with
+ * bwrap mode: ... --init-exec --copy-in=/etc/passwd ... -- bwrap ... -- COMMAND ARGS
+ *   (the init opens the /etc files bwrap copies in, as the command's uid,
+ *   then execs bwrap itself, which runs the command at pid 2); with
  *   rlimits to set, or a plan to run, the helper is bound read-only into the
  *   jail and runs again there, after bwrap:
  *   ... -- bwrap ... --ro-bind HELPER /dev/.htmcp-spawn
@@ -51,6 +52,7 @@ import type { Limits, Policy } from "../config/types.ts";
 import {
   buildBwrapArgs,
   CPU_HARD_GRACE_SECONDS,
+  ETC_COPIES,
   type HostLayout,
   type RunAsIdentity,
   UNKNOWN_LAYOUT,
@@ -299,6 +301,9 @@ function buildArgv(
   const bwrap = [
     ...head,
     "--init-exec",
+    // In ETC_COPIES' order: the init opens them at the descriptors
+    // buildBwrapArgs names in its `--file` operations.
+    ...ETC_COPIES.map((file) => `--copy-in=${file}`),
     "--",
     tools.bwrap,
     ...buildBwrapArgs(policy, { cwd, runAs: plan.runAs }, plan.layout ?? UNKNOWN_LAYOUT),

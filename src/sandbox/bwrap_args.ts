@@ -21,7 +21,16 @@
  * - `--die-with-parent`: the sandbox dies if the launcher dies.
  * - Read-only binds of only the system folders binaries need and a minimal
  *   `/etc` (no shadow, no sudoers, no ssh keys); no `/root`, `/home`, `/var`,
- *   `/run`, `/srv`, `/mnt`, `/media`, `/opt`.
+ *   `/run`, `/srv`, `/mnt`, `/media`, `/opt`. The few `/etc` files are
+ *   copies (`--file`), not binds: the namespace's init opens each, as the
+ *   command's own uid, right before it executes bwrap (`--copy-in`), so a
+ *   copy never holds what the command could not read itself, and a copy
+ *   costs no mount (each bind was one, about 0.1 ms a call).
+ * - A `/dev` of five device nodes (null, zero, full, random, urandom) and
+ *   the fd symlinks: no `/dev/tty` (there is no controlling terminal to
+ *   reach) and no devpts, so no pseudo-terminal can be made in there.
+ * - `--remount-ro /` last: the sandbox's own root and its `/etc` copies are
+ *   read-only; the command writes only in the jail, `/tmp` and `/dev/shm`.
  * - The jail bound read-write at its own real path, after the `/tmp` tmpfs,
  *   so a jail under `/tmp` stays visible. Symlinks are resolved inside this
  *   view: one pointing outside the jail (even one swapped in after our path
@@ -52,13 +61,14 @@ export const SYSTEM_DIRS: readonly string[] = Object.freeze([
 ]);
 
 /**
- * The minimal `/etc`: users and groups by name, name resolution, the dynamic
- * loader's cache, local time, TLS roots, and Debian alternatives
- * (`/usr/bin/awk` is a symlink through `/etc/alternatives`). Never `shadow`,
- * `gshadow`, `sudoers`, `ssh`, or anything holding a secret; `passwd` and
- * `group` hold names, not hashes. Kept short: every bind costs a mount per call.
+ * The minimal `/etc`, as files: users and groups by name, name resolution,
+ * the dynamic loader's cache, local time. Never `shadow`, `gshadow`,
+ * `sudoers`, `ssh`, or anything holding a secret; `passwd` and `group` hold
+ * names, not hashes. Each is copied into the sandbox at every call, from the
+ * descriptor the namespace's init opened (`FIRST_COPY_FD` onwards, in this
+ * order); one missing on the host arrives empty, as if absent.
  */
-export const ETC_FILES: readonly string[] = Object.freeze([
+export const ETC_COPIES: readonly string[] = Object.freeze([
   "/etc/passwd",
   "/etc/group",
   "/etc/nsswitch.conf",
@@ -66,9 +76,38 @@ export const ETC_FILES: readonly string[] = Object.freeze([
   "/etc/resolv.conf",
   "/etc/ld.so.cache",
   "/etc/localtime",
-  "/etc/alternatives",
-  "/etc/ssl",
 ]);
+
+/** The descriptor the first of `ETC_COPIES` is open at when bwrap starts. */
+export const FIRST_COPY_FD = 3;
+
+/**
+ * The `/etc` folders, bound read-only when present: TLS roots, and Debian
+ * alternatives (`/usr/bin/awk` is a symlink through `/etc/alternatives`,
+ * hundreds of entries: one bind beats a symlink each).
+ */
+export const ETC_FOLDERS: readonly string[] = Object.freeze(["/etc/alternatives", "/etc/ssl"]);
+
+/**
+ * The device nodes bound into the sandbox's own `/dev` tmpfs: what
+ * bubblewrap's `--dev` binds, less `/dev/tty` (no controlling terminal, so
+ * opening it fails either way) and its devpts instance (no pseudo-terminals).
+ */
+export const DEV_NODES: readonly string[] = Object.freeze([
+  "/dev/null",
+  "/dev/zero",
+  "/dev/full",
+  "/dev/random",
+  "/dev/urandom",
+]);
+
+/** The symlinks of a usual `/dev` (`/dev/stdin` and friends): free, no mount. */
+const DEV_SYMLINKS: readonly (readonly [string, string])[] = [
+  ["/proc/self/fd", "/dev/fd"],
+  ["/proc/self/fd/0", "/dev/stdin"],
+  ["/proc/self/fd/1", "/dev/stdout"],
+  ["/proc/self/fd/2", "/dev/stderr"],
+];
 
 /**
  * How the host lays out its system folders: on merged-/usr systems `/bin`,
@@ -170,17 +209,25 @@ export function buildBwrapArgs(
     if (target !== undefined && isUsrTarget(target)) args.push("--symlink", target, dir);
     else args.push("--ro-bind-try", dir, dir);
   }
-  for (const file of ETC_FILES) args.push("--ro-bind-try", file, file);
+  ETC_COPIES.forEach((file, i) =>
+    args.push("--perms", "0444", "--file", String(FIRST_COPY_FD + i), file)
+  );
+  for (const folder of ETC_FOLDERS) args.push("--ro-bind-try", folder, folder);
+  args.push("--proc", "/proc", "--tmpfs", "/dev");
+  for (const node of DEV_NODES) args.push("--dev-bind", node, node);
+  for (const [target, link] of DEV_SYMLINKS) args.push("--symlink", target, link);
   args.push(
-    "--proc",
-    "/proc",
-    "--dev",
-    "/dev",
+    "--dir",
+    "/dev/shm",
     "--tmpfs",
     "/tmp",
     "--bind",
     jail,
     jail,
+    // After every operation that creates something in the root: from here
+    // on, only the jail, /tmp and /dev (each a mount of its own) are writable.
+    "--remount-ro",
+    "/",
     "--chdir",
     request.cwd,
     "--cap-drop",

@@ -7,7 +7,10 @@
 export {
   buildBwrapArgs,
   type BwrapPolicy,
-  ETC_FILES,
+  DEV_NODES,
+  ETC_COPIES,
+  ETC_FOLDERS,
+  FIRST_COPY_FD,
   type HostLayout,
   isUsrTarget,
   jailRootRefusal,

@@ -9,7 +9,7 @@ import {
   rlimitOptions,
   SANDBOX_HELPER_PATH,
 } from "../../src/exec/mod.ts";
-import { detectHostLayout } from "../../src/sandbox/mod.ts";
+import { detectHostLayout, ETC_COPIES, FIRST_COPY_FD } from "../../src/sandbox/mod.ts";
 import { makePolicy, TEST_LIMITS } from "../_helpers/policy.ts";
 import {
   listProcesses,
@@ -69,16 +69,24 @@ Deno.test("buildLaunchArgv() in bwrap mode drops a root server to the run-as ide
     policy,
     target,
   );
-  assert.deepEqual(argv.slice(0, 7), [
+  const copies = ETC_COPIES.map((file) => `--copy-in=${file}`);
+  assert.deepEqual(argv.slice(0, 7 + copies.length), [
     SPAWN,
     "--pidns=root",
     "--setuid=65534",
     "--setgid=65534",
     "--backstop-ms=32000",
     "--init-exec",
+    ...copies,
     "--",
   ]);
-  assert.equal(argv[7], "/usr/bin/bwrap");
+  assert.equal(argv[7 + copies.length], "/usr/bin/bwrap");
+  // The init opens the copies at the descriptors bwrap's --file operations read.
+  const bwrap = argv.slice(7 + copies.length);
+  ETC_COPIES.forEach((file, i) => {
+    const at = bwrap.indexOf(file);
+    assert.deepEqual(bwrap.slice(at - 2, at), ["--file", String(FIRST_COPY_FD + i)]);
+  });
   // No rlimit to set: bwrap runs the command itself.
   assert.ok(!argv.includes(SANDBOX_HELPER_PATH));
   assert.deepEqual(argv.slice(argv.lastIndexOf("--")), ["--", ...argvTail]);

@@ -2,7 +2,10 @@ import assert from "node:assert/strict";
 import {
   buildBwrapArgs,
   detectHostLayout,
-  ETC_FILES,
+  DEV_NODES,
+  ETC_COPIES,
+  ETC_FOLDERS,
+  FIRST_COPY_FD,
   isUsrTarget,
   jailRootRefusal,
 } from "../../src/sandbox/mod.ts";
@@ -79,17 +82,51 @@ Deno.test("buildBwrapArgs() binds system folders read-only and never /root, /hom
   for (const secret of ["/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/root", "/home", "/etc"]) {
     assert.ok(!sources.includes(secret), secret);
   }
-  assert.ok(!ETC_FILES.some((f) => /shadow|sudoers|ssh/.test(f)));
+  assert.ok(![...ETC_COPIES, ...ETC_FOLDERS].some((f) => /shadow|sudoers|ssh/.test(f)));
   assert.ok(!a.includes("/root") && !a.includes("/home"));
+});
+
+Deno.test("buildBwrapArgs() copies the /etc files in from consecutive descriptors, read-only", () => {
+  const a = args();
+  // `--perms 0444 --file FD DEST`: FD is where the namespace's init opened
+  // ETC_COPIES[i] (launcher.ts passes them as --copy-in, in this order).
+  const copies = operands(a, "--file", 2);
+  assert.deepEqual(copies, ETC_COPIES.map((file, i) => [String(FIRST_COPY_FD + i), file]));
+  for (const file of ETC_COPIES) {
+    const at = a.indexOf(file);
+    assert.deepEqual(a.slice(at - 4, at - 2), ["--perms", "0444"]);
+  }
+  // Copied, never bound: no mount per file.
+  const bound = operands(a, "--ro-bind-try", 2).map(([src]) => src);
+  assert.ok(!ETC_COPIES.some((file) => bound.includes(file)));
+  assert.ok(ETC_FOLDERS.every((folder) => bound.includes(folder)));
+});
+
+Deno.test("buildBwrapArgs() makes the sandbox's root read-only after its last operation that writes there", () => {
+  const a = args();
+  assert.deepEqual(operands(a, "--remount-ro", 1), [["/"]]);
+  const remount = a.indexOf("--remount-ro");
+  for (
+    const op of ["--file", "--ro-bind", "--ro-bind-try", "--symlink", "--dir", "--bind", "--tmpfs"]
+  ) {
+    assert.ok(a.lastIndexOf(op) < remount, op);
+  }
+});
+
+Deno.test("buildBwrapArgs() gives a /dev of plain device nodes: no tty, no devpts", () => {
+  const a = args();
+  assert.ok(!a.includes("--dev"));
+  assert.deepEqual(operands(a, "--dev-bind", 2), DEV_NODES.map((node) => [node, node]));
+  assert.ok(!a.includes("/dev/tty") && !a.includes("/dev/pts"));
+  assert.ok(a.indexOf("--tmpfs") < a.indexOf("--dev-bind"));
 });
 
 Deno.test("buildBwrapArgs() binds only the jail read-write, at its own path, after the private /tmp", () => {
   const a = args();
   assert.deepEqual(operands(a, "--bind", 2), [[jail, jail]]);
-  assert.ok(a.indexOf("--bind") > a.indexOf("--tmpfs"));
-  assert.deepEqual(operands(a, "--tmpfs", 1), [["/tmp"]]);
+  assert.deepEqual(operands(a, "--tmpfs", 1), [["/dev"], ["/tmp"]]);
+  assert.ok(a.lastIndexOf("--tmpfs") < a.indexOf("--bind"));
   assert.deepEqual(operands(a, "--proc", 1), [["/proc"]]);
-  assert.deepEqual(operands(a, "--dev", 1), [["/dev"]]);
   assert.deepEqual(operands(a, "--chdir", 1), [[`${jail}/sub`]]);
 });
 
@@ -113,7 +150,7 @@ Deno.test("buildBwrapArgs() recreates merged-/usr folders as symlinks, binding t
     usrSymlinks: new Map([["/bin", "usr/bin"], ["/lib64", "/usr/lib64"], ["/lib", "../etc"]]),
   };
   const a = buildBwrapArgs(base, { cwd: jail }, layout);
-  const links = operands(a, "--symlink", 2);
+  const links = operands(a, "--symlink", 2).filter(([, link]) => !link?.startsWith("/dev/"));
   assert.deepEqual(links, [["usr/bin", "/bin"], ["/usr/lib64", "/lib64"]]);
   // A target outside /usr is never trusted: that folder is bound read-only instead.
   assert.ok(operands(a, "--ro-bind-try", 2).some(([src]) => src === "/lib"));

@@ -207,6 +207,78 @@ Deno.test("sandbox: no controlling terminal (TIOCSTI cannot reach the operator's
   });
 });
 
+Deno.test("sandbox: the /etc files are the host's, copied in read-only, and the sandbox's own root cannot be written", async () => {
+  const hostHosts = await Deno.readTextFile("/etc/hosts");
+  const hostPasswd = await Deno.readTextFile("/etc/passwd");
+  await sandboxed(async (s) => {
+    const read = await s.run("cat", ["/etc/hosts", "/etc/passwd"]);
+    assert.equal(read.exitCode, 0);
+    assert.equal(read.stdout, hostHosts + hostPasswd);
+    // The copy is a file of the sandbox's own root, so its owner is the
+    // command's uid: only the read-only root keeps it from being rewritten.
+    const attempts = [
+      "echo 127.0.0.9 evil >> /etc/hosts",
+      "touch /etc/new",
+      "mkdir /planted",
+      "ln -s /proc /link",
+    ];
+    for (const attempt of attempts) {
+      const out = await s.run("sh", ["-c", attempt]);
+      assert.notEqual(out.exitCode, 0, attempt);
+      assert.match(
+        out.stderr,
+        /Read-only file system|Permission denied/,
+        `${attempt}: ${out.stderr}`,
+      );
+    }
+    // Its owner could chmod it on a writable root.
+    const chmod = await s.run("sh", ["-c", "chmod 666 /etc/passwd"]);
+    assert.match(chmod.stderr, /Read-only file system/);
+    const after = await s.run("sh", ["-c", "cat /etc/hosts; ls -A /; stat -c %a /etc/passwd"]);
+    assert.equal(after.stdout.startsWith(hostHosts), true);
+    assert.ok(!/planted|link|new/.test(after.stdout), after.stdout);
+    assert.match(after.stdout, /\n444\n$/);
+    // The jail, /tmp and /dev/shm stay writable: the refusal is specific.
+    const writes = await s.run("sh", [
+      "-c",
+      "echo j > ok && echo t > /tmp/t && echo d > /dev/shm/d",
+    ]);
+    assert.equal(writes.exitCode, 0, writes.stderr);
+    assert.equal(await Deno.readTextFile(join(s.jail, "ok")), "j\n");
+  });
+  // Nothing reached the host.
+  assert.equal(await Deno.readTextFile("/etc/hosts"), hostHosts);
+  assert.equal(await exists("/planted"), false);
+});
+
+Deno.test("sandbox: /dev holds plain device nodes only: no tty, no pseudo-terminal to open", async () => {
+  await sandboxed(async (s) => {
+    const list = await s.run("ls", ["-A", "/dev"]);
+    const names = list.stdout.trim().split("\n").filter((name) => !name.startsWith(".htmcp-"));
+    assert.deepEqual(names.sort(), [
+      "fd",
+      "full",
+      "null",
+      "random",
+      "shm",
+      "stderr",
+      "stdin",
+      "stdout",
+      "urandom",
+      "zero",
+    ]);
+    const pty = await s.run("sh", ["-c", "exec 3</dev/ptmx"]);
+    assert.notEqual(pty.exitCode, 0);
+    assert.match(pty.stderr, /No such file|nonexistent/);
+    const devices = await s.run("sh", [
+      "-c",
+      "head -c 4 /dev/zero | od -An -tx1; head -c 8 /dev/urandom | wc -c; echo gone > /dev/null",
+    ]);
+    assert.equal(devices.exitCode, 0, devices.stderr);
+    assert.equal(devices.stdout, " 00 00 00 00\n8\n");
+  });
+});
+
 Deno.test("mode none: a root server's commands still drop to the jail's owner, with no capabilities", async () => {
   const plain = await setup({ mode: "none" });
   try {

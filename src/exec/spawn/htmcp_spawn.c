@@ -14,7 +14,8 @@
  *   init (pid 1 inside)       drops to --setuid/--setgid (groups cleared),
  *                             sets its own parent-death signal (after the
  *                             uid change, which would clear it), then either
- *                             execs bwrap (--init-exec) or forks the command
+ *                             execs bwrap (--init-exec; the --copy-in files
+ *                             open for its --file copies) or forks the command
  *                             (or runs a plan) and reaps until it ends. When
  *                             it exits the kernel kills and reaps everything
  *                             left in the namespace, daemons included, and
@@ -67,6 +68,8 @@
 #define NAME "htmcp-spawn"
 #define EXIT_SETUP 125
 #define MAX_RLIMITS 8
+#define MAX_COPIES 16
+#define FIRST_COPY_FD 3
 #define MAX_PLAN_BYTES (1 << 20)
 #define MAX_PLAN_STAGES 64
 #define MAX_REQUEST_BYTES (1 << 20)
@@ -91,6 +94,8 @@ struct options {
   int nlimits;
   long egress_port; /* 0: no forwarder */
   const char *egress_socket;
+  const char *copies[MAX_COPIES]; /* --copy-in: opened at FIRST_COPY_FD onwards for bwrap */
+  int ncopies;
   char **argv;
 };
 
@@ -638,6 +643,13 @@ static void parse(struct options *o, int argc, char **argv) {
     else if (strncmp(a, "--setgid=", 9) == 0) o->gid = number(a + 9, "--setgid");
     else if (strncmp(a, "--backstop-ms=", 14) == 0) o->backstop_ms = number(a + 14, "--backstop-ms");
     else if (strncmp(a, "--rlimit=", 9) == 0) parse_rlimit(o, a + 9);
+    else if (strncmp(a, "--copy-in=", 10) == 0) {
+      if (o->ncopies == MAX_COPIES || a[10] != '/') {
+        errno = EINVAL;
+        setup_failed("--copy-in");
+      }
+      o->copies[o->ncopies++] = a + 10;
+    }
     else if (strncmp(a, "--egress=", 9) == 0) {
       /* --egress=PORT:SOCKET */
       char *colon = strchr(a + 9, ':');
@@ -670,6 +682,11 @@ static void parse(struct options *o, int argc, char **argv) {
   if ((o->uid < 0) != (o->gid < 0)) {
     errno = EINVAL;
     setup_failed("--setuid and --setgid go together");
+  }
+  if (o->ncopies > 0 && !o->init_exec) {
+    /* Only bwrap reads them (--file FD), and it closes each once copied. */
+    errno = EINVAL;
+    setup_failed("--copy-in without --init-exec");
   }
 }
 
@@ -753,6 +770,27 @@ static void enter_namespaces(const struct options *o) {
   write_file("/proc/self/gid_map", map);
 }
 
+/*
+ * --copy-in=PATH...: the files bwrap copies into the sandbox (--file FD),
+ * opened here at FIRST_COPY_FD, FIRST_COPY_FD + 1, ... in order, without
+ * close-on-exec, for bwrap to read. Opened after the uid change: a copy holds
+ * nothing the command could not read itself. A file missing on the host is
+ * /dev/null instead (it arrives empty, as good as absent for what reads
+ * these); any other failure stops the call, with nothing run.
+ */
+static void open_copies(const struct options *o) {
+  for (int i = 0; i < o->ncopies; i++) {
+    int fd = open(o->copies[i], O_RDONLY | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0 && errno == ENOENT) fd = open("/dev/null", O_RDONLY);
+    if (fd < 0) setup_failed(o->copies[i]);
+    int want = FIRST_COPY_FD + i;
+    if (fd != want) {
+      if (dup2(fd, want) != want) setup_failed(o->copies[i]);
+      close(fd);
+    }
+  }
+}
+
 /* pid 1 of the new namespace. */
 static _Noreturn void run_init(const struct options *o, int lifeline) {
   if (o->uid >= 0) {
@@ -776,6 +814,7 @@ static _Noreturn void run_init(const struct options *o, int lifeline) {
     await_go(o);
     reset_signals();
     close_above_stderr();
+    open_copies(o);
     execve(o->argv[0], o->argv, environ);
     int err = errno;
     say("cannot start %s: %s", o->argv[0], strerror(err));
