@@ -18,7 +18,7 @@
  * deno.lock. A peer that cannot be installed or started is reported as such
  * and left out; the others are still measured.
  *
- * Run: deno run -A bench/peers.ts [rounds] [calls-per-round]
+ * Run: deno run -A bench/peers.ts [rounds] [calls-per-round] [gap-ms]
  *
  * @module
  */
@@ -176,9 +176,17 @@ async function codexShell(peers: string, work: string): Promise<Contender> {
 /**
  * Measures every contender that starts: `rounds` rounds of `perRound` calls each, in turn.
  *
+ * @param gapMs A pause after each call, outside its time: 0 sends calls back
+ *   to back (a script's pace); a few tens of ms is a client that thinks
+ *   between calls, as a model does (seconds, in fact), which leaves htmcp's
+ *   bwrap mode the time to make the next call's sandbox ahead.
  * @returns One figure per contender, the bare-spawn floor first.
  */
-export async function measurePeers(rounds = 10, perRound = 20): Promise<PeerFigure[]> {
+export async function measurePeers(
+  rounds = 10,
+  perRound = 20,
+  gapMs = 0,
+): Promise<PeerFigure[]> {
   const dir = await Deno.makeTempDir({ prefix: "htmcp-bench-peers-" });
   await Deno.chmod(dir, 0o755); // the sandbox user must reach the jail below it
   const work = join(dir, "work");
@@ -217,6 +225,7 @@ export async function measurePeers(rounds = 10, perRound = 20): Promise<PeerFigu
           const t0 = performance.now();
           await contender.call();
           into.push(performance.now() - t0);
+          if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
         }
       }
     }
@@ -234,9 +243,13 @@ export async function measurePeers(rounds = 10, perRound = 20): Promise<PeerFigu
 if (import.meta.main) {
   const rounds = Number(Deno.args[0] ?? 10);
   const perRound = Number(Deno.args[1] ?? 20);
-  const figures = await measurePeers(rounds, perRound);
+  const gapMs = Number(Deno.args[2] ?? 0);
+  const figures = await measurePeers(rounds, perRound, gapMs);
+  const pace = gapMs > 0 ? `${gapMs} ms apart` : "back to back";
   console.log(
-    `round trip of a do-nothing command over stdio, raw JSON-RPC, p50 of ${rounds * perRound}:`,
+    `round trip of a do-nothing command over stdio, raw JSON-RPC, calls ${pace}, p50 of ${
+      rounds * perRound
+    }:`,
   );
   for (const figure of figures) {
     console.log(

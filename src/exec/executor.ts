@@ -33,6 +33,7 @@ import {
 import { lookupUser, probePlan, probeServerUid } from "./probe.ts";
 import { verifyHelper } from "./spawn/helper.ts";
 import { ServingHelper } from "./serving_helper.ts";
+import { SandboxAhead } from "./sandbox_ahead.ts";
 import {
   emptyOutcome,
   type PlanOutcome,
@@ -172,7 +173,8 @@ export async function createExecutor(
   // the process the probe proves is the one every call is a fork of (a new
   // one is spawned only should it die).
   const helper = new ServingHelper(tools.spawn);
-  const probe = await probePlan(probeName, plan, policy, helper);
+  const ahead = new SandboxAhead(helper);
+  const probe = await probePlan(probeName, plan, policy, helper, ahead);
   probes.push(probe);
   if (!probe.ok) {
     await helper.close();
@@ -208,8 +210,9 @@ export async function createExecutor(
     hardening: options.hardening ?? null,
     killGraceMs: options.killGraceMs ?? 3_000,
     // Every call is a fork of the one serving helper the probe ran through;
-    // `shutdown` lets it go.
+    // `shutdown` lets it go (and the sandbox made ahead with it).
     helper,
+    ahead,
   });
   return { ok: true, executor: new ContainedExecutor(settings, description) };
 }

@@ -10,10 +10,17 @@
 import type { Policy } from "../config/types.ts";
 import { BoundedCapture } from "./capture.ts";
 import { classifyLaunch } from "./classify.ts";
-import type { LaunchPlan } from "./launcher.ts";
+import type { CallLaunch, LaunchPlan } from "./launcher.ts";
 import { OUTPUT_LOOKAHEAD_BYTES, renderWithRedactorInSlices } from "./output.ts";
 import { readStatusRecord, type StageStatus } from "./plan.ts";
-import { type ServedCall, type ServingHelper, UnencodableRequest } from "./serving_helper.ts";
+import type { SandboxAhead } from "./sandbox_ahead.ts";
+import {
+  type CallSinks,
+  encodeSandboxRequest,
+  type ServedCall,
+  type ServingHelper,
+  UnencodableRequest,
+} from "./serving_helper.ts";
 import type { CommandHardening, ExecOutcome, ExecOutcomeCode, ExecRequest } from "./types.ts";
 
 /** Why we ended a run ourselves. */
@@ -28,6 +35,8 @@ export interface RunSettings {
   readonly killGraceMs: number;
   /** The one helper every call is a fork of. */
   readonly helper: ServingHelper;
+  /** bwrap mode: the sandbox made ahead of the next call, taken by it. */
+  readonly ahead: SandboxAhead;
 }
 
 /** A run in flight, as the executor tracks it for shutdown. */
@@ -42,8 +51,8 @@ export interface LaunchSpec {
   readonly name: string;
   /** The single command's path (to tell "it could not be executed" apart), or null for a plan. */
   readonly commandPath: string | null;
-  readonly argv: readonly string[];
-  readonly env: Record<string, string>;
+  /** The fork's argv, cwd and environment, and in bwrap mode the sandbox's request. */
+  readonly launch: CallLaunch;
   /** Bytes for the helper's stdin (a plan, or one command's input), or null for /dev/null. */
   readonly stdin: Uint8Array | null;
   /** The plan's status record to split off stderr, or null. */
@@ -118,7 +127,8 @@ export async function launch(
     outcome: emptyOutcome(code, request.redactor.redact(reason), elapsed()),
     statuses: null,
   });
-  const [head, ...rest] = spec.argv as [string, ...string[]];
+  const { sandbox } = spec.launch;
+  const [head, ...rest] = spec.launch.argv as [string, ...string[]];
   if (head !== settings.helper.path) {
     // Every argv launch plans starts with the helper: anything else is a bug here.
     return refuse(
@@ -135,26 +145,53 @@ export async function launch(
   );
   const live = request.live;
   const captures = { stdout: out, stderr: err };
+  const sinks: CallSinks = {
+    output(stream, bytes) {
+      captures[stream].push(bytes);
+      live?.push(stream, bytes);
+    },
+  };
   let child: ServedCall;
+  let sandboxRequest: Uint8Array | null = null;
   try {
-    child = settings.helper.start(
-      request.cwd,
-      spec.env,
-      rest,
-      spec.stdin === null && spec.go === undefined ? "null" : "piped",
-      {
-        output(stream, bytes) {
-          captures[stream].push(bytes);
-          live?.push(stream, bytes);
-        },
-      },
-    );
+    if (sandbox !== null) {
+      // Encoded before a sandbox is taken: a call that cannot be said is
+      // refused with nothing started.
+      sandboxRequest = encodeSandboxRequest(sandbox.cwd, sandbox.env, sandbox.args, sandbox.stdin);
+      if (sandboxRequest === null) {
+        throw new UnencodableRequest(
+          "the call's arguments or environment hold a NUL byte or exceed the launcher's limits",
+        );
+      }
+      child = settings.ahead.take(spec.launch, sinks);
+    } else {
+      child = settings.helper.start(
+        spec.launch.cwd,
+        spec.launch.env,
+        rest,
+        spec.stdin === null && spec.go === undefined ? "null" : "piped",
+        sinks,
+      );
+    }
   } catch (error) {
     return refuse(...spawnFailure(error, name, head));
   }
   // Settles true once the command may start (at once without a go).
   const goAhead = spec.go === undefined ? Promise.resolve(true) : spec.go.catch(() => false);
-  if (spec.stdin !== null || spec.go !== undefined) {
+  if (sandbox !== null && sandboxRequest !== null) {
+    const requestBytes = sandboxRequest;
+    const { backstopMs } = sandbox;
+    // bwrap mode: the request is the sandbox's go. Nothing the call chose
+    // reaches the sandbox before the attempt record is durable; the
+    // backstop starts first, so no command of it runs without one. No go
+    // closes its stdin unwritten: it ends having run nothing.
+    goAhead.then((go) => {
+      if (!go) return;
+      child.startBackstop(backstopMs);
+      child.write(requestBytes);
+      if (spec.stdin !== null) child.write(spec.stdin);
+    }).finally(() => child.closeInput());
+  } else if (spec.stdin !== null || spec.go !== undefined) {
     // A plan: the helper reads all of it before anything starts. One
     // command's stdin text: a command that exits without reading it drops
     // the rest, which is not an error of the call. With a go, nothing is

@@ -25,13 +25,16 @@
  *     COMMAND ARGS (pid 2)          after rlimits, no_new_privs, default
  *                                   signals, fds above 2 closed
  *
- * bwrap mode: ... --init-exec --copy-in=/etc/passwd ... -- bwrap ... -- COMMAND ARGS
+ * bwrap mode (`sandboxArgv`, the same for every call):
+ *   htmcp-spawn --pidns=... [--setuid=U --setgid=G] --backstop-at-go
+ *   --init-exec --copy-in=/etc/passwd ... -- bwrap ...
+ *   --ro-bind HELPER /dev/.htmcp-spawn -- /dev/.htmcp-spawn --inner --request
  *   (the init opens the /etc files bwrap copies in, as the command's uid,
- *   then execs bwrap itself, which runs the command at pid 2); with
- *   rlimits to set, or a plan to run, the helper is bound read-only into the
- *   jail and runs again there, after bwrap:
- *   ... -- bwrap ... --ro-bind HELPER /dev/.htmcp-spawn
- *   -- /dev/.htmcp-spawn --inner [--rlimit=...] (-- COMMAND ARGS | --plan)
+ *   then execs bwrap, which sets up the sandbox and runs the inner helper at
+ *   pid 2; that waits on stdin for the call's request, written only at the
+ *   go: cwd, environment, `--inner [--egress=...] [--rlimit=...]` and
+ *   `-- COMMAND ARGS` or `--plan`, so a sandbox can be made ahead of its
+ *   call, `sandbox_ahead.ts`; the go also starts the outer's backstop)
  * ```
  *
  * The outer namespace stays in bwrap mode: bwrap's outer process exits as
@@ -179,45 +182,26 @@ export interface LaunchTarget {
   readonly args: readonly string[];
   /** The jail-confined real path the command starts in. */
   readonly cwd: string;
-  /**
-   * The command's environment, when the helper is spawned with
-   * `chainEnvironment(plan, env)`: it decides whether bwrap must remove
-   * `LC_ALL` again. Without it the launcher adds nothing to the environment.
-   */
+  /** The command's environment (before `chainEnvironment`); absent: empty. */
   readonly env?: Readonly<Record<string, string>>;
   /**
-   * Whether the command waits for the server's go byte on stdin (written
-   * once the call's attempt record is durable): `stdin` when stdin text
-   * follows it, `null` when the command then reads /dev/null. Absent: it
-   * starts at once.
+   * Whether the command waits for the server's go (written once the call's
+   * attempt record is durable): `stdin` when stdin text follows it, `null`
+   * when the command then reads /dev/null. Absent: it starts at once. (In
+   * bwrap mode the sandbox's request is the go either way.)
    */
   readonly go?: "stdin" | "null";
-}
-
-/** The locale variable bwrap runs under, and its value. */
-const TOOL_LOCALE: readonly [string, string] = ["LC_ALL", "C"];
-
-/**
- * True when bwrap gets `LC_ALL=C`: bwrap mode (bwrap can remove a variable by
- * name before the command starts) and a command environment without an
- * `LC_ALL` of its own.
- */
-function toolsInCLocale(plan: LaunchPlan, env: Readonly<Record<string, string>> | undefined) {
-  return plan.mode === "bwrap" && env !== undefined && !Object.hasOwn(env, TOOL_LOCALE[0]);
+  /** Whether stdin text is written for the command (else it reads /dev/null). */
+  readonly stdinText?: boolean;
 }
 
 /**
- * The environment to spawn the helper with, for a command whose environment
- * is `env`. In bwrap mode bwrap also gets `LC_ALL=C`, which it removes
- * (`--unsetenv LC_ALL`, a name on argv, never a value) before the command
- * starts, so the command's environment is exactly `env`. Why: with a real
- * locale in `LANG` bwrap loads a dozen locale files at startup (about
- * 0.15 ms each here) only for error messages, which `classify.ts` reads more
- * reliably in English anyway.
+ * The command's environment as it starts: `env`, with the proxy variables
+ * over it while the egress proxy is in force.
  *
  * @param plan The launch plan.
  * @param env The command's environment (the policy's child env and hardening).
- * @returns The environment for `Deno.Command`; pass `env` on to `buildLaunchArgv` too.
+ * @returns The environment the command gets, exactly.
  */
 export function chainEnvironment(
   plan: LaunchPlan,
@@ -225,9 +209,7 @@ export function chainEnvironment(
 ): Record<string, string> {
   // The proxy settings win over any the policy passes through: the proxy is
   // the sandbox's only route, and a stale host proxy would lead nowhere.
-  const proxied = plan.egressSocket === undefined ? env : { ...env, ...proxyEnvironment() };
-  if (!toolsInCLocale(plan, proxied)) return { ...proxied };
-  return { ...proxied, [TOOL_LOCALE[0]]: TOOL_LOCALE[1] };
+  return plan.egressSocket === undefined ? { ...env } : { ...env, ...proxyEnvironment() };
 }
 
 /**
@@ -266,117 +248,196 @@ type Payload = {
   readonly kind: "command";
   readonly argv: readonly string[];
   readonly go?: "stdin" | "null" | undefined;
+  readonly stdinText: boolean;
 } | {
   readonly kind: "plan";
 };
 
-function buildArgv(
-  plan: LaunchPlan,
-  policy: Policy,
-  cwd: string,
-  env: Readonly<Record<string, string>> | undefined,
-  payload: Payload,
-): string[] {
-  const { tools } = plan;
-  const head = [tools.spawn, `--pidns=${plan.privilege}`];
+/**
+ * What bubblewrap itself runs under in a sandbox made ahead: no variable of
+ * the command's (those arrive with its request), and the C locale, in
+ * which bwrap loads no locale file at startup (a real one in `LANG` cost a
+ * dozen files, about 0.15 ms each) and prints the English errors
+ * `classify.ts` reads.
+ */
+export const SANDBOX_TOOL_ENV: Readonly<Record<string, string>> = Object.freeze({ LC_ALL: "C" });
+
+/**
+ * The part of a bwrap-mode call that arrives only at its go, on the
+ * sandbox's stdin (`htmcp-spawn --inner --request`): the command's working
+ * folder, its whole environment, and the inner helper's arguments (rlimits,
+ * the forwarder, then the command or `--plan`).
+ */
+export interface SandboxCall {
+  /** The jail-confined real path the command starts in (seen inside the sandbox). */
+  readonly cwd: string;
+  /** The command's environment, exactly. */
+  readonly env: Readonly<Record<string, string>>;
+  /** The inner helper's argv after its own name: `--inner`, options, then `-- COMMAND ARGS` or `--plan`. */
+  readonly args: readonly string[];
+  /** The outer's backstop, started at the go (`--backstop-at-go`). */
+  readonly backstopMs: number;
+  /** Whether the command reads what follows the request on stdin, or /dev/null. */
+  readonly stdin: "piped" | "null";
+}
+
+/**
+ * How one call starts: a fork of the serving helper runs `argv` in `cwd`
+ * with exactly `env`. In bwrap mode that fork is a sandbox made for no call
+ * in particular (it may be made ahead of its call), which runs nothing until
+ * `sandbox` reaches it at the go.
+ */
+export interface CallLaunch {
+  /** The helper first (`tools.spawn`), then its arguments. */
+  readonly argv: string[];
+  /** The fork's working folder: the command's in mode none, `/` for a sandbox (bwrap's own). */
+  readonly cwd: string;
+  /** The fork's environment: the command's in mode none, `SANDBOX_TOOL_ENV` for a sandbox. */
+  readonly env: Record<string, string>;
+  /** bwrap mode: what the sandbox receives at the go; null in mode none. */
+  readonly sandbox: SandboxCall | null;
+}
+
+/** The helper's arguments before the namespace's init, up to its identity. */
+function outerHead(plan: LaunchPlan): string[] {
+  const head = [plan.tools.spawn, `--pidns=${plan.privilege}`];
   const runAs = effectiveRunAs(plan);
   if (runAs !== null) head.push(`--setuid=${runAs.uid}`, `--setgid=${runAs.gid}`);
-  head.push(`--backstop-ms=${Math.max(1, Math.round(plan.backstopMs))}`);
-  const inner = [...rlimitOptions(plan.limits)];
-  const egress = plan.mode === "bwrap" && plan.egressSocket !== undefined;
+  return head;
+}
+
+/** The inner helper's options: the forwarder, then the rlimits. */
+function innerOptions(plan: LaunchPlan): string[] {
   // The forwarder: the inner helper listens on the sandbox's loopback and
   // relays each connection to the proxy's socket (htmcp_spawn.c says why
   // it needs no trust).
-  if (egress) inner.unshift(`--egress=${SANDBOX_PROXY_PORT}:${SANDBOX_EGRESS_SOCKET}`);
-  // The go is awaited by the process that executes the command: the
-  // namespace's child (mode none), the inner helper, or the init right
-  // before it executes bwrap when bwrap runs the command itself.
-  const go = payload.kind === "command" && payload.go !== undefined
-    ? [payload.go === "null" ? "--go-null" : "--go"]
+  const egress = plan.mode === "bwrap" && plan.egressSocket !== undefined
+    ? [`--egress=${SANDBOX_PROXY_PORT}:${SANDBOX_EGRESS_SOCKET}`]
     : [];
-  if (payload.kind === "plan") inner.push("--plan");
-  else inner.push(...go, "--", ...payload.argv);
-  if (plan.mode === "none") return [...head, ...inner];
-  const unset = toolsInCLocale(plan, env) ? ["--unsetenv", TOOL_LOCALE[0]] : [];
-  const bwrap = [
-    ...head,
+  return [...egress, ...rlimitOptions(plan.limits)];
+}
+
+/**
+ * The argv of a bwrap-mode sandbox: the same for every call of `plan`, so
+ * one can be made before its call is known. The namespace's init opens the
+ * `/etc` copies as the command's uid and executes bwrap, which sets up the
+ * whole sandbox and runs the inner helper in it, which then waits for the
+ * call on stdin: nothing the call chose is on this argv or has run. The
+ * outer's backstop starts at the go, not at the fork. Pure.
+ *
+ * @param plan The launch plan fixed at startup (mode bwrap).
+ * @param policy The loaded policy (the jail root and bwrap's binds).
+ * @returns The argv, helper first.
+ */
+export function sandboxArgv(plan: LaunchPlan, policy: Policy): string[] {
+  const { tools } = plan;
+  const egress = plan.egressSocket !== undefined
+    ? ["--ro-bind", plan.egressSocket, SANDBOX_EGRESS_SOCKET]
+    : [];
+  return [
+    ...outerHead(plan),
+    "--backstop-at-go",
     "--init-exec",
     // In ETC_COPIES' order: the init opens them at the descriptors
     // buildBwrapArgs names in its `--file` operations.
     ...ETC_COPIES.map((file) => `--copy-in=${file}`),
     "--",
     tools.bwrap,
-    ...buildBwrapArgs(policy, { cwd, runAs: plan.runAs }, plan.layout ?? UNKNOWN_LAYOUT),
-    ...(egress ? ["--ro-bind", plan.egressSocket as string, SANDBOX_EGRESS_SOCKET] : []),
-  ];
-  if (!needsInnerHelper(plan, payload)) {
-    // One exec less: bwrap itself sets no_new_privs and inherits no stray
-    // descriptor (the helper closed them before exec'ing it), so with no
-    // rlimit to set there is nothing left for the inner helper to do.
-    // Here `inner` is [...go, "--", ...argv]: the go moves to the init.
-    return [
-      ...head,
-      ...go,
-      ...bwrap.slice(head.length),
-      ...unset,
-      "--",
-      ...inner.slice(go.length + 1),
-    ];
-  }
-  return [
-    ...bwrap,
+    // The jail root for bwrap's own working folder: the call's arrives
+    // with its request, and the inner helper changes to it in the sandbox's
+    // view of the files, where a symlink cannot lead out of the jail.
+    ...buildBwrapArgs(
+      policy,
+      { cwd: policy.jailRoot, runAs: plan.runAs },
+      plan.layout ?? UNKNOWN_LAYOUT,
+    ),
+    ...egress,
     "--ro-bind",
     tools.spawn,
     SANDBOX_HELPER_PATH,
-    ...unset,
     "--",
     SANDBOX_HELPER_PATH,
     "--inner",
-    ...inner,
+    "--request",
   ];
 }
 
-/** True when bwrap must run the helper again inside: rlimits, a plan, or the egress forwarder. */
-function needsInnerHelper(plan: LaunchPlan, payload: Payload): boolean {
-  return payload.kind === "plan" || rlimitOptions(plan.limits).length > 0 ||
-    plan.egressSocket !== undefined;
+function buildCall(
+  plan: LaunchPlan,
+  policy: Policy,
+  cwd: string,
+  env: Readonly<Record<string, string>>,
+  payload: Payload,
+): CallLaunch {
+  const inner = innerOptions(plan);
+  if (payload.kind === "plan") inner.push("--plan");
+  if (plan.mode === "bwrap") {
+    if (payload.kind === "command") inner.push("--", ...payload.argv);
+    return {
+      argv: sandboxArgv(plan, policy),
+      cwd: "/",
+      env: { ...SANDBOX_TOOL_ENV },
+      sandbox: {
+        cwd,
+        env: chainEnvironment(plan, env),
+        args: ["--inner", ...inner],
+        backstopMs: Math.max(1, Math.round(plan.backstopMs)),
+        // A plan always follows its request on stdin; one command reads
+        // its stdin text there, or /dev/null without one.
+        stdin: payload.kind === "plan" || payload.stdinText ? "piped" : "null",
+      },
+    };
+  }
+  const head = [...outerHead(plan), `--backstop-ms=${Math.max(1, Math.round(plan.backstopMs))}`];
+  // The go is awaited by the namespace's child, right before it executes
+  // the command.
+  if (payload.kind === "command") {
+    if (payload.go !== undefined) inner.push(payload.go === "null" ? "--go-null" : "--go");
+    inner.push("--", ...payload.argv);
+  }
+  return { argv: [...head, ...inner], cwd, env: chainEnvironment(plan, env), sandbox: null };
 }
 
 /**
- * The contained argv for one command: `[head, ...rest]`; the call runs as
- * `head` (`tools.spawn`) would with `rest` (a fork of the serving helper
- * handed `rest`). Pure, so the exact argv is testable without running
- * anything.
+ * How one command starts, contained (and in bwrap mode sandboxed). Pure, so
+ * the exact argv and request are testable without running anything.
  *
  * @param plan The launch plan fixed at startup.
  * @param policy The loaded policy (bwrap's binds come from it).
- * @param target The command, its arguments and cwd.
- * @returns The argv, helper first; the command is its last words.
+ * @param target The command, its arguments, cwd and environment.
+ * @returns The call's launch: in mode none the command is the argv's last
+ *   words; in bwrap mode they are the sandbox request's.
  *
  * @example
  * ```ts
  * import type { Policy } from "../config/types.ts";
- * import { buildLaunchArgv, type LaunchPlan } from "./launcher.ts";
+ * import { buildCallLaunch, type LaunchPlan } from "./launcher.ts";
  * declare const plan: LaunchPlan;
  * declare const policy: Policy;
- * const [head, ...rest] = buildLaunchArgv(plan, policy, {
+ * const launch = buildCallLaunch(plan, policy, {
  *   path: "/usr/bin/ls",
  *   args: ["-la"],
  *   cwd: policy.jailRoot,
+ *   env: { PATH: "/usr/bin" },
  * });
- * new Deno.Command(head!, { args: rest });
+ * launch.sandbox === null; // true in mode none
  * ```
  */
-export function buildLaunchArgv(plan: LaunchPlan, policy: Policy, target: LaunchTarget): string[] {
-  return buildArgv(plan, policy, target.cwd, target.env, {
+export function buildCallLaunch(
+  plan: LaunchPlan,
+  policy: Policy,
+  target: LaunchTarget,
+): CallLaunch {
+  return buildCall(plan, policy, target.cwd, target.env ?? {}, {
     kind: "command",
     argv: [target.path, ...target.args],
     go: target.go,
+    stdinText: target.stdinText ?? target.go === "stdin",
   });
 }
 
 /**
- * The argv and stdin for running `commandPlan` in one containment: the
+ * The launch and stdin for running `commandPlan` in one containment: the
  * helper reads the plan (with its nonce) from stdin, so neither appears on
  * argv, where `/proc/PID/cmdline` would show it to every local user.
  *
@@ -384,8 +445,8 @@ export function buildLaunchArgv(plan: LaunchPlan, policy: Policy, target: Launch
  * @param policy The loaded policy (the jail root and bwrap's binds).
  * @param commandPlan The judged plan to run.
  * @param nonce This run's hex nonce, which the helper's status record must carry.
- * @param env The plan's environment, as for `LaunchTarget.env`.
- * @returns The helper's argv and the encoded plan for its stdin.
+ * @param env The plan's environment.
+ * @returns The call's launch and the encoded plan for its stdin.
  * @throws {RangeError} When `commandPlan` or `nonce` is malformed (see `encodePlan`).
  */
 export function buildPlanLaunch(
@@ -393,10 +454,10 @@ export function buildPlanLaunch(
   policy: Policy,
   commandPlan: CommandPlan,
   nonce: string,
-  env?: Readonly<Record<string, string>>,
-): { argv: string[]; stdin: Uint8Array } {
+  env: Readonly<Record<string, string>> = {},
+): { launch: CallLaunch; stdin: Uint8Array } {
   return {
-    argv: buildArgv(plan, policy, commandPlan.cwd, env, { kind: "plan" }),
+    launch: buildCall(plan, policy, commandPlan.cwd, env, { kind: "plan" }),
     stdin: encodePlan(commandPlan, policy.jailRoot, nonce),
   };
 }
@@ -411,6 +472,5 @@ export function buildPlanLaunch(
 export function chainTools(plan: LaunchPlan): string[] {
   const { tools } = plan;
   if (plan.mode === "none") return [tools.spawn];
-  const inner = needsInnerHelper(plan, { kind: "command", argv: [] });
-  return inner ? [tools.spawn, tools.bwrap, SANDBOX_HELPER_PATH] : [tools.spawn, tools.bwrap];
+  return [tools.spawn, tools.bwrap, SANDBOX_HELPER_PATH];
 }

@@ -33,8 +33,9 @@
  */
 export { createExecutor, type ExecutorOptions } from "./executor.ts";
 export {
-  buildLaunchArgv,
+  buildCallLaunch,
   buildPlanLaunch,
+  type CallLaunch,
   chainEnvironment,
   chainTools,
   DEFAULT_LAUNCHER_TOOLS,
@@ -47,6 +48,9 @@ export {
   rlimitOptions,
   type RunAs,
   SANDBOX_HELPER_PATH,
+  SANDBOX_TOOL_ENV,
+  sandboxArgv,
+  type SandboxCall,
 } from "./launcher.ts";
 export {
   type CommandPlan,

@@ -12,6 +12,7 @@ import type { UserEntry } from "../sandbox/mod.ts";
 import { type LaunchPlan, SANDBOX_EGRESS_SOCKET } from "./launcher.ts";
 import { runContained } from "./run.ts";
 import type { ServingHelper } from "./serving_helper.ts";
+import type { SandboxAhead } from "./sandbox_ahead.ts";
 import type { ProbeResult } from "./types.ts";
 
 /** The shell every Linux system has; used only by the probes, never for commands. */
@@ -125,6 +126,7 @@ export async function probePlan(
   plan: LaunchPlan,
   policy: Policy,
   helper: ServingHelper,
+  ahead: SandboxAhead,
 ): Promise<ProbeResult> {
   const shell: ResolvedCommand = { name: "sh", path: PROBE_SHELL, realPath: PROBE_SHELL };
   const shadow = plan.mode === "bwrap"
@@ -154,6 +156,7 @@ export async function probePlan(
       hardening: null,
       killGraceMs: 1_000,
       helper,
+      ahead,
     },
     {
       callId: `probe-${name}`,

@@ -20,7 +20,7 @@
  *
  * @module
  */
-import { buildLaunchArgv, buildPlanLaunch, chainEnvironment } from "./launcher.ts";
+import { buildCallLaunch, buildPlanLaunch } from "./launcher.ts";
 import { planNonce, planStageCount } from "./plan.ts";
 import {
   launch,
@@ -58,18 +58,18 @@ export async function runContained(
     ...(request.env ?? {}),
     ...(hardening?.env ?? {}),
   };
-  const argv = buildLaunchArgv(planForRequest(settings, request), settings.policy, {
+  const callLaunch = buildCallLaunch(planForRequest(settings, request), settings.policy, {
     path: request.command.path,
     args,
     cwd: request.cwd,
     env: commandEnv,
+    stdinText: request.stdin !== undefined,
     ...(request.go === undefined ? {} : { go: request.stdin === undefined ? "null" : "stdin" }),
   });
   const { outcome } = await launch(settings, request, track, started, {
     name,
     commandPath: request.command.path,
-    argv,
-    env: chainEnvironment(settings.plan, commandEnv),
+    launch: callLaunch,
     // The helper leaves fd 0 as it found it for one command, so a pipe
     // here reaches the command (through every sandbox layer, which keep
     // stdin too); without stdin text the command reads /dev/null.
@@ -107,7 +107,7 @@ export async function runPlanContained(
   if (early !== null) return { ...early, stages: [] };
   const nonce = planNonce();
   const commandEnv = { ...settings.policy.childEnv, ...(request.env ?? {}) };
-  const { argv, stdin } = buildPlanLaunch(
+  const { launch: callLaunch, stdin } = buildPlanLaunch(
     planForRequest(settings, request),
     settings.policy,
     request.plan,
@@ -117,8 +117,7 @@ export async function runPlanContained(
   const { outcome, statuses } = await launch(settings, request, track, started, {
     name: request.name,
     commandPath: null,
-    argv,
-    env: chainEnvironment(settings.plan, commandEnv),
+    launch: callLaunch,
     stdin,
     record: { nonce, stages: planStageCount(request.plan) },
     go: request.go,

@@ -44,6 +44,7 @@ const KIND = {
   input: 0x49, // I
   end: 0x45, // E
   signal: 0x4b, // K
+  backstop: 0x42, // B
   drop: 0x44, // D
   stdout: 0x4f, // O
   stderr: 0x65, // e
@@ -76,6 +77,29 @@ export function encodeHelperRequest(
   if (entries.length > MAX_REQUEST_ENV || tokens.some((token) => token.includes("\0"))) return null;
   const body = ENCODER.encode(tokens.join("\0") + "\0");
   return body.byteLength > MAX_REQUEST_BYTES ? null : body;
+}
+
+/**
+ * What a sandbox made ahead reads on stdin at its go (`--inner --request`):
+ * `p` or `n` (the command's stdin follows, or it reads /dev/null), eight hex
+ * digits of length, then the request as `encodeHelperRequest` makes it.
+ * Pure.
+ *
+ * @returns The bytes, or null when the request cannot be encoded.
+ */
+export function encodeSandboxRequest(
+  cwd: string,
+  env: Readonly<Record<string, string>>,
+  args: readonly string[],
+  stdin: "piped" | "null",
+): Uint8Array | null {
+  const request = encodeHelperRequest(cwd, env, args);
+  if (request === null) return null;
+  const bytes = new Uint8Array(9 + request.byteLength);
+  bytes[0] = stdin === "piped" ? 0x70 : 0x6e; // p, n
+  writeHex(bytes, 1, request.byteLength);
+  bytes.set(request, 9);
+  return bytes;
 }
 
 /** One frame to the helper: its head, then `payload`. Pure. */
@@ -202,6 +226,8 @@ export interface ServedCall {
   closeInput(): void;
   /** Signals the call's outer: SIGALRM is the polite kill, SIGKILL the last resort. */
   kill(signal: "SIGALRM" | "SIGKILL"): void;
+  /** Starts the backstop of a call made ahead (`--backstop-at-go`): `ms` from now. */
+  startBackstop(ms: number): void;
   /** Stops reading its output: `drained` settles now. */
   drop(): void;
 }
@@ -337,6 +363,8 @@ export class ServingHelper {
       },
       closeInput: () => send(KIND.end, new Uint8Array()),
       kill: (signal) => send(KIND.signal, ENCODER.encode(String(SIGNAL_NUMBERS[signal]))),
+      startBackstop: (ms) =>
+        send(KIND.backstop, ENCODER.encode(String(Math.max(1, Math.round(ms))))),
       drop: () => {
         send(KIND.drop, new Uint8Array());
         running.streamsOpen = 0;

@@ -37,11 +37,9 @@
  *   check) leads nowhere or to a read-only system file.
  *
  * The environment is not put on this argv (`--setenv`): argv is readable by
- * every local user through `/proc/PID/cmdline`. The launcher hands bwrap the
- * already scrubbed environment (`clearEnv` + the policy's child env), which
- * bwrap passes on unchanged but for the launcher's own `LC_ALL=C` (its tools'
- * locale), which it removes by name (`--unsetenv LC_ALL`, added by the
- * launcher) when the policy passes no `LC_ALL`. bwrap itself adds `PWD`.
+ * every local user through `/proc/PID/cmdline`. bwrap runs with only
+ * `LC_ALL=C`; the command's environment reaches the helper inside the
+ * sandbox with the call's request, on a pipe (`launcher.ts`).
  *
  * @module
  */

@@ -14,6 +14,8 @@ import {
   type ExecOutcome,
   type Executor,
 } from "../../src/exec/mod.ts";
+import type { CallLaunch } from "../../src/exec/mod.ts";
+import { encodeSandboxRequest } from "../../src/exec/serving_helper.ts";
 import { createRedactor, type Redactor } from "../../src/redact/mod.ts";
 import { makePolicy, TEST_LIMITS } from "../_helpers/policy.ts";
 import { assertSandboxMode, prepareJail } from "../_helpers/jail.ts";
@@ -118,13 +120,26 @@ export async function runWithToolRemovedAfterStartup(
       // our executor's child, checked to be the helper before the signal.
       await endServingHelper(built.executor, copy);
     }
-    const outcome = await built.executor.run({
-      callId: "1",
-      command: policy.allowlist.get("sh")!,
-      args: ["-c", "touch canary"],
-      cwd: jail,
-      redactor: NO_REDACTION,
-    });
+    const sh = (callId: string, script: string) =>
+      built.executor.run({
+        callId,
+        command: policy.allowlist.get("sh")!,
+        args: ["-c", script],
+        cwd: jail,
+        redactor: NO_REDACTION,
+      });
+    if (tool === "bwrap") {
+      // A sandbox made ahead of this call, if bwrap was still there when it
+      // was made, is a whole one (pid 2 of its own namespace); made after
+      // the removal, it failed, and the call with it. The call after it
+      // needs a new sandbox either way, and is the one under test.
+      const ahead = await sh("0", "echo $$");
+      const whole = ahead.code === "OK" && ahead.stdout === "2\n";
+      if (!whole && ahead.code !== "CONTAINMENT_UNAVAILABLE") {
+        throw new Error(`the sandbox made ahead ran, but not whole: ${JSON.stringify(ahead)}`);
+      }
+    }
+    const outcome = await sh("1", "touch canary");
     await built.executor.shutdown();
     const canaryCreated = await exists(`${jail}/canary`);
     return { outcome, canaryCreated };
@@ -349,4 +364,47 @@ export async function samplePeak(
 export function uniqueSleep(): string {
   const digits = String(Math.floor(Math.random() * 1e9)).padStart(9, "0");
   return `300.${digits}`;
+}
+
+/**
+ * Starts `launch` as the helper's own process (no serving helper), as a fork
+ * of the serving helper would run it, optionally under `via` (a program and
+ * its options, such as setpriv's): in bwrap mode its sandbox then gets the
+ * request on stdin, which then closes (its backstop stays unstarted: only
+ * the serving helper can start it).
+ */
+export async function startLaunch(
+  launch: CallLaunch,
+  options: { via?: readonly string[]; detached?: boolean; output?: "piped" | "null" } = {},
+): Promise<Deno.ChildProcess> {
+  const argv = [...(options.via ?? []), ...launch.argv];
+  const child = new Deno.Command(argv[0]!, {
+    args: argv.slice(1),
+    cwd: launch.cwd,
+    clearEnv: true,
+    env: launch.env,
+    stdin: "piped",
+    stdout: options.output ?? "piped",
+    stderr: options.output ?? "piped",
+    detached: options.detached ?? false,
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const sandbox = launch.sandbox;
+  if (sandbox !== null) {
+    const request = encodeSandboxRequest(sandbox.cwd, sandbox.env, sandbox.args, sandbox.stdin);
+    if (request === null) throw new Error("unencodable request");
+    await writer.write(request);
+  }
+  await writer.close();
+  return child;
+}
+
+/** `startLaunch`, to its end: its exit status and output. */
+export async function spawnLaunch(
+  launch: CallLaunch,
+  options: { via?: readonly string[] } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = await (await startLaunch(launch, options)).output();
+  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  return { code: out.code, stdout: decode(out.stdout), stderr: decode(out.stderr) };
 }

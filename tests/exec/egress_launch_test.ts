@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import {
-  buildLaunchArgv,
+  buildCallLaunch,
   chainEnvironment,
   DEFAULT_LAUNCHER_TOOLS,
   type LaunchPlan,
@@ -33,8 +33,9 @@ function plan(over: Partial<LaunchPlan> = {}): LaunchPlan {
   };
 }
 
-Deno.test("buildLaunchArgv() binds the egress socket read-only and starts the forwarder in the inner helper", () => {
-  const argv = buildLaunchArgv(plan({ egressSocket: SOCKET }), policy, target);
+Deno.test("buildCallLaunch() binds the egress socket read-only and starts the forwarder in the inner helper", () => {
+  const launch = buildCallLaunch(plan({ egressSocket: SOCKET }), policy, target);
+  const argv = launch.argv;
   const bind = argv.indexOf(SOCKET);
   assert.deepEqual(argv.slice(bind - 1, bind + 2), [
     "--ro-bind",
@@ -42,21 +43,24 @@ Deno.test("buildLaunchArgv() binds the egress socket read-only and starts the fo
     "/dev/.htmcp-egress.sock",
   ]);
   assert.ok(argv.includes("--unshare-net"), "the namespace stays empty");
-  const inner = argv.lastIndexOf(SANDBOX_HELPER_PATH);
-  assert.deepEqual(argv.slice(inner, inner + 3), [
-    SANDBOX_HELPER_PATH,
+  assert.deepEqual(argv.slice(-3), [SANDBOX_HELPER_PATH, "--inner", "--request"]);
+  assert.deepEqual(launch.sandbox!.args, [
     "--inner",
     "--egress=3128:/dev/.htmcp-egress.sock",
+    "--",
+    "/usr/bin/curl",
+    "http://example.org/",
   ]);
-  assert.deepEqual(argv.slice(-3), ["--", "/usr/bin/curl", "http://example.org/"]);
+  assert.equal(launch.sandbox!.env["HTTPS_PROXY"], "http://127.0.0.1:3128");
 });
 
-Deno.test("buildLaunchArgv() has no forwarder and no socket without the proxy", () => {
-  const argv = buildLaunchArgv(plan(), policy, target);
-  assert.ok(!argv.some((arg) => arg.startsWith("--egress")));
-  assert.ok(!argv.includes("/dev/.htmcp-egress.sock"));
+Deno.test("buildCallLaunch() has no forwarder and no socket without the proxy", () => {
+  const launch = buildCallLaunch(plan(), policy, target);
+  const words = [...launch.argv, ...launch.sandbox!.args];
+  assert.ok(!words.some((arg) => arg.startsWith("--egress")));
+  assert.ok(!words.includes("/dev/.htmcp-egress.sock"));
   // Mode none has no network namespace to forward into: the plan's socket is ignored.
-  const none = buildLaunchArgv(plan({ mode: "none", egressSocket: SOCKET }), policy, target);
+  const none = buildCallLaunch(plan({ mode: "none", egressSocket: SOCKET }), policy, target).argv;
   assert.ok(!none.some((arg) => arg.startsWith("--egress") || arg === SOCKET));
 });
 

@@ -1,13 +1,16 @@
 import assert from "node:assert/strict";
 import {
-  buildLaunchArgv,
+  buildCallLaunch,
   chainEnvironment,
   chainTools,
   createExecutor,
   DEFAULT_LAUNCHER_TOOLS,
   type LaunchPlan,
+  type LaunchTarget,
   rlimitOptions,
   SANDBOX_HELPER_PATH,
+  SANDBOX_TOOL_ENV,
+  sandboxArgv,
 } from "../../src/exec/mod.ts";
 import { detectHostLayout, ETC_COPIES, FIRST_COPY_FD } from "../../src/sandbox/mod.ts";
 import { makePolicy, TEST_LIMITS } from "../_helpers/policy.ts";
@@ -17,6 +20,7 @@ import {
   NO_REDACTION,
   runWithToolRemovedAfterStartup,
   setup,
+  spawnLaunch,
   uniqueSleep,
   waitForMarker,
 } from "./_fixtures.ts";
@@ -42,40 +46,45 @@ function plan(over: Partial<LaunchPlan> = {}): LaunchPlan {
 
 const SPAWN = DEFAULT_LAUNCHER_TOOLS.spawn;
 
-Deno.test("buildLaunchArgv() is one helper exec: PID namespace, backstop, then the command", () => {
-  assert.deepEqual(buildLaunchArgv(plan(), policy, target), [
+/** Mode none: the call's whole argv. */
+const argvOf = (p: LaunchPlan, t: LaunchTarget = target) => buildCallLaunch(p, policy, t).argv;
+
+Deno.test("buildCallLaunch() in mode none is one helper exec: PID namespace, backstop, then the command", () => {
+  const launch = buildCallLaunch(plan(), policy, target);
+  assert.deepEqual(launch.argv, [
     SPAWN,
     "--pidns=root",
     "--backstop-ms=32000",
     "--",
     ...argvTail,
   ]);
+  assert.equal(launch.cwd, policy.jailRoot);
+  assert.equal(launch.sandbox, null);
 });
 
-Deno.test("buildLaunchArgv() passes argv verbatim after the absolute command path (no shell)", () => {
-  const argv = buildLaunchArgv(plan(), policy, target);
+Deno.test("buildCallLaunch() passes argv verbatim after the absolute command path (no shell)", () => {
+  const argv = argvOf(plan());
   assert.deepEqual(argv.slice(-3), ["/usr/bin/ls", "-la", "; rm -rf /"]);
   assert.ok(!argv.includes("/bin/sh") && !argv.includes("-c"));
+  const sandbox = buildCallLaunch(plan({ mode: "bwrap" }), policy, target).sandbox!;
+  assert.deepEqual(sandbox.args.slice(-4), ["--", ...argvTail]);
 });
 
-Deno.test("buildLaunchArgv() uses a user namespace when the server cannot unshare a PID namespace itself", () => {
-  const argv = buildLaunchArgv(plan({ privilege: "user", serverIsRoot: false }), policy, target);
+Deno.test("buildCallLaunch() uses a user namespace when the server cannot unshare a PID namespace itself", () => {
+  const argv = argvOf(plan({ privilege: "user", serverIsRoot: false }));
   assert.deepEqual(argv.slice(0, 2), [SPAWN, "--pidns=user"]);
 });
 
-Deno.test("buildLaunchArgv() in bwrap mode drops a root server to the run-as identity and execs bwrap as the init", () => {
-  const argv = buildLaunchArgv(
-    plan({ mode: "bwrap", runAs: { uid: 65534, gid: 65534 } }),
-    policy,
-    target,
-  );
+Deno.test("sandboxArgv() drops a root server to the run-as identity, execs bwrap as the init, and waits for the call", () => {
+  const p = plan({ mode: "bwrap", runAs: { uid: 65534, gid: 65534 } });
+  const argv = sandboxArgv(p, policy);
   const copies = ETC_COPIES.map((file) => `--copy-in=${file}`);
   assert.deepEqual(argv.slice(0, 7 + copies.length), [
     SPAWN,
     "--pidns=root",
     "--setuid=65534",
     "--setgid=65534",
-    "--backstop-ms=32000",
+    "--backstop-at-go",
     "--init-exec",
     ...copies,
     "--",
@@ -87,67 +96,78 @@ Deno.test("buildLaunchArgv() in bwrap mode drops a root server to the run-as ide
     const at = bwrap.indexOf(file);
     assert.deepEqual(bwrap.slice(at - 2, at), ["--file", String(FIRST_COPY_FD + i)]);
   });
-  // No rlimit to set: bwrap runs the command itself.
-  assert.ok(!argv.includes(SANDBOX_HELPER_PATH));
-  assert.deepEqual(argv.slice(argv.lastIndexOf("--")), ["--", ...argvTail]);
-});
-
-Deno.test("buildLaunchArgv() in bwrap mode with rlimits binds the helper read-only and runs it inside", () => {
-  const limits = { ...TEST_LIMITS, openFiles: 64 };
-  const argv = buildLaunchArgv(plan({ mode: "bwrap", limits }), policy, target);
+  // The helper bound read-only inside, waiting for the call on stdin.
   const bind = argv.indexOf(SANDBOX_HELPER_PATH);
   assert.deepEqual(argv.slice(bind - 2, bind + 1), ["--ro-bind", SPAWN, SANDBOX_HELPER_PATH]);
-  const sep = argv.lastIndexOf("--");
-  assert.deepEqual(argv.slice(sep - 4), [
+  assert.deepEqual(argv.slice(argv.lastIndexOf("--")), [
     "--",
     SANDBOX_HELPER_PATH,
     "--inner",
-    "--rlimit=nofile=64:64",
-    "--",
-    ...argvTail,
+    "--request",
   ]);
+  // Nothing of the call is on it: the same argv serves every call.
+  assert.deepEqual(buildCallLaunch(p, policy, target).argv, argv);
+  assert.ok(!argv.some((a) => a.startsWith("--backstop-ms") || argvTail.includes(a)));
 });
 
-Deno.test("buildLaunchArgv() honours runAs in both modes, and null keeps the server's uid", () => {
+Deno.test("buildCallLaunch() in bwrap mode puts the call in the sandbox's request: cwd, whole environment, rlimits, command", () => {
+  const limits = { ...TEST_LIMITS, openFiles: 64 };
+  const env = { PATH: "/usr/bin", LANG: "C.UTF-8" };
+  const launch = buildCallLaunch(plan({ mode: "bwrap", limits }), policy, {
+    ...target,
+    env,
+    stdinText: true,
+  });
+  assert.deepEqual(launch.sandbox, {
+    cwd: policy.jailRoot,
+    env,
+    args: ["--inner", "--rlimit=nofile=64:64", "--", ...argvTail],
+    backstopMs: 32000,
+    stdin: "piped",
+  });
+  // bwrap itself runs in the C locale, with nothing of the command's.
+  assert.equal(launch.cwd, "/");
+  assert.deepEqual(launch.env, SANDBOX_TOOL_ENV);
+  assert.ok(!launch.argv.some((a) => a.includes("C.UTF-8") || a === "/usr/bin"));
+  const quiet = buildCallLaunch(plan({ mode: "bwrap" }), policy, { ...target, go: "null" });
+  assert.equal(quiet.sandbox!.stdin, "null");
+});
+
+Deno.test("buildCallLaunch() honours runAs in both modes, and null keeps the server's uid", () => {
   for (const mode of ["none", "bwrap"] as const) {
-    const argv = buildLaunchArgv(plan({ mode, runAs: { uid: 1234, gid: 4321 } }), policy, target);
+    const argv = argvOf(plan({ mode, runAs: { uid: 1234, gid: 4321 } }));
     assert.deepEqual(argv.slice(1, 4), ["--pidns=root", "--setuid=1234", "--setgid=4321"]);
-    const kept = buildLaunchArgv(plan({ mode, runAs: null }), policy, target);
+    const kept = argvOf(plan({ mode, runAs: null }));
     assert.ok(!kept.some((a) => a.startsWith("--setuid") || a.startsWith("--setgid")));
   }
 });
 
-Deno.test("buildLaunchArgv() in bwrap mode does not drop privileges a non-root server does not have", () => {
-  const argv = buildLaunchArgv(
-    plan({ mode: "bwrap", serverIsRoot: false, privilege: "user" }),
-    policy,
-    target,
-  );
+Deno.test("buildCallLaunch() in bwrap mode does not drop privileges a non-root server does not have", () => {
+  const argv = argvOf(plan({ mode: "bwrap", serverIsRoot: false, privilege: "user" }));
   assert.ok(!argv.some((a) => a.startsWith("--setuid") || a.startsWith("--reuid")));
 });
 
-Deno.test("buildLaunchArgv() without a run-as identity never changes the uid", () => {
-  const argv = buildLaunchArgv(plan(), policy, target);
+Deno.test("buildCallLaunch() without a run-as identity never changes the uid", () => {
+  const argv = argvOf(plan());
   assert.ok(!argv.some((a) => a.startsWith("--setuid") || a.startsWith("--reuid")));
 });
 
-Deno.test("buildLaunchArgv() passes the rlimits to the innermost helper, only when set", () => {
-  assert.ok(!buildLaunchArgv(plan(), policy, target).some((a) => a.startsWith("--rlimit")));
+Deno.test("buildCallLaunch() passes the rlimits to the innermost helper, only when set", () => {
+  assert.ok(!argvOf(plan()).some((a) => a.startsWith("--rlimit")));
   const limits = { ...TEST_LIMITS, maxProcesses: 64, cpuSeconds: 2 };
-  const limited = buildLaunchArgv(plan({ limits }), policy, target);
-  assert.deepEqual(limited.slice(3), [
+  assert.deepEqual(argvOf(plan({ limits })).slice(3), [
     "--rlimit=cpu=2:3",
     "--rlimit=nproc=64:64",
     "--",
     ...argvTail,
   ]);
-  const sandboxed = buildLaunchArgv(plan({ mode: "bwrap", limits }), policy, target);
-  const inner = sandboxed.indexOf("--inner");
-  assert.deepEqual(sandboxed.slice(inner + 1, inner + 3), [
+  const sandboxed = buildCallLaunch(plan({ mode: "bwrap", limits }), policy, target);
+  assert.deepEqual(sandboxed.sandbox!.args.slice(0, 3), [
+    "--inner",
     "--rlimit=cpu=2:3",
     "--rlimit=nproc=64:64",
   ]);
-  assert.ok(sandboxed.findIndex((a) => a.startsWith("--rlimit")) > inner);
+  assert.ok(!sandboxed.argv.some((a) => a.startsWith("--rlimit")));
 });
 
 Deno.test("rlimitOptions() maps each policy limit to its rlimit with equal soft and hard values", () => {
@@ -171,35 +191,20 @@ Deno.test("rlimitOptions() maps each policy limit to its rlimit with equal soft 
 });
 
 Deno.test("chainTools() lists every binary the launcher executes, in order", () => {
-  assert.deepEqual(chainTools(plan({ mode: "bwrap" })), [SPAWN, "/usr/bin/bwrap"]);
-  assert.deepEqual(
-    chainTools(plan({ mode: "bwrap", limits: { ...TEST_LIMITS, cpuSeconds: 1 } })),
-    [SPAWN, "/usr/bin/bwrap", SANDBOX_HELPER_PATH],
-  );
+  assert.deepEqual(chainTools(plan({ mode: "bwrap" })), [
+    SPAWN,
+    "/usr/bin/bwrap",
+    SANDBOX_HELPER_PATH,
+  ]);
   assert.deepEqual(chainTools(plan({ limits: { ...TEST_LIMITS, openFiles: 64 } })), [SPAWN]);
 });
 
-Deno.test("chainEnvironment() gives bwrap's tools LC_ALL=C, which bwrap removes before the command", () => {
-  const env = { PATH: "/usr/bin", LANG: "C.UTF-8" };
-  const bwrap = plan({ mode: "bwrap" });
-  assert.deepEqual(chainEnvironment(bwrap, env), { ...env, LC_ALL: "C" });
-  const argv = buildLaunchArgv(bwrap, policy, { ...target, env });
-  const at = argv.indexOf("--unsetenv");
-  assert.deepEqual(argv.slice(at), ["--unsetenv", "LC_ALL", "--", ...argvTail]);
-  // No value ever goes on argv (readable by every local user).
-  assert.ok(!argv.some((a) => a.includes("C.UTF-8") || a === "/usr/bin"));
-});
-
-Deno.test("chainEnvironment() changes nothing in none mode or when the policy passes LC_ALL", () => {
+Deno.test("chainEnvironment() is the command's environment, with the proxy variables only while egress is on", () => {
   const env = { PATH: "/usr/bin", LANG: "C.UTF-8" };
   assert.deepEqual(chainEnvironment(plan(), env), env);
-  assert.ok(!buildLaunchArgv(plan(), policy, { ...target, env }).includes("--unsetenv"));
-  const own = { ...env, LC_ALL: "C.UTF-8" };
-  const bwrap = plan({ mode: "bwrap" });
-  assert.deepEqual(chainEnvironment(bwrap, own), own);
-  assert.ok(!buildLaunchArgv(bwrap, policy, { ...target, env: own }).includes("--unsetenv"));
-  // Without the command's environment the argv cannot know: it adds nothing.
-  assert.ok(!buildLaunchArgv(bwrap, policy, target).includes("--unsetenv"));
+  assert.deepEqual(chainEnvironment(plan({ mode: "bwrap" }), env), env);
+  const proxied = chainEnvironment(plan({ mode: "bwrap", egressSocket: "/run/x.sock" }), env);
+  assert.equal(proxied.HTTPS_PROXY, "http://127.0.0.1:3128");
 });
 
 Deno.test("[bwrap] run() hands the command an LC_ALL the policy passes, unchanged", async () => {
@@ -233,7 +238,6 @@ Deno.test("[bwrap] run() hands the command an LC_ALL the policy passes, unchange
         lines,
         [
           ...Object.entries(p.childEnv).map(([k, v]) => `${k}=${v}`),
-          `PWD=${jail}`,
         ].sort(),
       );
     } finally {
@@ -360,11 +364,11 @@ Deno.test("run() returns CONTAINMENT_UNAVAILABLE and runs nothing when bwrap van
   assert.equal(canaryCreated, false);
 });
 
-Deno.test("buildLaunchArgv() spawned detached still puts the command at pid 2 in its own session", async () => {
+Deno.test("buildCallLaunch() spawned detached still puts the command at pid 2 in its own session", async () => {
   const dir = await makeJail();
   try {
     const p = makePolicy({ jailRoot: dir });
-    const argv = buildLaunchArgv(plan(), p, {
+    const argv = argvOf(plan(), {
       path: "/bin/sh",
       args: ["-c", "echo $$"],
       cwd: p.jailRoot,
@@ -396,22 +400,19 @@ for (const mode of ["none", "bwrap"] as const) {
     const dir = await makeJail();
     try {
       const p = makePolicy({ jailRoot: dir });
-      const argv = buildLaunchArgv(
+      const launch = buildCallLaunch(
         { ...plan({ mode, runAs: { uid: 4242, gid: 4343 } }), layout: detectHostLayout() },
         p,
-        { path: "/bin/sh", args: ["-c", "id -u; id -g; id -G; echo $$"], cwd: p.jailRoot },
+        {
+          path: "/bin/sh",
+          args: ["-c", "id -u; id -g; id -G; echo $$"],
+          cwd: p.jailRoot,
+          env: { PATH: "/usr/bin:/bin" },
+        },
       );
-      const out = await new Deno.Command(argv[0]!, {
-        args: argv.slice(1),
-        cwd: p.jailRoot,
-        clearEnv: true,
-        env: { PATH: "/usr/bin:/bin" },
-        stdin: "null",
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const text = new TextDecoder().decode(out.stdout);
-      assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+      const out = await spawnLaunch(launch);
+      const text = out.stdout;
+      assert.equal(out.code, 0, out.stderr);
       // bwrap maps the dropped identity to itself inside the sandbox.
       assert.deepEqual(text.trim().split("\n"), ["4242", "4343", "4343", "2"]);
     } finally {

@@ -224,6 +224,26 @@ Deno.test("a served call without its go byte runs nothing (the canary is never c
   });
 });
 
+Deno.test("--backstop-at-go: a call's backstop starts at its B frame, and not before", async () => {
+  await withRawHelper(async (helper) => {
+    const sleeper = (id: number) =>
+      start(id, "/", [PIDNS, "--backstop-at-go"], ["/bin/sleep", "30"], "n");
+    await helper.send(sleeper(1));
+    await helper.send(sleeper(2));
+    // 300 ms without a go: neither backstop has started.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(helper.calls.get(1)?.status ?? null, null);
+    await helper.send(encodeFrame("B".charCodeAt(0), 1, encode("100")));
+    // Killed by its backstop: the outer's 137, as a wait status.
+    assert.equal((await helper.ended(1)).status, 137 << 8);
+    assert.equal(helper.calls.get(2)?.status ?? null, null);
+    // Only a number of milliseconds starts one: anything else is ignored.
+    await helper.send(encodeFrame("B".charCodeAt(0), 2, encode("-5")));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(helper.calls.get(2)?.status ?? null, null);
+  });
+});
+
 Deno.test("calls in flight in one serving helper keep their own cwd, input, output and status", async () => {
   await withRawHelper(async (helper, dir) => {
     await Deno.mkdir(`${dir}/b`);

@@ -5,25 +5,29 @@
  * would build, in both modes.
  */
 import assert from "node:assert/strict";
-import { buildLaunchArgv, DEFAULT_LAUNCHER_TOOLS, type LaunchPlan } from "../../src/exec/mod.ts";
+import {
+  buildCallLaunch,
+  type CallLaunch,
+  DEFAULT_LAUNCHER_TOOLS,
+  type LaunchPlan,
+} from "../../src/exec/mod.ts";
 import { detectHostLayout } from "../../src/sandbox/mod.ts";
 import { makePolicy, TEST_LIMITS } from "../_helpers/policy.ts";
-import { makeJail } from "./_fixtures.ts";
+import { makeJail, spawnLaunch } from "./_fixtures.ts";
 
 const UNPRIVILEGED = "4242";
 
-async function runAsUser(argv: string[], cwd: string) {
-  const out = await new Deno.Command("/usr/bin/setpriv", {
-    args: [`--reuid=${UNPRIVILEGED}`, `--regid=${UNPRIVILEGED}`, "--clear-groups", "--", ...argv],
-    cwd,
-    clearEnv: true,
-    env: { PATH: "/usr/bin:/bin" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = (b: Uint8Array) => new TextDecoder().decode(b);
-  return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
+/** The launch as a non-root server would start it. */
+function runAsUser(launch: CallLaunch) {
+  return spawnLaunch(launch, {
+    via: [
+      "/usr/bin/setpriv",
+      `--reuid=${UNPRIVILEGED}`,
+      `--regid=${UNPRIVILEGED}`,
+      "--clear-groups",
+      "--",
+    ],
+  });
 }
 
 for (const mode of ["none", "bwrap"] as const) {
@@ -41,12 +45,13 @@ for (const mode of ["none", "bwrap"] as const) {
         limits: { ...TEST_LIMITS, openFiles: 64 },
         layout: detectHostLayout(),
       };
-      const argv = buildLaunchArgv(plan, policy, {
+      const launch = buildCallLaunch(plan, policy, {
         path: "/bin/sh",
         args: ["-c", "echo $$; id -u; ulimit -n"],
         cwd: policy.jailRoot,
+        env: { PATH: "/usr/bin:/bin" },
       });
-      const out = await runAsUser(argv, policy.jailRoot);
+      const out = await runAsUser(launch);
       assert.equal(out.code, 0, out.stderr);
       const [pid, uid, nofile] = out.stdout.trim().split("\n");
       assert.equal(pid, "2");

@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import type { SandboxMode } from "../../src/config/types.ts";
-import { buildLaunchArgv, DEFAULT_LAUNCHER_TOOLS, type LaunchPlan } from "../../src/exec/mod.ts";
+import { buildCallLaunch, DEFAULT_LAUNCHER_TOOLS, type LaunchPlan } from "../../src/exec/mod.ts";
 import { detectHostLayout } from "../../src/sandbox/mod.ts";
 import { makePolicy } from "../_helpers/policy.ts";
 import {
@@ -20,6 +20,7 @@ import {
   procStates,
   type Setup,
   setup,
+  startLaunch,
   uniqueSleep,
   waitForMarker,
 } from "../exec/_fixtures.ts";
@@ -189,19 +190,13 @@ for (const mode of MODES) {
         limits: policy.limits,
         layout: detectHostLayout(),
       };
-      const [head, ...rest] = buildLaunchArgv(plan, policy, {
+      const launch = buildCallLaunch(plan, policy, {
         path: "/bin/sh",
         args: ["-c", `setsid sleep ${m} & sleep ${m}`],
         cwd: policy.jailRoot,
+        env: { PATH: "/usr/bin:/bin" },
       });
-      const launcher = new Deno.Command(head!, {
-        args: rest,
-        cwd: policy.jailRoot,
-        stdin: "null",
-        stdout: "null",
-        stderr: "null",
-        detached: true,
-      }).spawn();
+      const launcher = await startLaunch(launch, { detached: true, output: "null" });
       const pids = await waitForMarker(m, 2);
       launcher.kill("SIGKILL");
       await launcher.status;

@@ -26,6 +26,10 @@
  *                             run a plan in the jail's view of the files).
  *                             With --egress=PORT:SOCKET it first starts the
  *                             egress forwarder (see start_forwarder()).
+ *                             With --request it first waits for the call
+ *                             on stdin (read_request()): a sandbox made
+ *                             before its call, whose outer starts its
+ *                             backstop only at the go (--backstop-at-go).
  *
  * Exit status: the command's, 128+N when it died of signal N, 137 when the
  * tree was killed on request or by the backstop, 125 when the containment
@@ -87,6 +91,8 @@ struct options {
   int pidns;        /* 0: no namespace (--inner), 1: root, 2: user */
   long uid, gid;    /* -1: keep */
   long backstop_ms; /* 0: none */
+  int backstop_at_go; /* the backstop's milliseconds come with the go (SIGUSR1) */
+  int request;        /* --inner --request: the call arrives on stdin */
   int init_exec;    /* the namespace's init execs argv itself (bwrap) */
   int plan;
   int go;           /* 0: start at once, 1: after the go byte (stdin follows), 2: same, then /dev/null */
@@ -642,6 +648,8 @@ static void parse(struct options *o, int argc, char **argv) {
     else if (strncmp(a, "--setuid=", 9) == 0) o->uid = number(a + 9, "--setuid");
     else if (strncmp(a, "--setgid=", 9) == 0) o->gid = number(a + 9, "--setgid");
     else if (strncmp(a, "--backstop-ms=", 14) == 0) o->backstop_ms = number(a + 14, "--backstop-ms");
+    else if (strcmp(a, "--backstop-at-go") == 0) o->backstop_at_go = 1;
+    else if (strcmp(a, "--request") == 0) o->request = 1;
     else if (strncmp(a, "--rlimit=", 9) == 0) parse_rlimit(o, a + 9);
     else if (strncmp(a, "--copy-in=", 10) == 0) {
       if (o->ncopies == MAX_COPIES || a[10] != '/') {
@@ -671,6 +679,18 @@ static void parse(struct options *o, int argc, char **argv) {
     }
   }
   o->argv = argv + i;
+  if (o->request) {
+    /* The request brings the command (or the plan) and is the go itself. */
+    if (o->pidns != 0 || o->plan || o->go != 0 || o->argv[0] != NULL) {
+      errno = EINVAL;
+      setup_failed("--request is alone after --inner (the call arrives on stdin)");
+    }
+    return;
+  }
+  if (o->backstop_at_go && o->backstop_ms != 0) {
+    errno = EINVAL;
+    setup_failed("--backstop-at-go with --backstop-ms");
+  }
   if (o->plan && o->go != 0) {
     errno = EINVAL;
     setup_failed("--go with --plan (a plan starts when it arrives on stdin)");
@@ -743,6 +763,59 @@ static int parse_request(char *bytes, size_t length, char ***argv_out, char *sel
   return argc;
 }
 
+/*
+ * --inner --request: a sandbox made ahead of its call. bwrap has set up
+ * everything that is the same for every call; what the call is (its
+ * working folder, environment, rlimits, the command or --plan) arrives on
+ * stdin only at its go, once the call's attempt record is durable: 'p' or
+ * 'n' (the command's stdin: what follows on this pipe, or /dev/null), eight
+ * hex digits of length, then the request as parse_request() reads it. The
+ * request is what bwrap would otherwise have been told to run after
+ * `--inner`, so it may hold only what an inner helper may be given: no
+ * namespace, no identity, no copies, no second request. End of file first
+ * (the server let the call go, or is gone) ends it here, having run nothing.
+ */
+static char request_bytes[MAX_REQUEST_BYTES];
+
+static int read_exactly(char *into, size_t length) {
+  for (size_t at = 0; at < length;) {
+    ssize_t n = read(0, into + at, length - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return 0;
+    at += (size_t)n;
+  }
+  return 1;
+}
+
+static void read_request(struct options *o, char *self) {
+  char head[10] = {0};
+  if (!read_exactly(head, 9)) _exit(EXIT_SETUP);
+  char *end;
+  errno = 0;
+  unsigned long length = strtoul(head + 1, &end, 16);
+  if ((head[0] != 'p' && head[0] != 'n') || errno != 0 || *end != '\0' || head[1] == '-' ||
+      head[1] == '+' || head[1] == ' ' || length == 0 || length > MAX_REQUEST_BYTES) {
+    errno = EINVAL;
+    setup_failed("request header");
+  }
+  if (!read_exactly(request_bytes, length)) _exit(EXIT_SETUP);
+  if (head[0] == 'n') {
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null < 0 || dup2(null, 0) < 0) setup_failed("/dev/null");
+    close(null);
+  }
+  char **argv;
+  int argc = parse_request(request_bytes, length, &argv, self);
+  struct options given = {0};
+  parse(&given, argc, argv);
+  if (given.pidns != 0 || given.uid >= 0 || given.init_exec || given.ncopies != 0 ||
+      given.backstop_ms != 0 || given.backstop_at_go || given.request || given.go != 0) {
+    errno = EINVAL;
+    setup_failed("request (only what an inner helper is given)");
+  }
+  *o = given;
+}
+
 /* ---- outer and init ----------------------------------------------------- */
 
 static void write_file(const char *path, const char *text) {
@@ -810,7 +883,7 @@ static _Noreturn void run_init(const struct options *o, int lifeline) {
   if (poll(&alive, 1, 0) != 0) _exit(EXIT_SETUP);
   close(lifeline);
   if (o->init_exec) {
-    /* The sandbox runs the command itself: the go is awaited before it starts. */
+    /* What runs the command is exec'd here (bwrap): a go, if asked for, comes first. */
     await_go(o);
     reset_signals();
     close_above_stderr();
@@ -851,6 +924,7 @@ static _Noreturn void run_call(int argc, char **argv) {
     setup_failed("--egress without --inner");
   }
   if (o.pidns == 0) {
+    if (o.request) read_request(&o, argv[0]);
     if (o.egress_port != 0) start_forwarder(&o);
     if (o.plan) {
       /* Inside bwrap we are not pid 1: adopt the orphans ourselves, to reap them. */
@@ -889,8 +963,19 @@ static _Noreturn void run_call(int argc, char **argv) {
     setitimer(ITIMER_REAL, &backstop, NULL);
   }
   int killed = 0;
+  pid_t server = getppid();
   for (;;) {
-    int sig = sigwaitinfo(&watched, NULL);
+    siginfo_t info;
+    int sig = sigwaitinfo(&watched, &info);
+    if (sig == SIGUSR1 && o.backstop_at_go && info.si_code == SI_QUEUE && info.si_pid == server &&
+        info.si_value.sival_int > 0) {
+      /* The go of a call made ahead: its deadline starts now, once. */
+      struct itimerval backstop = {0};
+      backstop.it_value.tv_sec = info.si_value.sival_int / 1000;
+      backstop.it_value.tv_usec = (info.si_value.sival_int % 1000) * 1000;
+      setitimer(ITIMER_REAL, &backstop, NULL);
+      o.backstop_at_go = 0;
+    }
     if (sig == SIGALRM || sig == SIGTERM) {
       /* The init's death takes the whole namespace with it. */
       if (!killed) kill(init, SIGKILL);
@@ -918,6 +1003,8 @@ static _Noreturn void run_call(int argc, char **argv) {
  *        E id               end of the call's stdin
  *        K id  SIGNAL       signal the call's outer: 14 (SIGALRM, the polite
  *                           kill), 15, or 9 (the last resort); nothing else
+ *        B id  MS           the go of a call made ahead (--backstop-at-go):
+ *                           its outer's backstop of MS ms starts now
  *        D id               stop reading the call's output (its pipes close)
  *   out: O id  BYTES / e id BYTES   the call's stdout / stderr
  *        C id  "1" or "2"   that stream reached its end
@@ -1152,6 +1239,16 @@ static void on_frame(char kind, unsigned id, char *payload, size_t len, char *se
     memcpy(text, payload, len < sizeof text - 1 ? len : sizeof text - 1);
     int sig = atoi(text);
     if (!c->reaped && (sig == SIGALRM || sig == SIGTERM || sig == SIGKILL)) kill(c->pid, sig);
+  } else if (kind == 'B') {
+    char text[12] = {0};
+    memcpy(text, payload, len < sizeof text - 1 ? len : sizeof text - 1);
+    char *end;
+    errno = 0;
+    long ms = strtol(text, &end, 10);
+    union sigval value = {.sival_int = (int)ms};
+    if (!c->reaped && errno == 0 && *end == '\0' && ms > 0 && ms <= 0x7fffffff) {
+      sigqueue(c->pid, SIGUSR1, value);
+    }
   } else if (kind == 'D') {
     close_fd(&c->out);
     close_fd(&c->err);
@@ -1276,6 +1373,7 @@ int main(int argc, char **argv) {
   sigaddset(&watched, SIGCHLD);
   sigaddset(&watched, SIGALRM);
   sigaddset(&watched, SIGTERM);
+  sigaddset(&watched, SIGUSR1);
   /* Blocked from the first instruction: a kill request is never lost, only queued. */
   sigprocmask(SIG_BLOCK, &watched, NULL);
 
