@@ -16,7 +16,6 @@ import type { Policy, ResolvedCommand } from "../config/types.ts";
 import { fullControlRefusal, sandboxOptOutRefusal } from "../config/mod.ts";
 import {
   chooseRunAs,
-  detectHostLayout,
   jailRootRefusal,
   PATH_CHECK_ONLY_WARNING,
   type RunAsIdentity,
@@ -163,7 +162,8 @@ export async function createExecutor(
     tools,
     backstopMs: policy.limits.timeoutMs + BACKSTOP_SLACK_MS,
     limits: policy.limits,
-    layout: detectHostLayout(),
+    // As the helper read it: the server's own permissions cannot.
+    layout: server.layout,
     ...(policy.sandbox.network === "allowlist" && options.egressSocket !== undefined
       ? { egressSocket: options.egressSocket }
       : {}),

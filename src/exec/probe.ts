@@ -8,7 +8,7 @@
  */
 import type { Policy, ResolvedCommand } from "../config/types.ts";
 import { createRedactor } from "../redact/mod.ts";
-import type { UserEntry } from "../sandbox/mod.ts";
+import { type HostLayout, layoutFromLinks, SYSTEM_DIRS, type UserEntry } from "../sandbox/mod.ts";
 import { type LaunchPlan, SANDBOX_EGRESS_SOCKET } from "./launcher.ts";
 import { runContained } from "./run.ts";
 import type { ServingHelper } from "./serving_helper.ts";
@@ -33,14 +33,22 @@ const PROBE_REDACTOR = createRedactor({
 /**
  * Reads the server's uid and gid through the launcher helper itself
  * (`htmcp-spawn --dump`: no namespace, just exec), which also proves Deno may
- * spawn it. `Deno.uid()` would need `--allow-sys`.
+ * spawn it. `Deno.uid()` would need `--allow-sys`. The same answer says which
+ * system folders are symlinks into `/usr` (the sandbox recreates those as
+ * symlinks, a mount fewer each per call): the server's permissions do not
+ * let it read them itself.
  */
 export async function probeServerUid(
   spawn: string,
-): Promise<{ ok: true; uid: number; gid: number | null } | { ok: false; detail: string }> {
+): Promise<
+  { ok: true; uid: number; gid: number | null; layout: HostLayout } | {
+    ok: false;
+    detail: string;
+  }
+> {
   try {
     const output = await new Deno.Command(spawn, {
-      args: ["--dump"],
+      args: ["--dump", ...SYSTEM_DIRS],
       clearEnv: true,
       stdin: "null",
       stdout: "piped",
@@ -53,7 +61,15 @@ export async function probeServerUid(
       return { ok: false, detail: said || `"${spawn} --dump" did not report a uid` };
     }
     const gid = /^gid: (\d+)$/m.exec(text);
-    return { ok: true, uid: Number(match[1]), gid: gid === null ? null : Number(gid[1]) };
+    const links = new Map(
+      [...text.matchAll(/^link: (\S+) (.+)$/gm)].map(([, dir, target]) => [dir!, target!]),
+    );
+    return {
+      ok: true,
+      uid: Number(match[1]),
+      gid: gid === null ? null : Number(gid[1]),
+      layout: layoutFromLinks(links),
+    };
   } catch (error) {
     if (error instanceof Deno.errors.NotCapable) {
       return { ok: false, detail: `Deno's permissions do not allow running ${spawn}` };

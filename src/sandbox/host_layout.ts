@@ -7,21 +7,38 @@
 import { type HostLayout, isUsrTarget, SYSTEM_DIRS } from "./bwrap_args.ts";
 
 /**
+ * The layout from what each of `SYSTEM_DIRS` links to (absent: not a
+ * symlink, missing, or unreadable). Only links into `/usr` count. Pure.
+ *
+ * @param links Folder to symlink target, as read from the host.
+ * @returns The layout to pass to `buildBwrapArgs`.
+ */
+export function layoutFromLinks(links: ReadonlyMap<string, string>): HostLayout {
+  const usrSymlinks = new Map<string, string>();
+  for (const dir of SYSTEM_DIRS) {
+    const target = links.get(dir);
+    if (target !== undefined && isUsrTarget(target)) usrSymlinks.set(dir, target);
+  }
+  return Object.freeze({ usrSymlinks });
+}
+
+/**
  * Looks at each of `SYSTEM_DIRS` with `readLink`. Anything unreadable (no
  * such folder, not a symlink, or Deno refusing the read) is left out, so the
- * sandbox falls back to a read-only bind of that folder if it exists.
+ * sandbox falls back to a read-only bind of that folder if it exists. The
+ * server itself may not read these: its executor asks the launcher helper
+ * (`probeServerUid`), and builds the same layout with `layoutFromLinks`.
  *
  * @returns The layout to pass to `buildBwrapArgs`.
  */
 export function detectHostLayout(): HostLayout {
-  const usrSymlinks = new Map<string, string>();
+  const links = new Map<string, string>();
   for (const dir of SYSTEM_DIRS) {
     try {
-      const target = Deno.readLinkSync(dir);
-      if (isUsrTarget(target)) usrSymlinks.set(dir, target);
+      links.set(dir, Deno.readLinkSync(dir));
     } catch {
       // Not a symlink, missing, or not readable under our permissions.
     }
   }
-  return Object.freeze({ usrSymlinks });
+  return layoutFromLinks(links);
 }

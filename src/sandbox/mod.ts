@@ -20,7 +20,7 @@ export {
   SYSTEM_DIRS,
   UNKNOWN_LAYOUT,
 } from "./bwrap_args.ts";
-export { detectHostLayout } from "./host_layout.ts";
+export { detectHostLayout, layoutFromLinks } from "./host_layout.ts";
 export { CPU_HARD_GRACE_SECONDS } from "./rlimits.ts";
 export { chooseRunAs, type RunAsChoice, type RunAsFacts, type UserEntry } from "./run_as.ts";
 export { PATH_CHECK_ONLY_TAIL, PATH_CHECK_ONLY_WARNING, pathCheckOnlyNotice } from "./notice.ts";

@@ -487,7 +487,27 @@ Deno.test("a serving helper killed under a running call ends that call with EXEC
   }
 });
 
-Deno.test("a SIGKILLed server's serving helper ends with it", async () => {
+/** `pid`'s descendants (children first), each with its argv. */
+async function descendantsOf(pid: number): Promise<{ pid: number; argv: string[] }[]> {
+  const found: { pid: number; argv: string[] }[] = [];
+  for (let parents = [pid]; parents.length > 0;) {
+    const children = (await Promise.all(parents.map(childrenOf))).flat();
+    found.push(...children);
+    parents = children.map((child) => child.pid);
+  }
+  return found;
+}
+
+/** Whether `pid` still runs `argv` (a reused pid runs something else). */
+async function stillRuns(pid: number, argv: readonly string[]): Promise<boolean> {
+  const out = await new Deno.Command("sh", {
+    args: ["-c", 'tr "\\0" "\\t" < /proc/"$1"/cmdline', "sh", String(pid)],
+    stderr: "null",
+  }).output();
+  return decode(out.stdout) === argv.map((word) => `${word}\t`).join("");
+}
+
+Deno.test("a SIGKILLed server's serving helper ends with it, and the sandbox made ahead with it", async () => {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-serve-server-" }));
   await Deno.chmod(dir, 0o755);
   try {
@@ -517,8 +537,34 @@ Deno.test("a SIGKILLed server's serving helper ends with it", async () => {
       assert.ok(server !== null);
       const helpers = await servingHelpersOf(server);
       assert.equal(helpers.length, 1, "the server keeps one serving helper");
+      // The next call's sandbox, made once this call's tree was gone, waits.
+      let tree: { pid: number; argv: string[] }[] = [];
+      await waitUntil(async () => {
+        tree = await descendantsOf(helpers[0]!);
+        return tree.some(({ argv }) => argv.includes("--request"));
+      }, "the sandbox made ahead");
+      // Its outer (a fork of the helper, so shown as one), bwrap, and the
+      // inner helper waiting for a request.
+      assert.ok(tree.length >= 3, JSON.stringify(tree));
+      // Under the server's narrow permissions the host's merged-/usr links
+      // still reach bwrap as symlinks (read by the helper), not as binds.
+      if (Deno.lstatSync("/bin").isSymlink) {
+        const bwrap = tree.find(({ argv }) => argv[0] === "/usr/bin/bwrap")!.argv;
+        const at = bwrap.indexOf("/bin");
+        assert.deepEqual(bwrap.slice(at - 2, at + 1), [
+          "--symlink",
+          Deno.readLinkSync("/bin"),
+          "/bin",
+        ]);
+      }
       Deno.kill(server, "SIGKILL"); // our own child: the process the transport started
       await waitUntil(async () => !(await isServingHelper(helpers[0]!)), "the helper's end");
+      // Every process of the waiting sandbox ends too: parent-death signals
+      // down to its namespace's init, and the kernel for the rest.
+      await waitUntil(async () => {
+        for (const { pid, argv } of tree) if (await stillRuns(pid, argv)) return false;
+        return true;
+      }, "the waiting sandbox's end");
     } finally {
       await client.close().catch(() => {});
     }

@@ -8,6 +8,7 @@ import {
   FIRST_COPY_FD,
   isUsrTarget,
   jailRootRefusal,
+  layoutFromLinks,
 } from "../../src/sandbox/mod.ts";
 import { makePolicy } from "../_helpers/policy.ts";
 
@@ -162,6 +163,18 @@ Deno.test("isUsrTarget() accepts only targets inside /usr", () => {
   assert.equal(isUsrTarget("usr/../etc"), false);
   assert.equal(isUsrTarget("/etc"), false);
   assert.equal(isUsrTarget("usr"), false);
+});
+
+Deno.test("layoutFromLinks() keeps only system folders that link into /usr", () => {
+  const layout = layoutFromLinks(
+    new Map([
+      ["/bin", "usr/bin"],
+      ["/lib", "../etc"],
+      ["/lib64", "/usr/lib64"],
+      ["/opt", "usr/opt"],
+    ]),
+  );
+  assert.deepEqual([...layout.usrSymlinks], [["/bin", "usr/bin"], ["/lib64", "/usr/lib64"]]);
 });
 
 Deno.test("detectHostLayout() reads this host's merged-/usr symlinks", () => {

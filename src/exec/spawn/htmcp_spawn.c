@@ -1377,9 +1377,20 @@ int main(int argc, char **argv) {
   /* Blocked from the first instruction: a kill request is never lost, only queued. */
   sigprocmask(SIG_BLOCK, &watched, NULL);
 
-  /* The startup probe: proves the server may spawn us, and reports its uid. */
-  if (argc == 2 && strcmp(argv[1], "--dump") == 0) {
+  /* The startup probe: proves the server may spawn us, and reports its uid,
+     and where each absolute path given after it is a symlink to (the host's
+     merged-/usr layout, which the server's own permissions cannot read). */
+  if (argc >= 2 && strcmp(argv[1], "--dump") == 0) {
     printf("uid: %u\ngid: %u\n", (unsigned)getuid(), (unsigned)getgid());
+    for (int i = 2; i < argc; i++) {
+      char target[4096];
+      ssize_t n = argv[i][0] == '/' ? readlink(argv[i], target, sizeof target - 1) : -1;
+      if (n <= 0) continue;
+      target[n] = '\0';
+      if (strchr(target, '\n') == NULL && strchr(argv[i], '\n') == NULL) {
+        printf("link: %s %s\n", argv[i], target);
+      }
+    }
     return 0;
   }
   if (argc == 2 && strcmp(argv[1], "--serve") == 0) serve(argv[0]);
