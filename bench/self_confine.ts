@@ -92,7 +92,7 @@ export async function measureSelfConfinement(
       policyFile = `${dir}/policy.toml`;
       await Deno.writeTextFile(
         policyFile,
-        `jail_root = "jail"\naudit_log = "log/audit.jsonl"\n[allowlist]\ncommands = ["true", "ls"]\n[sandbox]\nmode = "none"\n`,
+        `jail_root = "jail"\naudit_log = "log/audit.jsonl"\n[allowlist]\ncommands = ["true", "ls"]\n[sandbox]\nmode = "none"\naccept_path_check_only = true\n`,
       );
     }
     const loaded = await loadPolicy({ policyFile, env: {} });

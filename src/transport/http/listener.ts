@@ -186,6 +186,7 @@ export function listenHttp(options: ListenOptions): ListenResult {
     };
     let active = 0;
     arm(limits.headerTimeoutMs, "headerTimeouts");
+    noDelay(conn);
     try {
       const http = serveHttp(conn);
       if (open.has(conn)) open.set(conn, http);
@@ -343,6 +344,24 @@ export function listenHttp(options: ListenOptions): ListenResult {
     finished: allClosed.promise,
   };
   return { ok: true, listener };
+}
+
+/**
+ * Turns Nagle's algorithm off on a TCP socket (a TLS one's is underneath,
+ * and keeps the default). An answer leaves as several small writes (the
+ * head, each event of a stream, the end of a chunked body): with Nagle on,
+ * each write after the first waits for the client's acknowledgement of the
+ * one before, which a client delays up to 40 ms, so a tool call over HTTP
+ * took 10 to 50 ms instead of a few.
+ */
+export function noDelay(conn: Deno.Conn): void {
+  if ("setNoDelay" in conn && typeof conn.setNoDelay === "function") {
+    try {
+      (conn as Deno.TcpConn).setNoDelay(true);
+    } catch {
+      // A socket already closed by its client: the serve loop sees it next.
+    }
+  }
 }
 
 function isEventStream(response: Response): boolean {
