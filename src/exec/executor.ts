@@ -32,7 +32,7 @@ import {
 import { lookupUser, probePlan, probeServerUid } from "./probe.ts";
 import { verifyHelper } from "./spawn/helper.ts";
 import { ServingHelper } from "./serving_helper.ts";
-import { SandboxAhead } from "./sandbox_ahead.ts";
+import { jailIdentity, SandboxAhead } from "./sandbox_ahead.ts";
 import {
   emptyOutcome,
   type PlanOutcome,
@@ -173,7 +173,7 @@ export async function createExecutor(
   // the process the probe proves is the one every call is a fork of (a new
   // one is spawned only should it die).
   const helper = new ServingHelper(tools.spawn);
-  const ahead = new SandboxAhead(helper);
+  const ahead = new SandboxAhead(helper, () => jailIdentity(policy.jailRoot));
   const probe = await probePlan(probeName, plan, policy, helper, ahead);
   probes.push(probe);
   if (!probe.ok) {

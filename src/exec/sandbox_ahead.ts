@@ -11,7 +11,8 @@
  * it fixed when it was made is what `sandboxArgv` fixes for every call (the
  * jail's bind, the identity, the network, the `/etc` copies as they were on
  * disk then); everything the call chose (command, arguments, environment,
- * working folder, rlimits) arrives with the request.
+ * working folder, rlimits) arrives with the request. The jail folder it
+ * bound must still be the jail when a call takes it (`jailIdentity`).
  *
  * @module
  */
@@ -43,6 +44,8 @@ class LateSinks implements CallSinks {
 
 interface Waiting {
   readonly argv: readonly string[];
+  /** The jail folder's identity when the sandbox was started (null: unknown). */
+  readonly jail: string | null;
   readonly call: ServedCall;
   readonly sinks: LateSinks;
   ended: boolean;
@@ -51,11 +54,18 @@ interface Waiting {
 /** The executor's sandbox made ahead (at most one at a time). */
 export class SandboxAhead {
   readonly #helper: ServingHelper;
+  readonly #jail: () => string | null;
   #waiting: Waiting | null = null;
 
-  /** @param helper The serving helper every call is a fork of. */
-  constructor(helper: ServingHelper) {
+  /**
+   * @param helper The serving helper every call is a fork of.
+   * @param jail The jail folder's identity now (`jailIdentity`), or null when
+   *   it cannot be read: a sandbox binds the folder it found when it was made,
+   *   so one made before the folder was replaced is never handed out.
+   */
+  constructor(helper: ServingHelper, jail: () => string | null) {
     this.#helper = helper;
+    this.#jail = jail;
   }
 
   /**
@@ -69,12 +79,17 @@ export class SandboxAhead {
     const waiting = this.#waiting;
     this.#waiting = null;
     let taken: Waiting;
-    if (waiting !== null && !waiting.ended && sameArgv(waiting.argv, launch.argv)) {
+    if (
+      waiting !== null && !waiting.ended && sameArgv(waiting.argv, launch.argv) &&
+      waiting.jail !== null && waiting.jail === this.#jail()
+    ) {
       taken = waiting;
     } else {
       // One that ended while waiting failed its setup long before this call
-      // (or lost the helper), and one made for another argv is not this
-      // call's: a call never gets a stale verdict, nor another's sandbox.
+      // (or lost the helper), one made for another argv is not this call's,
+      // and one made before the jail folder was replaced (moved away, a new
+      // one made in its place) has the old folder bound: a call never gets a
+      // stale verdict, another's sandbox, or a folder no longer the jail.
       if (waiting !== null) discard(waiting);
       taken = this.#start(launch);
     }
@@ -93,7 +108,7 @@ export class SandboxAhead {
     const sinks = new LateSinks();
     const [, ...rest] = launch.argv;
     const call = this.#helper.start(launch.cwd, launch.env, rest, "piped", sinks);
-    const waiting: Waiting = { argv: launch.argv, call, sinks, ended: false };
+    const waiting: Waiting = { argv: launch.argv, jail: this.#jail(), call, sinks, ended: false };
     call.status.then(() => waiting.ended = true);
     return waiting;
   }
@@ -109,6 +124,21 @@ export class SandboxAhead {
       // The helper cannot start one now (it is shut down, or cannot be
       // spawned): the next call starts its own and gets the reason.
     }
+  }
+}
+
+/**
+ * A folder's identity (device and inode), or null when it cannot be read.
+ * Taken before the sandbox binds the folder and compared when a call takes
+ * it: a folder renamed away keeps its inode, and the one made in its place
+ * gets another.
+ */
+export function jailIdentity(path: string): string | null {
+  try {
+    const info = Deno.statSync(path);
+    return info.ino === null ? null : `${info.dev}:${info.ino}`;
+  } catch {
+    return null;
   }
 }
 

@@ -14,7 +14,7 @@ import {
 import { detectHostLayout } from "../../src/sandbox/mod.ts";
 import { exists } from "../_helpers/exists.ts";
 import { makePolicy } from "../_helpers/policy.ts";
-import { assertSandboxMode } from "../_helpers/jail.ts";
+import { assertSandboxMode, prepareJail } from "../_helpers/jail.ts";
 import { makeJail, setup, spawnLaunch } from "./_fixtures.ts";
 
 const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
@@ -131,5 +131,27 @@ Deno.test("[bwrap] each call gets a sandbox of its own: nothing one call leaves 
     }
   } finally {
     await s.close();
+  }
+});
+
+Deno.test("[bwrap] a jail folder moved away while a sandbox waits: the next call runs in the new folder, never the old", async () => {
+  const s = await setup({ mode: "bwrap" });
+  const old = `${s.jail}.old`;
+  try {
+    await assertSandboxMode(s.executor, "bwrap");
+    assert.equal((await s.run("true", [])).code, "OK");
+    // The sandbox for the next call is made with this folder bound.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await Deno.rename(s.jail, old);
+    await Deno.mkdir(s.jail);
+    await prepareJail(s.jail);
+    const next = await s.run("sh", ["-c", "touch canary; echo $$"]);
+    assert.equal(next.code, "OK", JSON.stringify(next));
+    assert.equal(next.stdout, "2\n");
+    assert.equal(await exists(`${s.jail}/canary`), true, "the call ran in the new folder");
+    assert.equal(await exists(`${old}/canary`), false, "and nothing in the old one");
+  } finally {
+    await s.close();
+    await Deno.remove(old, { recursive: true }).catch(() => {});
   }
 });
