@@ -104,3 +104,22 @@ Deno.test("--copy-in is refused without --init-exec, and for a relative path: 12
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("--go with --init-exec is refused: 125, nothing runs (a sandbox's go is its request)", async () => {
+  const pidns = ROOT ? "--pidns=root" : "--pidns=user";
+  const dir = await Deno.makeTempDir({ prefix: "htmcp-copy-in-" });
+  try {
+    const canary = `${dir}/canary`;
+    for (const go of ["--go", "--go-null"]) {
+      const out = await helper([pidns, "--init-exec", go], ["/usr/bin/touch", canary]);
+      assert.equal(out.code, 125, go);
+      assert.match(out.stderr, /^htmcp-spawn: --go with --init-exec /);
+    }
+    assert.equal(await exists(canary), false);
+    // Without the go the same start runs: the refusal is of the combination.
+    assert.equal((await helper([pidns, "--init-exec"], ["/usr/bin/touch", canary])).code, 0);
+    assert.equal(await exists(canary), true);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -11,6 +11,7 @@ import {
   DEFAULT_LAUNCHER_TOOLS,
   type LaunchPlan,
 } from "../../src/exec/mod.ts";
+import { encodeSandboxRequest } from "../../src/exec/serving_helper.ts";
 import { detectHostLayout } from "../../src/sandbox/mod.ts";
 import { exists } from "../_helpers/exists.ts";
 import { makePolicy } from "../_helpers/policy.ts";
@@ -61,6 +62,39 @@ Deno.test("a sandbox whose stdin ends before any request runs nothing and ends w
     assert.equal(out.code, 125);
     assert.equal(out.stderr, "");
     assert.equal(await exists(`${jail}/canary`), false);
+  });
+});
+
+Deno.test("a sandbox request with a malformed head is refused with 125, nothing run", async () => {
+  await withJail(async ({ jail, touch }) => {
+    const good = encodeSandboxRequest(
+      touch.sandbox!.cwd,
+      touch.sandbox!.env,
+      touch.sandbox!.args,
+      touch.sandbox!.stdin,
+    );
+    const body = good.subarray(9);
+    const len = body.byteLength.toString(16).padStart(8, "0");
+    for (
+      const head of ["x" + len, "p-" + len.slice(1), "p " + len.slice(1), "p00000000", "pzzzzzzzz"]
+    ) {
+      const child = new Deno.Command(touch.argv[0]!, {
+        args: touch.argv.slice(1),
+        cwd: touch.cwd,
+        clearEnv: true,
+        env: touch.env,
+        stdin: "piped",
+        stdout: "null",
+        stderr: "piped",
+      }).spawn();
+      const writer = child.stdin.getWriter();
+      await writer.write(new Uint8Array([...new TextEncoder().encode(head), ...body]));
+      await writer.close();
+      const out = await child.output();
+      assert.equal(out.code, 125, head);
+      assert.match(new TextDecoder().decode(out.stderr), /^htmcp-spawn: request header: /, head);
+      assert.equal(await exists(`${jail}/canary`), false, head);
+    }
   });
 });
 

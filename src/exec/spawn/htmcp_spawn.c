@@ -691,6 +691,10 @@ static void parse(struct options *o, int argc, char **argv) {
     errno = EINVAL;
     setup_failed("--backstop-at-go with --backstop-ms");
   }
+  if (o->init_exec && o->go != 0) {
+    errno = EINVAL;
+    setup_failed("--go with --init-exec (a sandbox's go is its request)");
+  }
   if (o->plan && o->go != 0) {
     errno = EINVAL;
     setup_failed("--go with --plan (a plan starts when it arrives on stdin)");
@@ -711,6 +715,17 @@ static void parse(struct options *o, int argc, char **argv) {
 }
 
 /* ---- request ------------------------------------------------------------ */
+
+/* Eight hex digits (a frame's id or length, a sandbox request's length), no sign or space. */
+static int hex_field(const char *text, unsigned long *out) {
+  char field[9];
+  memcpy(field, text, 8);
+  field[8] = '\0';
+  char *end;
+  errno = 0;
+  *out = strtoul(field, &end, 16);
+  return errno == 0 && *end == '\0' && field[0] != '-' && field[0] != '+' && field[0] != ' ';
+}
 
 static char *request_env[MAX_REQUEST_ENV + 1];
 
@@ -788,13 +803,11 @@ static int read_exactly(char *into, size_t length) {
 }
 
 static void read_request(struct options *o, char *self) {
-  char head[10] = {0};
-  if (!read_exactly(head, 9)) _exit(EXIT_SETUP);
-  char *end;
-  errno = 0;
-  unsigned long length = strtoul(head + 1, &end, 16);
-  if ((head[0] != 'p' && head[0] != 'n') || errno != 0 || *end != '\0' || head[1] == '-' ||
-      head[1] == '+' || head[1] == ' ' || length == 0 || length > MAX_REQUEST_BYTES) {
+  char head[9];
+  unsigned long length;
+  if (!read_exactly(head, sizeof head)) _exit(EXIT_SETUP);
+  if ((head[0] != 'p' && head[0] != 'n') || !hex_field(head + 1, &length) || length == 0 ||
+      length > MAX_REQUEST_BYTES) {
     errno = EINVAL;
     setup_failed("request header");
   }
@@ -883,8 +896,7 @@ static _Noreturn void run_init(const struct options *o, int lifeline) {
   if (poll(&alive, 1, 0) != 0) _exit(EXIT_SETUP);
   close(lifeline);
   if (o->init_exec) {
-    /* What runs the command is exec'd here (bwrap): a go, if asked for, comes first. */
-    await_go(o);
+    /* bwrap is exec'd at once: inside it, the command waits for its request. */
     reset_signals();
     close_above_stderr();
     open_copies(o);
@@ -1210,16 +1222,6 @@ static void add_input(struct call *c, const char *data, size_t len) {
   c->pending_len = left + len;
   c->pending_at = 0;
   feed(c);
-}
-
-static int hex_field(const char *text, unsigned long *out) {
-  char field[9];
-  memcpy(field, text, 8);
-  field[8] = '\0';
-  char *end;
-  errno = 0;
-  *out = strtoul(field, &end, 16);
-  return errno == 0 && *end == '\0' && field[0] != '-' && field[0] != '+' && field[0] != ' ';
 }
 
 static void on_frame(char kind, unsigned id, char *payload, size_t len, char *self) {
