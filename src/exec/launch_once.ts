@@ -158,11 +158,6 @@ export async function launch(
       // Encoded before a sandbox is taken: a call that cannot be said is
       // refused with nothing started.
       sandboxRequest = encodeSandboxRequest(sandbox.cwd, sandbox.env, sandbox.args, sandbox.stdin);
-      if (sandboxRequest === null) {
-        throw new UnencodableRequest(
-          "the call's arguments or environment hold a NUL byte or exceed the launcher's limits",
-        );
-      }
       child = settings.ahead.take(spec.launch, sinks);
     } else {
       child = settings.helper.start(

@@ -55,6 +55,9 @@ const KIND = {
 /** Thrown when a call cannot be put in a request (the helper would refuse it). */
 export class UnencodableRequest extends Error {
   override readonly name = "UnencodableRequest";
+  constructor() {
+    super("the call's arguments or environment hold a NUL byte or exceed the launcher's limits");
+  }
 }
 
 /**
@@ -85,16 +88,17 @@ export function encodeHelperRequest(
  * digits of length, then the request as `encodeHelperRequest` makes it.
  * Pure.
  *
- * @returns The bytes, or null when the request cannot be encoded.
+ * @returns The bytes.
+ * @throws {UnencodableRequest} When the request cannot be encoded.
  */
 export function encodeSandboxRequest(
   cwd: string,
   env: Readonly<Record<string, string>>,
   args: readonly string[],
   stdin: "piped" | "null",
-): Uint8Array | null {
+): Uint8Array {
   const request = encodeHelperRequest(cwd, env, args);
-  if (request === null) return null;
+  if (request === null) throw new UnencodableRequest();
   const bytes = new Uint8Array(9 + request.byteLength);
   bytes[0] = stdin === "piped" ? 0x70 : 0x6e; // p, n
   writeHex(bytes, 1, request.byteLength);
@@ -320,11 +324,7 @@ export class ServingHelper {
     sinks: CallSinks,
   ): ServedCall {
     const request = encodeHelperRequest(cwd, env, args);
-    if (request === null) {
-      throw new UnencodableRequest(
-        "the call's arguments or environment hold a NUL byte or exceed the launcher's limits",
-      );
-    }
+    if (request === null) throw new UnencodableRequest();
     if (this.#closed) throw new Error("the executor is shut down");
     const writer = this.#ensure();
     const id = this.#allocate();

@@ -30,7 +30,8 @@
  *   the fd symlinks: no `/dev/tty` (there is no controlling terminal to
  *   reach) and no devpts, so no pseudo-terminal can be made in there.
  * - `--remount-ro /` last: the sandbox's own root and its `/etc` copies are
- *   read-only; the command writes only in the jail, `/tmp` and `/dev/shm`.
+ *   read-only; the command writes only in the jail, `/tmp` and `/dev`'s own
+ *   tmpfs (`/dev/shm` in it).
  * - The jail bound read-write at its own real path, after the `/tmp` tmpfs,
  *   so a jail under `/tmp` stays visible. Symlinks are resolved inside this
  *   view: one pointing outside the jail (even one swapped in after our path
@@ -62,8 +63,8 @@ export const SYSTEM_DIRS: readonly string[] = Object.freeze([
  * The minimal `/etc`, as files: users and groups by name, name resolution,
  * the dynamic loader's cache, local time. Never `shadow`, `gshadow`,
  * `sudoers`, `ssh`, or anything holding a secret; `passwd` and `group` hold
- * names, not hashes. Each is copied into the sandbox at every call, from the
- * descriptor the namespace's init opened (`FIRST_COPY_FD` onwards, in this
+ * names, not hashes. Each is copied into every sandbox as it is made, from
+ * the descriptor the namespace's init opened (`FIRST_COPY_FD` onwards, in this
  * order); one missing on the host arrives empty, as if absent.
  */
 export const ETC_COPIES: readonly string[] = Object.freeze([

@@ -391,9 +391,9 @@ export async function startLaunch(
   const writer = child.stdin.getWriter();
   const sandbox = launch.sandbox;
   if (sandbox !== null) {
-    const request = encodeSandboxRequest(sandbox.cwd, sandbox.env, sandbox.args, sandbox.stdin);
-    if (request === null) throw new Error("unencodable request");
-    await writer.write(request);
+    await writer.write(
+      encodeSandboxRequest(sandbox.cwd, sandbox.env, sandbox.args, sandbox.stdin),
+    );
   }
   await writer.close();
   return child;

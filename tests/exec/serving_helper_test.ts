@@ -17,7 +17,7 @@ import {
 } from "../../src/exec/serving_helper.ts";
 import { planLaunch } from "../../scripts/launch.ts";
 import { exists } from "../_helpers/exists.ts";
-import { prepareJail } from "../_helpers/jail.ts";
+import { assertSandboxMode, prepareJail } from "../_helpers/jail.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { REPO, serverEnv } from "../_helpers/stdio_harness.ts";
@@ -403,35 +403,34 @@ for (const mode of ["none", "bwrap"] as const satisfies readonly SandboxMode[]) 
   });
 }
 
-Deno.test("an argument the helper's request cannot carry (a NUL) is EXECUTOR_ERROR and runs nothing", async () => {
-  const s = await setup();
-  try {
-    const out = await s.executor.run({
-      callId: crypto.randomUUID(),
-      command: s.policy.allowlist.get("sh")!,
+for (const mode of ["none", "bwrap"] as const) {
+  Deno.test(`${mode}: an argument the helper's request cannot carry (a NUL) is EXECUTOR_ERROR and runs nothing`, async () => {
+    const s = await setup({ mode });
+    try {
+      await assertSandboxMode(s.executor, mode);
+      const touchWith = (last: string) =>
+        s.executor.run({
+          callId: crypto.randomUUID(),
+          command: s.policy.allowlist.get("sh")!,
+          args: ["-c", `touch ${s.jail}/canary`, last],
+          cwd: s.jail,
+          redactor: NO_REDACTION,
+        });
       // Split at the NUL, this would be a different command line.
-      args: ["-c", `touch ${s.jail}/canary`, "a\0b"],
-      cwd: s.jail,
-      redactor: NO_REDACTION,
-    });
-    assert.equal(out.code, "EXECUTOR_ERROR");
-    assert.match(out.reason, /hold a NUL byte or exceed the launcher's limits/);
-    assert.equal(out.exitCode, null);
-    assert.equal(await exists(`${s.jail}/canary`), false);
-    // The same call without the NUL runs: the canary above can appear.
-    const ran = await s.executor.run({
-      callId: crypto.randomUUID(),
-      command: s.policy.allowlist.get("sh")!,
-      args: ["-c", `touch ${s.jail}/canary`, "ab"],
-      cwd: s.jail,
-      redactor: NO_REDACTION,
-    });
-    assert.equal(ran.code, "OK", ran.reason);
-    assert.equal(await exists(`${s.jail}/canary`), true);
-  } finally {
-    await s.close();
-  }
-});
+      const out = await touchWith("a\0b");
+      assert.equal(out.code, "EXECUTOR_ERROR");
+      assert.match(out.reason, /hold a NUL byte or exceed the launcher's limits/);
+      assert.equal(out.exitCode, null);
+      assert.equal(await exists(`${s.jail}/canary`), false);
+      // The same call without the NUL runs: the canary above can appear.
+      const ran = await touchWith("ab");
+      assert.equal(ran.code, "OK", ran.reason);
+      assert.equal(await exists(`${s.jail}/canary`), true);
+    } finally {
+      await s.close();
+    }
+  });
+}
 
 Deno.test("a call whose working folder is gone is refused by its fork of the helper: EXECUTOR_ERROR", async () => {
   const s = await setup();
