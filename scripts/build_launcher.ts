@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { dirname } from "node:path";
+import { dirname } from "../src/path/mod.ts";
 import {
   DEFAULT_HELPER_PATH,
   HELPER_MANIFEST,

@@ -39,7 +39,7 @@ const SRC = join(REPO, "src");
  * folders only when that makes no cycle, and from any lower layer freely.
  */
 export const LAYERS: readonly (readonly string[])[] = [
-  ["version.ts", "result", "streams", "_sdk_types", "net"],
+  ["version.ts", "result", "streams", "_sdk_types", "net", "path", "encoding"],
   ["redact", "state", "sandbox", "concurrency"],
   ["policy", "audit"],
   ["jail", "egress", "full_control"],
@@ -67,10 +67,12 @@ export const VOCABULARY: ReadonlySet<string> = new Set([
 export const SEALED: ReadonlySet<string> = new Set([
   "concurrency",
   "context",
+  "encoding",
   "exec",
   "health",
   "jobs",
   "links",
+  "path",
   "permissions",
   "plan",
   "protocol",

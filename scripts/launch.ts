@@ -18,8 +18,7 @@
  *
  * @module
  */
-import { resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fromFileUrl, resolve } from "../src/path/mod.ts";
 import { loadPolicy } from "../src/config/mod.ts";
 import { processEnv } from "../src/cli/env.ts";
 import { missingPolicyMessage, parseCommandLine, POLICY_VERBS } from "../src/cli/args.ts";
@@ -35,11 +34,11 @@ import { superviseChild } from "../src/permissions/reexec.ts";
  * under its deno.json.
  */
 const PROGRAM: readonly string[] = import.meta.url.endsWith(".js")
-  ? ["--no-config", fileURLToPath(new URL("../src/main.js", import.meta.url))]
+  ? ["--no-config", fromFileUrl(new URL("../src/main.js", import.meta.url))]
   : [
     "--config",
-    fileURLToPath(new URL("../deno.json", import.meta.url)),
-    fileURLToPath(new URL("../src/main.ts", import.meta.url)),
+    fromFileUrl(new URL("../deno.json", import.meta.url)),
+    fromFileUrl(new URL("../src/main.ts", import.meta.url)),
   ];
 
 /** Flags for a verb that touches nothing: deny the implicit remote imports too. */

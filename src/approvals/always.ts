@@ -21,7 +21,7 @@
  *
  * @module
  */
-import { dirname } from "node:path";
+import { dirname } from "../path/mod.ts";
 import type { ApprovalBinding } from "./store.ts";
 import type { ApprovalRecord } from "./records.ts";
 import { ALWAYS_KEYS } from "../config/always_allow.ts";

@@ -18,8 +18,8 @@
  * @module
  */
 
-import { Buffer } from "node:buffer";
-import { createHash } from "node:crypto";
+import { decodeBase64Url } from "../encoding/mod.ts";
+import { sha256Hex } from "./sha256.ts";
 import { RecordStore } from "../state/mod.ts";
 
 const KIND = "audit-key";
@@ -69,7 +69,7 @@ export type ReadVerifyKeyResult =
 
 /** Fingerprint of a raw 32-byte Ed25519 public key. */
 export function keyFingerprint(raw: Uint8Array): string {
-  return createHash("sha256").update(raw).digest("hex").slice(0, 16);
+  return sha256Hex(raw).slice(0, 16);
 }
 
 function messageOf(error: unknown): string {
@@ -84,7 +84,10 @@ function isPrivateJwk(value: unknown): value is JsonWebKey & { x: string; d: str
 }
 
 function publicJwkOf(x: string): PublicKeyJwk {
-  return { kty: "OKP", crv: "Ed25519", x, kid: keyFingerprint(Buffer.from(x, "base64url")) };
+  const raw = decodeBase64Url(x);
+  // x comes from a key the runtime exported or one checked as a private JWK.
+  if (raw === null) throw new TypeError(`The Ed25519 public key "${x}" is not base64url.`);
+  return { kty: "OKP", crv: "Ed25519", x, kid: keyFingerprint(raw) };
 }
 
 /**
@@ -181,8 +184,8 @@ export async function readVerifyKey(
   ) {
     return { ok: false, problem: "it is not an Ed25519 public key (JWK with kty OKP)" };
   }
-  const raw = Buffer.from(jwk.x, "base64url");
-  if (raw.length !== 32) return { ok: false, problem: "its x is not 32 bytes" };
+  const raw = decodeBase64Url(jwk.x);
+  if (raw === null || raw.length !== 32) return { ok: false, problem: "its x is not 32 bytes" };
   try {
     const publicKey = await crypto.subtle.importKey(
       "jwk",

@@ -18,7 +18,7 @@
  * @module
  */
 
-import { Buffer } from "node:buffer";
+import { encodeBase64Url } from "../encoding/mod.ts";
 import {
   type Checkpoint,
   type CheckpointReason,
@@ -104,7 +104,7 @@ export class CheckpointWriter {
     let checkpoint: Checkpoint;
     try {
       const signature = await crypto.subtle.sign("Ed25519", key.privateKey, signedBytes(fields));
-      checkpoint = { ...fields, sig: Buffer.from(signature).toString("base64url") };
+      checkpoint = { ...fields, sig: encodeBase64Url(new Uint8Array(signature)) };
     } catch (error) {
       this.#warn(`htmcp: warning: cannot sign an audit checkpoint: ${messageOf(error)}.`);
       return false;

@@ -12,7 +12,6 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
 import type { AuditRecordKind } from "./records.ts";
 
 const RECORD_KINDS: ReadonlySet<string> = new Set<AuditRecordKind>([
@@ -41,10 +40,8 @@ export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
-/** SHA-256 of `bytes` as lower-case hex. */
-export function sha256Hex(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
-}
+/** SHA-256 of `bytes` as lower-case hex (a line's hash, the next line's `prev`). */
+export { sha256Hex } from "./sha256.ts";
 
 /**
  * Serialises a record as one printable-ASCII JSON line, without the newline.

@@ -25,7 +25,7 @@
  * @module
  */
 
-import { basename, dirname } from "node:path";
+import { basename, dirname } from "../path/mod.ts";
 import type { AuditRotation } from "../config/types.ts";
 import type {
   AttemptFields,

@@ -26,7 +26,7 @@
  * @module
  */
 
-import { createHash, type Hash } from "node:crypto";
+import { Sha256 } from "./sha256.ts";
 import { concatBytes, type ParsedLine, parseRecordLine, sha256Hex } from "./line.ts";
 import { GENESIS_HASH } from "./records.ts";
 
@@ -108,7 +108,7 @@ export type VerifyReport =
 interface Damage {
   readonly firstLine: number;
   readonly problem: string;
-  readonly hash: Hash;
+  readonly hash: Sha256;
   bytes: number;
 }
 
@@ -211,7 +211,7 @@ export class ChainVerifier {
         this.#damage = {
           firstLine: this.#lineNo,
           problem: parsed.problem,
-          hash: createHash("sha256"),
+          hash: new Sha256(),
           bytes: 0,
         };
       } else {
@@ -235,7 +235,7 @@ export class ChainVerifier {
       const fields = record.fields;
       if (
         fields.cause !== "incomplete_line" || fields.damaged_bytes !== damage.bytes ||
-        record.prev !== damage.hash.digest("hex")
+        record.prev !== damage.hash.digestHex()
       ) {
         return fail(
           `the chain_reset record does not match the ${damage.bytes} damaged bytes from line ${damage.firstLine}`,

@@ -20,7 +20,7 @@
 
 import { type Checkpoint, parseCheckpointLine, signedBytes } from "./checkpoint.ts";
 import { readVerifyKey, type VerifyKey } from "./checkpoint_key.ts";
-import { Buffer } from "node:buffer";
+import { decodeBase64Url } from "../encoding/mod.ts";
 import { parseRecordLine, sha256Hex } from "./line.ts";
 import {
   runAuditVerify,
@@ -78,8 +78,8 @@ async function loadCheckpoints(
       );
       return { ok: false, code: VERIFY_BROKEN };
     }
-    const signature = Buffer.from(checkpoint.sig, "base64url");
-    const valid = signature.length === 64 &&
+    const signature = decodeBase64Url(checkpoint.sig);
+    const valid = signature !== null && signature.length === 64 &&
       await crypto.subtle.verify("Ed25519", key.publicKey, signature, signedBytes(checkpoint));
     if (!valid) {
       // An edited field and a signature by another key look the same here.

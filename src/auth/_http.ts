@@ -5,7 +5,7 @@
  * @module
  */
 import { readWithin } from "../streams/mod.ts";
-import { encodeBase64Url } from "./_base64url.ts";
+import { encodeBase64Url } from "../encoding/mod.ts";
 
 /** RFC 6749 §5.1: token (and other credential-bearing) responses must not be cached. */
 export const NO_STORE: Readonly<Record<string, string>> = Object.freeze({

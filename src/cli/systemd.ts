@@ -10,8 +10,7 @@
  *
  * @module
  */
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { dirname, fromFileUrl, join } from "../path/mod.ts";
 import { parseArgs, VERB_FLAGS } from "./args.ts";
 import { loadPolicyForCli } from "./policy_arg.ts";
 import {
@@ -48,7 +47,7 @@ export function currentUnitProgram(): UnitProgram {
   // `deno run` needs its npm cache; a unit hides home folders, so name it.
   const home = envOrNull("HOME");
   const denoDir = envOrNull("DENO_DIR") ?? (home === null ? null : `${home}/.cache/deno`);
-  const module = fileURLToPath(Deno.mainModule);
+  const module = fromFileUrl(Deno.mainModule);
   return { kind: "deno", denoPath: Deno.execPath(), module, denoDir, config: configBeside(module) };
 }
 

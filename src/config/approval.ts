@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { resolve } from "node:path";
+import { resolve } from "../path/mod.ts";
 import { type Checked, fail, pass } from "./_checked.ts";
 import { loadAlwaysFile } from "./always_allow.ts";
 import type { PolicyFile } from "./schema.ts";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { basename, dirname } from "node:path";
+import { basename, dirname } from "../path/mod.ts";
 import type { AuditCheckpoints, AuditRotation } from "./types.ts";
 import { type Checked, fail, pass } from "./_checked.ts";
 import type { PolicyFile } from "./schema.ts";

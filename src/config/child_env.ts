@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { isAbsolute } from "node:path";
+import { isAbsolute } from "../path/mod.ts";
 import { DEFAULT_CHILD_PATH } from "./types.ts";
 import { type Checked, fail, pass, quote } from "./_checked.ts";
 import { refusedEnvReason } from "./env_names.ts";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { basename } from "node:path";
+import { basename } from "../path/mod.ts";
 import type { ArgRule, ResolvedCommand } from "./types.ts";
 import type { PolicyFile } from "./schema.ts";
 import { type Checked, fail, pass, quote } from "./_checked.ts";

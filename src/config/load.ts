@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { basename, dirname, resolve } from "node:path";
+import { basename, dirname, resolve } from "../path/mod.ts";
 import { interpreterWarnings, isInterpreter } from "../policy/interpreters.ts";
 import type { AuditFailMode, Policy } from "./types.ts";
 import { type Checked, fail, pass, quote } from "./_checked.ts";

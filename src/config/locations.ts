@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { dirname, resolve } from "node:path";
+import { dirname, resolve } from "../path/mod.ts";
 import type { AuditFailMode } from "./types.ts";
 import { type Checked, fail, pass, quote } from "./_checked.ts";
 import { absolutePath, isInside, realPathForCheck } from "./paths.ts";

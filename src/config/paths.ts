@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { basename, dirname, isAbsolute, resolve } from "node:path";
+import { basename, dirname, isAbsolute, resolve } from "../path/mod.ts";
 import { type Checked, fail, pass, quote } from "./_checked.ts";
 
 /** The most symlinks followed for one path, as Linux's `MAXSYMLINKS`. */

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { resolve } from "node:path";
+import { resolve } from "../path/mod.ts";
 import { type Checked, fail, pass } from "./_checked.ts";
 import type { StateSettings } from "./types.ts";
 import { parseStateUrl, readStateUrl } from "../state/postgres/url.ts";

@@ -19,7 +19,7 @@
  */
 
 import { looksLikePath } from "../policy/mod.ts";
-import { posix } from "node:path";
+import * as posix from "../path/mod.ts";
 import { isInside } from "./is_inside.ts";
 import { CheckBudget } from "./budget.ts";
 import { describeError, isMissing, NAME_MAX, resolveFollowingSymlinks } from "./resolve.ts";

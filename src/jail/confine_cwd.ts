@@ -18,7 +18,7 @@
  * @module
  */
 
-import { posix } from "node:path";
+import * as posix from "../path/mod.ts";
 import { isInside } from "./is_inside.ts";
 import { resolveFollowingSymlinks } from "./resolve.ts";
 import type { JailResult } from "./types.ts";

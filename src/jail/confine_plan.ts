@@ -11,7 +11,7 @@
  * @module
  */
 
-import { posix } from "node:path";
+import * as posix from "../path/mod.ts";
 import type { PathPlan } from "../policy/mod.ts";
 import { CheckBudget } from "./budget.ts";
 import { confineArgs } from "./confine_args.ts";

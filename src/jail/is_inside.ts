@@ -5,7 +5,7 @@
  * @module
  */
 
-import { posix } from "node:path";
+import * as posix from "../path/mod.ts";
 
 /**
  * Whether absolute `path` is `root` or below it, comparing whole segments

@@ -22,7 +22,7 @@
  * @module
  */
 
-import { posix } from "node:path";
+import * as posix from "../path/mod.ts";
 import { CheckBudget } from "./budget.ts";
 
 /** Linux gives up after 40 symlinks (ELOOP); so do we. */

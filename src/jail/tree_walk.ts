@@ -15,7 +15,7 @@
  * @module
  */
 
-import { posix } from "node:path";
+import * as posix from "../path/mod.ts";
 import type { CheckBudget } from "./budget.ts";
 import { isInside } from "./is_inside.ts";
 import { describeError, resolveFollowingSymlinks } from "./resolve.ts";

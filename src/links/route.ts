@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
+import { newFileHash } from "./file_hash.ts";
 import type { AuditFailMode } from "../config/types.ts";
 import type { LinkAudit } from "./audit_events.ts";
 import { ownerClientId } from "./audit_events.ts";
@@ -54,7 +54,7 @@ export function maskedPath(path: string): string {
 
 /** Reads the whole descriptor once and compares its SHA-256 and length with the record. */
 async function matchesRecord(file: Deno.FsFile, sha256: string, size: number): Promise<boolean> {
-  const hash = createHash("sha256");
+  const hash = await newFileHash();
   const buffer = new Uint8Array(64 * 1024);
   let total = 0;
   while (true) {
@@ -64,7 +64,7 @@ async function matchesRecord(file: Deno.FsFile, sha256: string, size: number): P
     if (total > size) return false;
     hash.update(buffer.subarray(0, read));
   }
-  return total === size && hash.digest("hex") === sha256;
+  return total === size && hash.digestHex() === sha256;
 }
 
 /**

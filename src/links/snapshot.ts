@@ -37,8 +37,8 @@
  *
  * @module
  */
-import { posix } from "node:path";
-import { createHash } from "node:crypto";
+import * as posix from "../path/mod.ts";
+import { newFileHash } from "./file_hash.ts";
 import { describeError, isInside, isMissing, resolveFollowingSymlinks } from "../jail/mod.ts";
 
 /** The codes a snapshot is refused with. */
@@ -288,8 +288,8 @@ async function copyBounded(
   destination: string,
   maxBytes: number,
 ): Promise<Copied> {
+  const hash = await newFileHash();
   const target = await Deno.open(destination, { write: true, createNew: true, mode: 0o600 });
-  const hash = createHash("sha256");
   const buffer = new Uint8Array(64 * 1024);
   let total = 0;
   let text = true;
@@ -328,7 +328,7 @@ async function copyBounded(
     target.close();
     if (!ok) await Deno.remove(destination).catch(() => {});
   }
-  return { ok: true, file: { size: total, sha256: hash.digest("hex"), text } };
+  return { ok: true, file: { size: total, sha256: hash.digestHex(), text } };
 }
 
 function errorName(error: unknown): string {

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { isAbsolute, normalize } from "node:path";
+import { isAbsolute, normalize } from "../path/mod.ts";
 
 /** `path` normalised, without a trailing slash (except for `/`). */
 export function cleanPath(path: string): string {

@@ -15,8 +15,7 @@
  *
  * @module
  */
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { dirname, fromFileUrl, join } from "../path/mod.ts";
 import { renderDenoFlags } from "./render_flags.ts";
 import type { PermissionSet } from "./types.ts";
 
@@ -40,7 +39,7 @@ export function reexecArgv(set: PermissionSet, args: readonly string[]): string[
   if (granted.state !== "granted") return null;
   // Started with the Worker option on purpose: keep the cheaper in-process form.
   if (startedWithWorkerOptions()) return null;
-  const module = fileURLToPath(Deno.mainModule);
+  const module = fromFileUrl(Deno.mainModule);
   // The source needs its import map (the nearest deno.json); a bundle with
   // none above it runs with no config, so no stray deno.json is picked up.
   const config = nearestConfig(dirname(module));

@@ -13,7 +13,7 @@
  * @module
  */
 
-import { posix } from "node:path";
+import * as posix from "../path/mod.ts";
 import type { Policy, ResolvedCommand } from "../config/types.ts";
 import { confineArgs, confineCwd } from "../jail/mod.ts";
 import type { PromptHit, RunSpec, Word } from "../policy/mod.ts";

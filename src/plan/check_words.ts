@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { basename } from "node:path";
+import { basename } from "../path/mod.ts";
 import type { Policy, ResolvedCommand } from "../config/types.ts";
 import { CheckBudget, confinePlan, gitRepositoryReader } from "../jail/mod.ts";
 import {

@@ -23,7 +23,7 @@
  * @module
  */
 
-import { posix } from "node:path";
+import * as posix from "../path/mod.ts";
 import { isInside } from "../jail/mod.ts";
 import type { PlanWord } from "./types.ts";
 

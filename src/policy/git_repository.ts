@@ -32,7 +32,7 @@
  * @module
  */
 
-import { posix } from "node:path";
+import * as posix from "../path/mod.ts";
 import { parseGitConfig } from "./git_config.ts";
 import { refusedConfigEntry } from "./git_config_rules.ts";
 import { splitGitArgs } from "./git_args.ts";

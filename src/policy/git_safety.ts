@@ -19,7 +19,7 @@
  * @module
  */
 
-import { posix } from "node:path";
+import * as posix from "../path/mod.ts";
 import type { ResolvedCommand } from "../config/types.ts";
 import { basenameOf } from "./command_word.ts";
 import { splitGitArgs } from "./git_args.ts";

@@ -22,7 +22,10 @@ import { ensureStateDir } from "../state/state_dir.ts";
 import { loadOrCreateSecret } from "../auth/state/secret.ts";
 import { loadOrCreateSharedSecret } from "../auth/state/shared_secret.ts";
 import type { StateStore } from "../state/mod.ts";
-import { encodeBase64Url as toBase64Url } from "../auth/_base64url.ts";
+import {
+  decodeBase64Url as fromBase64Url,
+  encodeBase64Url as toBase64Url,
+} from "../encoding/mod.ts";
 import { MAX_STATE_TTL_MS } from "../approvals/round_trip.ts";
 
 /** What a state is bound to; all of it must match when it comes back. */
@@ -268,14 +271,4 @@ function canonicalJson(value: unknown): string {
 
 function bytes(view: Uint8Array): Uint8Array<ArrayBuffer> {
   return new Uint8Array(view);
-}
-
-function fromBase64Url(text: string): Uint8Array | null {
-  if (!/^[A-Za-z0-9_-]*$/.test(text)) return null;
-  try {
-    const binary = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
-    return Uint8Array.from(binary, (c) => c.charCodeAt(0));
-  } catch {
-    return null;
-  }
 }

@@ -7,9 +7,15 @@
  * Only checked values are stored here: the trace context after its W3C check,
  * the client id after bearer verification.
  *
+ * `node:async_hooks` is imported by the first call or request, not with the
+ * module: importing it makes Deno load part of its Node compatibility layer,
+ * which a server start would pay before its first answer. Nothing can be in
+ * a scope before the first scope is entered, so until then the readers
+ * answer as outside one.
+ *
  * @module
  */
-import { AsyncLocalStorage } from "node:async_hooks";
+import type { AsyncLocalStorage } from "node:async_hooks";
 import type { TraceContext } from "../audit/trace_context.ts";
 
 /** The scope of one tool call. */
@@ -23,12 +29,25 @@ export interface RequestScope {
   clientId: string | null;
 }
 
-const calls = new AsyncLocalStorage<CallScope>();
-const requests = new AsyncLocalStorage<RequestScope>();
+interface Scopes {
+  readonly calls: AsyncLocalStorage<CallScope>;
+  readonly requests: AsyncLocalStorage<RequestScope>;
+}
+
+let scopes: Scopes | null = null;
+let loading: Promise<Scopes> | null = null;
+
+function loadScopes(): Promise<Scopes> {
+  loading ??= import("node:async_hooks").then(({ AsyncLocalStorage }) =>
+    scopes = { calls: new AsyncLocalStorage(), requests: new AsyncLocalStorage() }
+  );
+  return loading;
+}
 
 /** Runs `fn` as the tool call described by `scope`. */
-export function withCallScope<T>(scope: CallScope, fn: () => T): T {
-  return calls.run(scope, fn);
+export async function withCallScope<T>(scope: CallScope, fn: () => T): Promise<Awaited<T>> {
+  const { calls } = scopes ?? await loadScopes();
+  return await calls.run(scope, fn);
 }
 
 /**
@@ -38,12 +57,16 @@ export function withCallScope<T>(scope: CallScope, fn: () => T): T {
  *   check; null outside a call or when it sent none (or an invalid one).
  */
 export function currentTraceparent(): string | null {
-  return calls.getStore()?.trace?.traceparent ?? null;
+  return scopes?.calls.getStore()?.trace?.traceparent ?? null;
 }
 
 /** Runs `fn` as one HTTP request; the returned scope is filled in while it runs. */
-export function withRequestScope<T>(scope: RequestScope, fn: () => T): T {
-  return requests.run(scope, fn);
+export async function withRequestScope<T>(
+  scope: RequestScope,
+  fn: () => T,
+): Promise<Awaited<T>> {
+  const { requests } = scopes ?? await loadScopes();
+  return await requests.run(scope, fn);
 }
 
 /**
@@ -53,6 +76,6 @@ export function withRequestScope<T>(scope: RequestScope, fn: () => T): T {
  * @param clientId The verified OAuth client id, or null when there is none.
  */
 export function noteRequestClient(clientId: string | null): void {
-  const scope = requests.getStore();
+  const scope = scopes?.requests.getStore();
   if (scope !== undefined) scope.clientId = clientId;
 }

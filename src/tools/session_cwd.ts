@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { posix } from "node:path";
+import * as posix from "../path/mod.ts";
 import { parsePlan } from "../plan/mod.ts";
 
 /**

@@ -8,7 +8,6 @@
  *
  * @module
  */
-import process from "node:process";
 import { createMcpServer } from "../server/mcp_server.ts";
 import type { ServerContext } from "../context/mod.ts";
 import { STDIO_CALLER } from "../tools/caller.ts";
@@ -48,7 +47,7 @@ export async function serveStdio(context: ServerContext): Promise<string> {
     return modernEra.message;
   }
   const era = modernEra.era;
-  const transport = new BoundedStdioTransport(nodeStdin(), Deno.stdout, {
+  const transport = new BoundedStdioTransport(Deno.stdin.readable, Deno.stdout, {
     maxMessageBytes: MAX_STDIO_MESSAGE_BYTES,
     maxBacklogBytes: unreadBound(context.policy.limits.maxOutputBytes),
   });
@@ -88,23 +87,4 @@ export async function serveStdio(context: ServerContext): Promise<string> {
   await context.close(reason);
   await eras.close().catch(() => {});
   return reason;
-}
-
-/**
- * stdin as a byte stream, read through node:process (as the SDK did).
- * `Deno.stdin.readable` was tried: with a message already waiting in the pipe
- * at startup, its next read blocked the event loop (timers stopped) until the
- * client wrote again.
- */
-function nodeStdin(): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      process.stdin.on("data", (chunk: Uint8Array) => controller.enqueue(new Uint8Array(chunk)));
-      process.stdin.once("end", () => controller.close());
-      process.stdin.once("error", (error: unknown) => controller.error(error));
-    },
-    cancel() {
-      process.stdin.pause();
-    },
-  });
 }

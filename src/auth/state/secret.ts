@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { join } from "../../path/mod.ts";
 
 /** File name of the secret inside the state directory. */
 export const SECRET_FILE = "oauth-jwt-secret";

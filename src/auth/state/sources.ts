@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { join } from "../../path/mod.ts";
 import type { StateStore, Watch } from "../../state/mod.ts";
 import { appendRecord, WatchedJsonl } from "./jsonl.ts";
 import { approvalLine, buildClientMap, type ClientRecord, CLIENTS_FILE } from "./clients.ts";

@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { fileURLToPath } from "node:url";
+import { fromFileUrl } from "../../path/mod.ts";
 
 /**
  * The checkout a bundle was built from: `deno task bundle` writes its build
@@ -36,8 +36,8 @@ function locate(): { helper: string; source: string } {
     return { helper: INSTALLED_HELPER, source: "" };
   }
   return {
-    helper: fileURLToPath(new URL("../../../build/htmcp-spawn", url)),
-    source: fileURLToPath(new URL("./htmcp_spawn.c", url)),
+    helper: fromFileUrl(new URL("../../../build/htmcp-spawn", url)),
+    source: fromFileUrl(new URL("./htmcp_spawn.c", url)),
   };
 }
 
