@@ -317,7 +317,7 @@ async function stdioStartFiles(lib: string): Promise<string[]> {
   return [...seen].filter((s) => s.startsWith("file:")).map((s) => new URL(s).pathname);
 }
 
-Deno.test("the installed program's stdio start loads no PostgreSQL driver, OpenTelemetry, HTTP transport, OAuth server or SDK v2", async () => {
+Deno.test("the installed program's stdio start loads no PostgreSQL driver, OpenTelemetry, HTTP transport, OAuth server, SDK v2 or node: module", async () => {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-install-lazy-" }));
   try {
     const { lib } = await installHere(dir);
@@ -346,6 +346,11 @@ Deno.test("the installed program's stdio start loads no PostgreSQL driver, OpenT
     }
     // What it does load: the SDK v1 the 2025 era serves with.
     assert(start.some((text) => text.includes("registry.npmjs.org/@modelcontextprotocol/sdk/")));
+    // And no node: module: any one makes Deno load its Node compatibility
+    // layer before the server's first line (docs/ARCHITECTURE.md).
+    for (const [i, text] of start.entries()) {
+      assert.deepEqual(text.match(/(\bfrom|^import)\s*"node:[a-z_/]+"/gm), null, loaded[i]);
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
