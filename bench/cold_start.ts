@@ -7,9 +7,11 @@
  *   runner, the launcher, the server: three Deno processes, and the
  *   server's serving helper, counted with them);
  * - the installed `htmcp` command (`deno task install` into a temporary
- *   prefix): its script runs the launcher, which computes the flags and
- *   exits, then execs the server (one Deno process and its serving helper
- *   remain);
+ *   prefix): its script reuses the launcher's kept start (the start cache,
+ *   written by the warm-up start) and execs the server (one Deno process and
+ *   its serving helper remain);
+ * - the same with its start cache unusable: its launcher computes the flags
+ *   and exits at every start, then the script execs the server;
  * - that installed server alone, started with the argv its launcher printed
  *   (the launcher's share is the difference);
  * - the server directly under its generated flags;
@@ -116,6 +118,10 @@ export async function measureColdStart(runs = 5): Promise<ColdStart[]> {
     const direct = await serverUnderFlags(policy);
     const env = direct.env;
     const installed = await install(`${dir}/prefix`);
+    // A second installation whose start cache cannot be used (its folder's
+    // place is taken by a file): its launcher runs at every start.
+    const uncached = await install(`${dir}/prefix-uncached`);
+    await Deno.writeTextFile(`${uncached.libDir}/start`, "");
     const forms: [string, ServerLaunch][] = [
       ["deno task htmcp serve", {
         command: Deno.execPath(),
@@ -124,6 +130,11 @@ export async function measureColdStart(runs = 5): Promise<ColdStart[]> {
       }],
       ["installed htmcp command", {
         command: installed.command,
+        args: ["serve", "--policy", policy],
+        env,
+      }],
+      ["installed, its launcher at every start", {
+        command: uncached.command,
         args: ["serve", "--policy", policy],
         env,
       }],

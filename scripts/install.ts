@@ -27,7 +27,8 @@ import { fileURLToPath } from "node:url";
 import { createHash } from "node:crypto";
 import { parseArgs } from "../src/cli/args.ts";
 import { VERSION } from "../src/version.ts";
-import { shQuote } from "./launch.ts";
+import { shQuote } from "./_sh_quote.ts";
+import { COREUTILS } from "./_start_cache.ts";
 import { SERVER_V8_FLAGS } from "../src/permissions/mod.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -116,35 +117,57 @@ export async function install(prefix: string): Promise<InstallResult> {
   const launcher = join(libDir, "dist", "scripts", "launch.js");
   const script = `#!/bin/sh
 # htmcp ${VERSION}, installed by \`deno task install\` from ${ROOT}
-# The launcher builds the Deno permission flags from the policy at every start
-# (never -A for the server) and prints that start; this script then execs it,
-# so one Deno process, the server, remains (with its serving helper, which
-# every command is a fork of). Offline: --cached-only.
+# The launcher builds the Deno permission flags from the policy (never -A for
+# the server) and prints that start; this script then execs it, so one Deno
+# process, the server, remains (with its serving helper, which every command
+# is a fork of). Offline: --cached-only.
 set -e
 lib=${shQuote(libDir)}
 deno=${shQuote(Deno.execPath())}
 launcher="$lib/dist/scripts/launch.js"
 expected=${shQuote(await sha256(launcher))}
-if [ ! -f "$launcher" ]; then
-  echo "htmcp: the installation in $lib is missing; run \\\`deno task install\\\` again." >&2
-  exit 1
-fi
-actual=$(sha256sum "$launcher")
-if [ "\${actual%% *}" != "$expected" ]; then
-  echo "htmcp: $launcher changed since it was installed; run \\\`deno task install\\\` again." >&2
-  exit 1
-fi
 DENO_DIR=\${DENO_DIR:-${shQuote(cacheDir)}}
 HTMCP_CACHED_ONLY=1
 export DENO_DIR HTMCP_CACHED_ONLY
-# The launcher's own failure (a bad command line, a policy that does not load)
-# is its exit status, its sentence already on stderr.
-# The server's V8 flags for the launcher too: both run the bundle's shared
-# chunks, and V8 keeps one code cache per flag set, so with different flags
-# each start would throw away the other's cache (about 70 ms a start).
-start=$(HTMCP_LAUNCH_EXEC=1 "$deno" run --quiet --cached-only --allow-all --no-config ${
+# The start cache (scripts/_start_cache.ts): the launcher's last start for
+# these arguments, reused only while every fact it looked at (files, paths,
+# variables, the folder) is unchanged, which its witness function checks.
+# Only an entry this user owns, in a folder this user owns, is read.
+unset HTMCP_START_CACHED HTMCP_START_FLAGS
+start=
+cache="$lib/start"
+key=$( (printf '%s\\n' "$expected" "$PWD"; for arg do printf '%s %s\\n' "\${#arg}" "$arg"; done) | ${
+    shQuote(COREUTILS.sha256sum)
+  } ) || key=
+entry="$cache/\${key%% *}"
+if [ -n "$key" ] && [ -d "$cache" ] && [ -O "$cache" ] && [ -f "$entry" ] && [ ! -h "$entry" ] && [ -O "$entry" ]; then
+  htmcp_seen= htmcp_start=
+  . "$entry"
+  if [ -n "$htmcp_start" ] && [ "$(export LC_ALL=C; htmcp_witness)" = "$htmcp_seen" ]; then
+    start=$htmcp_start
+    # The server refuses a cached start its own permission set disagrees with.
+    HTMCP_START_CACHED=$cache
+  fi
+fi
+if [ -z "$start" ]; then
+  if [ ! -f "$launcher" ]; then
+    echo "htmcp: the installation in $lib is missing; run \\\`deno task install\\\` again." >&2
+    exit 1
+  fi
+  actual=$(${shQuote(COREUTILS.sha256sum)} "$launcher")
+  if [ "\${actual%% *}" != "$expected" ]; then
+    echo "htmcp: $launcher changed since it was installed; run \\\`deno task install\\\` again." >&2
+    exit 1
+  fi
+  # The launcher's own failure (a bad command line, a policy that does not
+  # load) is its exit status, its sentence already on stderr. The server's V8
+  # flags for the launcher too: both run the bundle's shared chunks, and V8
+  # keeps one code cache per flag set, so with different flags each start
+  # would throw away the other's cache (about 70 ms a start).
+  start=$(HTMCP_LAUNCH_EXEC=1 HTMCP_START_CACHE="\${key:+$entry}" "$deno" run --quiet --cached-only --allow-all --no-config ${
     shQuote(SERVER_V8_FLAGS)
   } "$launcher" "$@") || exit $?
+fi
 # The fragment sets the folder, HTMCP_FD_LIMIT and the argv, each value quoted.
 # Fail closed: without a \`deno run\` argv from it, the user's own arguments
 # must never reach deno.
@@ -153,6 +176,16 @@ eval "$start"
 if [ "\${1-}" != run ]; then
   echo "htmcp: the launcher in $lib printed no start; run \\\`deno task install\\\` again." >&2
   exit 1
+fi
+if [ -n "\${HTMCP_START_CACHED-}" ]; then
+  # The permission flags this start really passes, one a line, which the
+  # server compares with the set it computes from the policy now.
+  HTMCP_START_FLAGS=
+  for arg do
+    case $arg in --allow-*|--deny-*) HTMCP_START_FLAGS="$HTMCP_START_FLAGS$arg
+";; esac
+  done
+  export HTMCP_START_CACHED HTMCP_START_FLAGS
 fi
 exec "$deno" "$@"
 `;

@@ -18,7 +18,17 @@
  *
  * @module
  */
+// First: while the installed command records this run for its start cache,
+// every call into Deno from any module below must already be recorded.
+import {
+  LAUNCH_EXEC,
+  START_CACHE_ENTRY,
+  START_RECORDER,
+  type StartRecorder,
+} from "./_start_record.ts";
 import { fromFileUrl, resolve } from "../src/path/mod.ts";
+import { shQuote } from "./_sh_quote.ts";
+import { renderEntry, renderWitness, runWitness, writeEntry } from "./_start_cache.ts";
 import { loadPolicy } from "../src/config/mod.ts";
 import { processEnv } from "../src/cli/env.ts";
 import { missingPolicyMessage, parseCommandLine, POLICY_VERBS } from "../src/cli/args.ts";
@@ -154,10 +164,7 @@ function fdLimitEnv(): Record<string, string> {
   }
 }
 
-/** `text` quoted for a POSIX shell: one word, whatever it holds. */
-export function shQuote(text: string): string {
-  return `'${text.replaceAll("'", `'"'"'`)}'`;
-}
+export { shQuote } from "./_sh_quote.ts";
 
 /**
  * The start as a POSIX shell fragment for the installed command's script to
@@ -184,7 +191,18 @@ export function renderExecFragment(
   return lines.join("\n") + "\n";
 }
 
-if (import.meta.main) {
+/** The server's start: where, with which added variables, and its argv after the deno executable. */
+type Start =
+  | {
+    readonly ok: true;
+    readonly argv: string[];
+    readonly cwd: string;
+    readonly env: Record<string, string>;
+  }
+  | { readonly ok: false; readonly message: string; readonly code: number };
+
+/** Decides the server's start for `args`, building the helper first when it is missing or stale. */
+async function planStart(args: readonly string[]): Promise<Start> {
   // `deno task` runs in the folder of deno.json; INIT_CWD is where the
   // operator typed the command, which their relative paths mean.
   const cwd = Deno.env.get("INIT_CWD") ?? Deno.cwd();
@@ -192,32 +210,60 @@ if (import.meta.main) {
   // checkout's source: build it first when missing or stale (nothing goes to
   // stdout, which is the MCP stream, or the installed command's plan).
   const launcher = await ensureLauncherBuilt();
-  if (launcher !== null) {
-    console.error(`htmcp: ${launcher}`);
-    Deno.exit(1);
-  }
-  const plan = await planLaunch(Deno.args, cwd);
-  if (!plan.ok) {
-    console.error(`htmcp: ${plan.message}`);
-    Deno.exit(plan.usage ? 2 : 1);
-  }
+  if (launcher !== null) return { ok: false, message: launcher, code: 1 };
+  const plan = await planLaunch(args, cwd);
+  if (!plan.ok) return { ok: false, message: plan.message, code: plan.usage ? 2 : 1 };
   // The installed command (`deno task install`) runs offline: its server must
   // not fetch either.
   const offline = Deno.env.get("HTMCP_CACHED_ONLY") === "1";
   const argv = offline ? ["run", "--cached-only", ...plan.argv.slice(1)] : [...plan.argv];
-  const env = fdLimitEnv();
-  if (Deno.env.get("HTMCP_LAUNCH_EXEC") === "1") {
+  return { ok: true, argv, cwd, env: fdLimitEnv() };
+}
+
+/**
+ * Writes the start cache's entry for `fragment` (`_start_cache.ts`) when the
+ * run that printed it was recorded untainted and a second run, each followed
+ * by the witness, agrees on the start, the facts and what the witness saw.
+ */
+async function recordStart(recorder: StartRecorder, entry: string, fragment: string) {
+  const first = recorder.stop();
+  if (first.taints.length > 0) return;
+  const witness = renderWitness(first.facts);
+  const seen = await runWitness(witness);
+  recorder.start();
+  const again = await planStart(Deno.args);
+  const second = recorder.stop();
+  if (
+    seen === null || !again.ok || second.taints.length > 0 ||
+    renderExecFragment(again.argv, again.cwd, again.env) !== fragment ||
+    renderWitness(second.facts) !== witness || await runWitness(witness) !== seen
+  ) return;
+  await writeEntry(entry, renderEntry(witness, seen, fragment));
+}
+
+if (import.meta.main) {
+  const start = await planStart(Deno.args);
+  if (!start.ok) {
+    console.error(`htmcp: ${start.message}`);
+    Deno.exit(start.code);
+  }
+  if (LAUNCH_EXEC) {
     // The installed command's script execs the server itself, so no launcher
     // stays resident and signals reach the server directly; the flags are
-    // still computed here, from the policy, at every start.
-    const bytes = new TextEncoder().encode(renderExecFragment(argv, cwd, env));
+    // computed here, from the policy, unless the script found this very
+    // start in its cache with every fact behind it unchanged.
+    const fragment = renderExecFragment(start.argv, start.cwd, start.env);
+    const bytes = new TextEncoder().encode(fragment);
     for (let done = 0; done < bytes.length;) done += await Deno.stdout.write(bytes.subarray(done));
+    if (START_RECORDER !== null && START_CACHE_ENTRY !== null) {
+      await recordStart(START_RECORDER, START_CACHE_ENTRY, fragment);
+    }
     Deno.exit(0);
   }
   const child = new Deno.Command(Deno.execPath(), {
-    args: argv,
-    cwd,
-    env,
+    args: start.argv,
+    cwd: start.cwd,
+    env: start.env,
     stdin: "inherit",
     stdout: "inherit",
     stderr: "inherit",

@@ -27,6 +27,7 @@ import { buildPermissionSet } from "./build.ts";
 import { comparePermissions } from "./effective.ts";
 import { workerPermissions } from "./render_worker.ts";
 import { reexecArgv, runReexec } from "./reexec.ts";
+import { renderDenoFlags } from "./render_flags.ts";
 import type { PermissionSet } from "./types.ts";
 
 /** The layers the startup line can name. */
@@ -57,6 +58,45 @@ function workerScope(): WorkerScope | null {
 /** True inside the Worker that `serveConfined` started. */
 export function isConfinedWorker(): boolean {
   return workerScope()?.name === CONFINED_WORKER_NAME;
+}
+
+/** The start cache the installed command started this server from, or null. */
+function startCache(): string | null {
+  return grantedVariable("HTMCP_START_CACHED") || null;
+}
+
+/** A variable's value; "" when unset or outside the env grant (a start from elsewhere). */
+function grantedVariable(name: string): string {
+  try {
+    return Deno.env.get(name) ?? "";
+  } catch {
+    return "";
+  }
+}
+
+/** Deno's permission flags, one a line, as the installed script lists the ones it started us with. */
+function permissionFlags(argv: readonly string[]): string {
+  return argv.filter((arg) => /^--(allow|deny)-/.test(arg)).map((arg) => `${arg}\n`).join("");
+}
+
+/** Why a cached start's flags are not `set`'s, or null when they are exactly its flags. */
+function cachedFlagsDiffer(
+  set: PermissionSet,
+  broader: readonly string[],
+  missing: readonly string[],
+): string | null {
+  if (broader.length > 0) return `broader: ${summarize(broader)}`;
+  if (missing.length > 0) return `missing: ${summarize(missing)}`;
+  const started = grantedVariable("HTMCP_START_FLAGS");
+  const expected = permissionFlags(renderDenoFlags(set));
+  if (started === expected) return null;
+  const startedLines = new Set(started.split("\n").filter(Boolean));
+  const expectedLines = new Set(expected.split("\n").filter(Boolean));
+  const only = (a: Set<string>, b: Set<string>) => [...a].filter((line) => !b.has(line));
+  return [
+    ...only(startedLines, expectedLines).map((flag) => `started with ${flag}`),
+    ...only(expectedLines, startedLines).map((flag) => `the set has ${flag}`),
+  ].join("; ") || "the flags differ in order";
 }
 
 /** A short list: the unscoped kinds when any, else the first few descriptors. */
@@ -125,6 +165,22 @@ export async function serveConfined(
   }
   const set = built.set;
   const { broader, missing } = comparePermissions(set);
+  // The installed command reused a start its launcher printed earlier
+  // (scripts/_start_cache.ts): its facts were checked unchanged, but a fact
+  // may change between that check and this line, and the policy's set now is
+  // what counts. The script passes the permission flags it actually started
+  // this process with; they must be exactly the set's, or nothing opens (the
+  // next start sees the change and runs the launcher).
+  const cache = startCache();
+  if (cache !== null) {
+    const differs = cachedFlagsDiffer(set, broader, missing);
+    if (differs !== null) {
+      report(
+        `htmcp: the cached start's permission flags are not the policy's set now (${differs}); start again: a fact behind it changed, so the launcher recomputes it (should this recur, remove ${cache}).`,
+      );
+      return 1;
+    }
+  }
   const gaps = missing.length === 0 ? "" : `; not granted, will fail: ${missing.join(", ")}`;
   if (broader.length === 0) {
     const layer = Deno.build.standalone ? "pinned" : "flags";

@@ -19,4 +19,9 @@ export const HTMCP_ENV_NAMES: ReadonlyMap<string, string> = new Map([
   ["HTMCP_OAUTH_ADMIN_PIN", "the PIN that approves OAuth clients and held commands"],
   ["HTMCP_OAUTH_ACCESS_TOKEN_TTL_S", "overrides the access-token lifetime"],
   ["HTMCP_FD_LIMIT", "the file-descriptor limit the launcher read, which sizes max_connections"],
+  [
+    "HTMCP_START_CACHED",
+    "the start cache the installed command reused a start from: any difference from the set is refused",
+  ],
+  ["HTMCP_START_FLAGS", "the permission flags the installed command started a cached start with"],
 ]);
