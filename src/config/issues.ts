@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import { PolicyFileSchema } from "./schema.ts";
 import { quote } from "./_checked.ts";
 

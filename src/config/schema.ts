@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 
 const MIB = 1024 * 1024;
 

@@ -31,7 +31,7 @@ import {
   Server,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import { z } from "zod";
+import * as z from "zod";
 
 /** The extension's identifier, as capabilities name it. */
 export const TASKS_EXTENSION_ID = "io.modelcontextprotocol/tasks";

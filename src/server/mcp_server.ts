@@ -6,7 +6,7 @@
  * @module
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { z } from "zod";
+import * as z from "zod";
 import { serverIdentity } from "./identity.ts";
 import { serverInstructions } from "./instructions.ts";
 import type { CallerIdentity } from "../tools/caller.ts";

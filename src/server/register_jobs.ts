@@ -7,7 +7,7 @@
  */
 import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { type CallToolResult, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { z } from "zod";
+import * as z from "zod";
 import type { CallerIdentity } from "../tools/caller.ts";
 import { hasScope } from "../tools/caller.ts";
 import {

@@ -6,7 +6,7 @@
  * @module
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { z } from "zod";
+import * as z from "zod";
 import type { CallerIdentity } from "../tools/caller.ts";
 import type { ServerContext } from "../context/mod.ts";
 import {

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { Policy } from "../config/types.ts";
 import type { ExecutorDescription } from "../exec/mod.ts";
 import { activeGuardSummaries } from "../policy/mod.ts";

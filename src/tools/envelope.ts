@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import {
   type CommandResult,

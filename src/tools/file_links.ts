@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { ResultCode } from "../result/codes.ts";
 import type { ServerContext } from "../context/mod.ts";
 import { type CallerIdentity, hasScope } from "./caller.ts";

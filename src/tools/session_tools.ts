@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { ServerContext } from "../context/mod.ts";
 import { type CallerIdentity, hasScope } from "./caller.ts";
 import { runCommandTool } from "./run_command.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { z } from "zod";
+import * as z from "zod";
 import { V1Link } from "../../src/protocol/v1_link.ts";
 import { eraOfOpening } from "../../src/transport/stdio_era.ts";
 
