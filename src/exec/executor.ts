@@ -132,8 +132,14 @@ export async function createExecutor(
   // made from this source (helper.ts says what this defends against).
   const verified = await verifyHelper(tools.spawn);
   if (!verified.ok) return refuse(`Cannot start: ${verified.detail}.`);
-  const server = await probeServerUid(tools.spawn);
+  // Started here, right after the helper's bytes were verified, and kept:
+  // the process the probes prove is the one every call is a fork of (a new
+  // one is spawned only should it die). The startup probes are its first
+  // calls, forks instead of spawns of their own.
+  const helper = new ServingHelper(tools.spawn);
+  const server = await probeServerUid(helper);
   if (!server.ok) {
+    await helper.close();
     return refuse(`Cannot start: process containment is unavailable because ${server.detail}.`);
   }
   probes.push({
@@ -143,8 +149,11 @@ export async function createExecutor(
   });
   const serverIsRoot = server.uid === 0;
 
-  const identity = await chooseIdentity(policy, tools.spawn, server.uid);
-  if (!identity.ok) return refuse(identity.message);
+  const identity = await chooseIdentity(policy, helper, server.uid);
+  if (!identity.ok) {
+    await helper.close();
+    return refuse(identity.message);
+  }
   const runAs = identity.runAs;
   const commandUid = runAs?.uid ?? server.uid;
   const commandGid = runAs?.gid ?? server.gid;
@@ -169,10 +178,6 @@ export async function createExecutor(
       : {}),
   });
   const probeName = mode === "bwrap" ? "sandbox (bwrap)" : `containment (${privilege})`;
-  // Started here, right after the helper's bytes were verified, and kept:
-  // the process the probe proves is the one every call is a fork of (a new
-  // one is spawned only should it die).
-  const helper = new ServingHelper(tools.spawn);
   const ahead = new SandboxAhead(helper, () => jailIdentity(policy.jailRoot));
   const probe = await probePlan(probeName, plan, policy, helper, ahead);
   probes.push(probe);
@@ -224,7 +229,7 @@ type Identity =
 /** Gathers the facts for `chooseRunAs`: the jail's owner and `[sandbox] user`. */
 async function chooseIdentity(
   policy: Policy,
-  spawn: string,
+  helper: ServingHelper,
   serverUid: number,
 ): Promise<Identity> {
   let owner: UserEntry;
@@ -245,7 +250,7 @@ async function chooseIdentity(
   const configuredKey = policy.sandbox.user;
   let configured: UserEntry | null = null;
   if (configuredKey !== null) {
-    const found = await lookupUser(spawn, configuredKey);
+    const found = await lookupUser(helper, configuredKey);
     if (!found.ok) return { ok: false, message: `Cannot start: ${found.detail}.` };
     if (found.entry === null) {
       return {
@@ -257,7 +262,7 @@ async function chooseIdentity(
     configured = found.entry;
   } else if (serverUid === 0 && owner.uid !== 0) {
     // The owner's primary group, when the passwd database knows the owner.
-    const found = await lookupUser(spawn, owner.uid);
+    const found = await lookupUser(helper, owner.uid);
     if (!found.ok) return { ok: false, message: `Cannot start: ${found.detail}.` };
     owner = found.entry ?? owner;
   }

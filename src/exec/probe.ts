@@ -30,39 +30,77 @@ const PROBE_REDACTOR = createRedactor({
   extraPatterns: [],
 });
 
+/** At most this much of a startup call's output is kept (a passwd line, a uid and a few links). */
+const STARTUP_OUTPUT_BYTES = 64 * 1024;
+
+/** What a startup call through the serving helper printed, and how it ended. */
+interface HelperOutput {
+  readonly status: Deno.CommandStatus;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs the helper with `args` as a call of the serving helper (a fork of it,
+ * which runs as a spawn of the helper with those arguments would), in `/`
+ * with an empty environment, and collects what it prints. The first call
+ * spawns the serving helper itself.
+ *
+ * @throws As `ServingHelper.start` does when the helper cannot be spawned.
+ */
+async function runThroughHelper(
+  helper: ServingHelper,
+  args: readonly string[],
+): Promise<HelperOutput> {
+  const kept = { stdout: [] as Uint8Array[], stderr: [] as Uint8Array[] };
+  let size = 0;
+  const call = helper.start("/", {}, args, "null", {
+    output(stream, bytes) {
+      if (size + bytes.byteLength > STARTUP_OUTPUT_BYTES) return;
+      size += bytes.byteLength;
+      kept[stream].push(bytes.slice());
+    },
+  });
+  // Bounded like the plan probe; the timer also keeps the event loop alive
+  // while the call runs (the idle serving helper does not).
+  const timer = setTimeout(() => call.kill("SIGKILL"), PROBE_TIMEOUT_MS);
+  const [status] = await Promise.all([call.status, call.drained]).finally(() =>
+    clearTimeout(timer)
+  );
+  const text = (parts: Uint8Array[]) => {
+    const decoder = new TextDecoder();
+    return parts.map((part) => decoder.decode(part, { stream: true })).join("") + decoder.decode();
+  };
+  return { status, stdout: text(kept.stdout), stderr: text(kept.stderr) };
+}
+
 /**
  * Reads the server's uid and gid through the launcher helper itself
- * (`htmcp-spawn --dump`: no namespace, just exec), which also proves Deno may
- * spawn it. `Deno.uid()` would need `--allow-sys`. The same answer says which
- * system folders are symlinks into `/usr` (the sandbox recreates those as
- * symlinks, a mount fewer each per call): the server's permissions do not
- * let it read them itself.
+ * (`htmcp-spawn --dump`, a call of the serving helper: no namespace, just
+ * the report), which also proves Deno may spawn it. `Deno.uid()` would need
+ * `--allow-sys`. The same answer says which system folders are symlinks
+ * into `/usr` (the sandbox recreates those as symlinks, a mount fewer each
+ * per call): the server's permissions do not let it read them itself.
  */
 export async function probeServerUid(
-  spawn: string,
+  helper: ServingHelper,
 ): Promise<
   { ok: true; uid: number; gid: number | null; layout: HostLayout } | {
     ok: false;
     detail: string;
   }
 > {
+  const spawn = helper.path;
   try {
-    const output = await new Deno.Command(spawn, {
-      args: ["--dump", ...SYSTEM_DIRS],
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const text = new TextDecoder().decode(output.stdout);
-    const match = /^uid: (\d+)$/m.exec(text);
-    if (!output.success || match === null) {
-      const said = new TextDecoder().decode(output.stderr).split("\n", 1)[0]?.trim();
+    const output = await runThroughHelper(helper, ["--dump", ...SYSTEM_DIRS]);
+    const match = /^uid: (\d+)$/m.exec(output.stdout);
+    if (!output.status.success || match === null) {
+      const said = output.stderr.split("\n", 1)[0]?.trim();
       return { ok: false, detail: said || `"${spawn} --dump" did not report a uid` };
     }
-    const gid = /^gid: (\d+)$/m.exec(text);
+    const gid = /^gid: (\d+)$/m.exec(output.stdout);
     const links = new Map(
-      [...text.matchAll(/^link: (\S+) (.+)$/gm)].map(([, dir, target]) => [dir!, target!]),
+      [...output.stdout.matchAll(/^link: (\S+) (.+)$/gm)].map(([, dir, target]) => [dir!, target!]),
     );
     return {
       ok: true,
@@ -86,40 +124,37 @@ export const GETENT = "/usr/bin/getent";
 
 /**
  * Looks `key` (a user name or a uid) up in the passwd database. Run through
- * the launcher helper (`htmcp-spawn --inner -- getent passwd KEY`: no
- * namespace, just exec) because the server's own permissions do not, and
- * need not, include reading `/etc/passwd`; the helper is the one program it
- * may spawn.
+ * the launcher helper (`htmcp-spawn --inner -- getent passwd KEY`, a call of
+ * the serving helper: no namespace, just exec) because the server's own
+ * permissions do not, and need not, include reading `/etc/passwd`; the
+ * helper is the one program it may spawn.
  *
  * @returns The entry; for a uid without an entry, that uid with gid null;
  *   for a name without one, null.
  */
 export async function lookupUser(
-  spawn: string,
+  helper: ServingHelper,
   key: string | number,
 ): Promise<{ ok: true; entry: UserEntry | null } | { ok: false; detail: string }> {
   try {
-    const output = await new Deno.Command(spawn, {
-      args: ["--inner", "--", GETENT, "passwd", String(key)],
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
+    const output = await runThroughHelper(helper, ["--inner", "--", GETENT, "passwd", String(key)]);
     // getent exits 2 for "no such entry".
-    if (output.code === 2) {
+    if (output.status.code === 2) {
       return { ok: true, entry: typeof key === "number" ? { uid: key, gid: null } : null };
     }
-    const line = new TextDecoder().decode(output.stdout).split("\n", 1)[0] ?? "";
+    const line = output.stdout.split("\n", 1)[0] ?? "";
     const fields = line.split(":");
     const uid = Number(fields[2]);
     const gid = Number(fields[3]);
-    if (!output.success || fields.length < 4 || !Number.isInteger(uid) || !Number.isInteger(gid)) {
+    if (
+      !output.status.success || fields.length < 4 || !Number.isInteger(uid) ||
+      !Number.isInteger(gid)
+    ) {
       return { ok: false, detail: `"${GETENT} passwd ${key}" gave no usable entry` };
     }
     return { ok: true, entry: { uid, gid } };
   } catch {
-    return { ok: false, detail: `${spawn} could not run ${GETENT}` };
+    return { ok: false, detail: `${helper.path} could not run ${GETENT}` };
   }
 }
 

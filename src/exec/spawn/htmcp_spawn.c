@@ -926,7 +926,26 @@ static sigset_t watched;
  * Deno's child in a one-off spawn; in serving mode, the serving helper's
  * child, with the call's pipes as its stdin, stdout and stderr.
  */
+/* The startup probe, a call like any other (the server makes it through the
+   serving helper): reports the uid and gid the server's commands start from,
+   and where each absolute path given after it is a symlink to (the host's
+   merged-/usr layout, which the server's own permissions cannot read). */
+static _Noreturn void dump(int argc, char **argv) {
+  dprintf(1, "uid: %u\ngid: %u\n", (unsigned)getuid(), (unsigned)getgid());
+  for (int i = 2; i < argc; i++) {
+    char target[4096];
+    ssize_t n = argv[i][0] == '/' ? readlink(argv[i], target, sizeof target - 1) : -1;
+    if (n <= 0) continue;
+    target[n] = '\0';
+    if (strchr(target, '\n') == NULL && strchr(argv[i], '\n') == NULL) {
+      dprintf(1, "link: %s %s\n", argv[i], target);
+    }
+  }
+  _exit(0);
+}
+
 static _Noreturn void run_call(int argc, char **argv) {
+  if (argc >= 2 && strcmp(argv[1], "--dump") == 0) dump(argc, argv);
   struct options o = {0};
   parse(&o, argc, argv);
   close_above_stderr();
@@ -1379,22 +1398,6 @@ int main(int argc, char **argv) {
   /* Blocked from the first instruction: a kill request is never lost, only queued. */
   sigprocmask(SIG_BLOCK, &watched, NULL);
 
-  /* The startup probe: proves the server may spawn us, and reports its uid,
-     and where each absolute path given after it is a symlink to (the host's
-     merged-/usr layout, which the server's own permissions cannot read). */
-  if (argc >= 2 && strcmp(argv[1], "--dump") == 0) {
-    printf("uid: %u\ngid: %u\n", (unsigned)getuid(), (unsigned)getgid());
-    for (int i = 2; i < argc; i++) {
-      char target[4096];
-      ssize_t n = argv[i][0] == '/' ? readlink(argv[i], target, sizeof target - 1) : -1;
-      if (n <= 0) continue;
-      target[n] = '\0';
-      if (strchr(target, '\n') == NULL && strchr(argv[i], '\n') == NULL) {
-        printf("link: %s %s\n", argv[i], target);
-      }
-    }
-    return 0;
-  }
   if (argc == 2 && strcmp(argv[1], "--serve") == 0) serve(argv[0]);
   run_call(argc, argv);
 }
