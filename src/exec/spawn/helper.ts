@@ -24,13 +24,15 @@ import { fromFileUrl } from "../../path/mod.ts";
  * folder here (the bundle's own URL says nothing about where the checkout
  * is), so a bundle runs the helper of the checkout that built it.
  */
-const BUNDLED_FROM = "";
+const BUNDLED_FROM: string = "<htmcp:bundled-from>";
 
 /** Where a release install puts the helper when the server runs neither from a checkout nor a bundle. */
 const INSTALLED_HELPER = "/usr/libexec/htmcp/htmcp-spawn";
 
 function locate(): { helper: string; source: string } {
-  if (BUNDLED_FROM !== "") return { helper: `${BUNDLED_FROM}/htmcp-spawn`, source: "" };
+  // The placeholder is not a path: unbundled. (A test the bundler cannot
+  // fold away, unlike a comparison of two literals.)
+  if (BUNDLED_FROM.startsWith("/")) return { helper: `${BUNDLED_FROM}/htmcp-spawn`, source: "" };
   const url = new URL(import.meta.url);
   if (url.protocol !== "file:" || !url.pathname.endsWith("/src/exec/spawn/helper.ts")) {
     return { helper: INSTALLED_HELPER, source: "" };
