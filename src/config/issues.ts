@@ -42,11 +42,19 @@ export function describeValue(value: unknown): string {
   return String(value);
 }
 
-/** The schema node at `path`, unwrapping optionals and arrays; null when there is none. */
+/** `node` without its optional and lazy wrappers (a table's schema is built on first use). */
+function unwrapped(node: z.ZodType): z.ZodType {
+  while (node instanceof z.ZodOptional || node instanceof z.ZodLazy) {
+    node = node.unwrap() as z.ZodType;
+  }
+  return node;
+}
+
+/** The schema node at `path`, unwrapping optionals, lazies and arrays; null when there is none. */
 function schemaAt(path: Path): z.ZodType | null {
   let node: z.ZodType = PolicyFileSchema;
   for (const part of path) {
-    while (node instanceof z.ZodOptional) node = node.unwrap() as z.ZodType;
+    node = unwrapped(node);
     if (typeof part === "number" && node instanceof z.ZodArray) node = node.element as z.ZodType;
     else if (typeof part === "string" && node instanceof z.ZodObject) {
       const child = (node.shape as Record<string, z.ZodType>)[part];
@@ -54,8 +62,7 @@ function schemaAt(path: Path): z.ZodType | null {
       node = child;
     } else return null;
   }
-  while (node instanceof z.ZodOptional) node = node.unwrap() as z.ZodType;
-  return node;
+  return unwrapped(node);
 }
 
 function placeName(path: Path): string {

@@ -80,7 +80,12 @@ type BoundedKey = keyof typeof NUMBER_BOUNDS;
 function integer(key: BoundedKey) {
   const [min, max] = NUMBER_BOUNDS[key];
   const error = `must be an integer from ${min} to ${max}`;
-  return z.number({ error }).int({ error }).min(min, { error }).max(max, { error }).optional();
+  // One check, not .int().min().max(): each of those is a schema of its own
+  // to build at every start, and all three said the same sentence.
+  return z.number({ error }).refine(
+    (value) => Number.isInteger(value) && value >= min && value <= max,
+    { error },
+  ).optional();
 }
 
 const text = (error = "must be a non-empty string") =>
@@ -96,6 +101,13 @@ const texts = (element = "must be a non-empty string") =>
 const table = <T extends z.core.$ZodLooseShape>(shape: T) =>
   z.strictObject(shape, { error: "must be a table" });
 
+/**
+ * An optional top-level key whose schema is built only when the file has
+ * it: a start builds the schemas of the few tables its policy uses, not of
+ * all of them (a zod schema costs tens of microseconds to build).
+ */
+const section = <T extends z.ZodType>(build: () => T) => z.lazy(build).optional();
+
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: `must be ${choices(values)}` }).optional();
 
@@ -104,23 +116,24 @@ function choices(values: readonly string[]): string {
   return quoted.length === 2 ? quoted.join(" or ") : `one of ${quoted.join(", ")}`;
 }
 
-const ruleEntry = table({
-  command: text(),
-  deny_args: z.array(text(), { error: "must be an array of strings" }).min(1, {
-    error: "must list at least one argument sequence",
-  }).optional(),
-  // A prompt rule names the argument sequences that are held for a human
-  // (`args`, matched exactly as deny_args is) and the sentence shown to them.
-  args: z.array(text(), { error: "must be an array of strings" }).min(1, {
-    error: "must list at least one argument sequence",
-  }).optional(),
-  reason: text().optional(),
-  enforce: oneOf(["deny", "warn"]),
-  decision: oneOf(["deny", "prompt"]),
-  justification: text().optional(),
-});
+const ruleEntry = () =>
+  table({
+    command: text(),
+    deny_args: z.array(text(), { error: "must be an array of strings" }).min(1, {
+      error: "must list at least one argument sequence",
+    }).optional(),
+    // A prompt rule names the argument sequences that are held for a human
+    // (`args`, matched exactly as deny_args is) and the sentence shown to them.
+    args: z.array(text(), { error: "must be an array of strings" }).min(1, {
+      error: "must list at least one argument sequence",
+    }).optional(),
+    reason: text().optional(),
+    enforce: oneOf(["deny", "warn"]),
+    decision: oneOf(["deny", "prompt"]),
+    justification: text().optional(),
+  });
 
-const extraPatternEntry = table({ name: text(), regex: text() });
+const extraPatternEntry = () => table({ name: text(), regex: text() });
 
 /** Every code a `[[tests]]` entry may expect (the result codes a check can give). */
 export const POLICY_TEST_CODES = [
@@ -131,29 +144,36 @@ export const POLICY_TEST_CODES = [
   "PATH_ESCAPE",
 ] as const;
 
-const flagWord = z.string({ error: 'must be a flag such as "-m" or "--message="' }).regex(
-  /^--?[A-Za-z0-9][A-Za-z0-9-]*(=|=\.\.\.)?$/,
-  { error: 'must be a flag such as "-m" or "--message=" (a trailing = takes a value)' },
-);
-const flagWords = z.array(flagWord, { error: "must be an array of flags" });
+const flagWords = () =>
+  z.array(
+    z.string({ error: 'must be a flag such as "-m" or "--message="' }).regex(
+      /^--?[A-Za-z0-9][A-Za-z0-9-]*(=|=\.\.\.)?$/,
+      { error: 'must be a flag such as "-m" or "--message=" (a trailing = takes a value)' },
+    ),
+    { error: "must be an array of flags" },
+  );
 
-const commandSchemaEntry = table({
-  subcommands: texts(),
-  flags: z.union([flagWords, z.record(z.string(), flagWords)], {
-    error: "must be an array of flags, or a table of such arrays by subcommand",
-  }).optional(),
-  global_flags: flagWords.optional(),
-});
+const commandSchemaEntry = () => {
+  const words = flagWords();
+  return table({
+    subcommands: texts(),
+    flags: z.union([words, z.record(z.string(), words)], {
+      error: "must be an array of flags, or a table of such arrays by subcommand",
+    }).optional(),
+    global_flags: words.optional(),
+  });
+};
 
-const testEntry = table({
-  name: text().optional(),
-  command: text(),
-  cwd: text().optional(),
-  expect: z.enum(POLICY_TEST_CODES, {
-    error: `must be ${POLICY_TEST_CODES.map((code) => `"${code}"`).join(", ")}`,
-  }),
-  reason_contains: text().optional(),
-});
+const testEntry = () =>
+  table({
+    name: text().optional(),
+    command: text(),
+    cwd: text().optional(),
+    expect: z.enum(POLICY_TEST_CODES, {
+      error: `must be ${POLICY_TEST_CODES.map((code) => `"${code}"`).join(", ")}`,
+    }),
+    reason_contains: text().optional(),
+  });
 
 /** The whole file. */
 export const PolicyFileSchema = table({
@@ -161,135 +181,161 @@ export const PolicyFileSchema = table({
   audit_log: text().optional(),
   audit_fail_mode: oneOf(["closed", "open"]),
   state_dir: text().optional(),
-  audit: table({
-    rotate_bytes: integer("rotate_bytes"),
-    rotate_daily: flag(),
-    checkpoint_every: integer("checkpoint_every"),
-    checkpoint_stderr: flag(),
-    expose_to_model: flag(),
-  }).optional(),
+  audit: section(() =>
+    table({
+      rotate_bytes: integer("rotate_bytes"),
+      rotate_daily: flag(),
+      checkpoint_every: integer("checkpoint_every"),
+      checkpoint_stderr: flag(),
+      expose_to_model: flag(),
+    })
+  ),
   // An entry is a command name, or a table naming one with a decision; the
   // table's keys are checked in lists.ts, where each fault gets its sentence.
-  allowlist: table({
-    commands: z.array(
-      z.union([text(), z.record(z.string(), z.unknown())], {
-        error: "must be a non-empty string",
-      }),
-      { error: "must be an array of strings" },
-    ).optional(),
-  }).optional(),
-  denylist: table({ commands: texts() }).optional(),
-  rules: z.array(ruleEntry, { error: "must be an array of [[rules]] tables" }).optional(),
-  tests: z.array(testEntry, { error: "must be an array of [[tests]] tables" }).optional(),
-  commands: z.record(z.string(), commandSchemaEntry, { error: "must be a table" }).optional(),
-  limits: table({
-    timeout_ms: integer("timeout_ms"),
-    max_output_bytes: integer("max_output_bytes"),
-    max_concurrent: integer("max_concurrent"),
-    queue_max: integer("queue_max"),
-    queue_wait_ms: integer("queue_wait_ms"),
-    cpu_seconds: integer("cpu_seconds"),
-    address_space_bytes: integer("address_space_bytes"),
-    max_processes: integer("max_processes"),
-    file_size_bytes: integer("file_size_bytes"),
-    open_files: integer("open_files"),
-    progress_interval_ms: integer("progress_interval_ms"),
-    foreground_ms: integer("foreground_ms"),
-    max_timeout_ms: integer("max_timeout_ms"),
-    job_output_bytes: integer("job_output_bytes"),
-    job_retention_s: integer("job_retention_s"),
-    inline_output_bytes: integer("inline_output_bytes"),
-  }).optional(),
-  redaction: table({
-    enabled: flag(),
-    entropy_fallback: flag(),
-    extra_patterns: z.array(extraPatternEntry, {
-      error: "must be an array of { name, regex } tables",
-    }).optional(),
-  }).optional(),
-  env: table({ pass: texts() }).optional(),
-  paths: table({ confine_args: flag() }).optional(),
-  guards: table({ disable: texts() }).optional(),
-  describe: table({ show_jail_path: flag() }).optional(),
-  mode: table({ full_control: flag() }).optional(),
-  sessions: table({
-    idle_ttl_s: integer("idle_ttl_s"),
-    max_per_caller: integer("max_per_caller"),
-  }).optional(),
-  approval: table({
-    ttl_s: integer("ttl_s"),
-    wait_ms: integer("wait_ms"),
-    require: oneOf(["any", "operator"]),
-    always_allow_file: text().optional(),
-  }).optional(),
-  links: table({
-    enabled: flag(),
-    max_file_bytes: integer("max_file_bytes"),
-    default_ttl_s: integer("default_ttl_s"),
-    max_ttl_s: integer("max_ttl_s"),
-    max_links_per_caller: integer("max_links_per_caller"),
-  }).optional(),
-  log: table({
-    format: oneOf(["text", "json"]),
-    level: oneOf(["debug", "info", "warn", "error"]),
-  }).optional(),
-  telemetry: table({
-    otlp_endpoint: text(),
-    service_name: text().optional(),
-    metrics_interval_ms: integer("metrics_interval_ms"),
-  }).optional(),
-  sandbox: table({
-    mode: oneOf(["none", "bwrap", "auto"]),
-    // true/false are the older spelling of "host"/"none", kept so existing policies load.
-    network: z.union([z.boolean(), z.enum(["none", "allowlist", "host"])], {
-      error: 'must be "none", "allowlist" or "host"',
-    }).optional(),
-    network_allow: texts('must be a "HOST:PORT" string'),
-    accept_path_check_only: flag(),
-    user: z.union([
-      text(),
-      z.number().int().min(0).max(MAX_UID),
-    ], { error: `must be a user name or a uid from 1 to ${MAX_UID}` }).optional(),
-  }).optional(),
-  http: table({
-    listen: text().optional(),
-    base_url: text().optional(),
-    tls_cert: text().optional(),
-    tls_key: text().optional(),
-    allowed_origins: texts(),
-    allowed_hosts: texts(),
-    max_http_request_bytes: integer("max_http_request_bytes"),
-    max_registration_bytes: integer("max_registration_bytes"),
-    max_concurrent_per_client: integer("max_concurrent_per_client"),
-    max_connections: integer("max_connections"),
-    header_timeout_ms: integer("header_timeout_ms"),
-    idle_timeout_ms: integer("idle_timeout_ms"),
-  }).optional(),
-  auth: table({
-    mode: oneOf(["oauth", "none", "external"]),
-    allow_localhost_bypass: flag(),
-    allow_plain_pkce: flag(),
-    client_id_metadata_allow: texts(),
-    issuer: text().optional(),
-    audience: text().optional(),
-    jwks_uri: text().optional(),
-    algorithms: texts(),
-    jwks_cooldown_seconds: integer("jwks_cooldown_seconds"),
-    scope_claim: text().optional(),
-    introspection_endpoint: text().optional(),
-    introspection_client_id: text().optional(),
-    introspection_secret_file: text().optional(),
-    introspection_cache_seconds: integer("introspection_cache_seconds"),
-    profiles: table({
-      claim: text(),
-      scopes: z.record(
-        z.string({ error: "must be a claim value" }),
-        z.array(text(), { error: "must be an array of scopes" }),
-        { error: "must be a table of claim value = [scopes]" },
-      ),
-    }).optional(),
-  }).optional(),
-  state: table({ backend: oneOf(["local", "postgres"]), url_file: text().optional() }).optional(),
+  allowlist: section(() =>
+    table({
+      commands: z.array(
+        z.union([text(), z.record(z.string(), z.unknown())], {
+          error: "must be a non-empty string",
+        }),
+        { error: "must be an array of strings" },
+      ).optional(),
+    })
+  ),
+  denylist: section(() => table({ commands: texts() })),
+  rules: section(() => z.array(ruleEntry(), { error: "must be an array of [[rules]] tables" })),
+  tests: section(() => z.array(testEntry(), { error: "must be an array of [[tests]] tables" })),
+  commands: section(() => z.record(z.string(), commandSchemaEntry(), { error: "must be a table" })),
+  limits: section(() =>
+    table({
+      timeout_ms: integer("timeout_ms"),
+      max_output_bytes: integer("max_output_bytes"),
+      max_concurrent: integer("max_concurrent"),
+      queue_max: integer("queue_max"),
+      queue_wait_ms: integer("queue_wait_ms"),
+      cpu_seconds: integer("cpu_seconds"),
+      address_space_bytes: integer("address_space_bytes"),
+      max_processes: integer("max_processes"),
+      file_size_bytes: integer("file_size_bytes"),
+      open_files: integer("open_files"),
+      progress_interval_ms: integer("progress_interval_ms"),
+      foreground_ms: integer("foreground_ms"),
+      max_timeout_ms: integer("max_timeout_ms"),
+      job_output_bytes: integer("job_output_bytes"),
+      job_retention_s: integer("job_retention_s"),
+      inline_output_bytes: integer("inline_output_bytes"),
+    })
+  ),
+  redaction: section(() =>
+    table({
+      enabled: flag(),
+      entropy_fallback: flag(),
+      extra_patterns: z.array(extraPatternEntry(), {
+        error: "must be an array of { name, regex } tables",
+      }).optional(),
+    })
+  ),
+  env: section(() => table({ pass: texts() })),
+  paths: section(() => table({ confine_args: flag() })),
+  guards: section(() => table({ disable: texts() })),
+  describe: section(() => table({ show_jail_path: flag() })),
+  mode: section(() => table({ full_control: flag() })),
+  sessions: section(() =>
+    table({
+      idle_ttl_s: integer("idle_ttl_s"),
+      max_per_caller: integer("max_per_caller"),
+    })
+  ),
+  approval: section(() =>
+    table({
+      ttl_s: integer("ttl_s"),
+      wait_ms: integer("wait_ms"),
+      require: oneOf(["any", "operator"]),
+      always_allow_file: text().optional(),
+    })
+  ),
+  links: section(() =>
+    table({
+      enabled: flag(),
+      max_file_bytes: integer("max_file_bytes"),
+      default_ttl_s: integer("default_ttl_s"),
+      max_ttl_s: integer("max_ttl_s"),
+      max_links_per_caller: integer("max_links_per_caller"),
+    })
+  ),
+  log: section(() =>
+    table({
+      format: oneOf(["text", "json"]),
+      level: oneOf(["debug", "info", "warn", "error"]),
+    })
+  ),
+  telemetry: section(() =>
+    table({
+      otlp_endpoint: text(),
+      service_name: text().optional(),
+      metrics_interval_ms: integer("metrics_interval_ms"),
+    })
+  ),
+  sandbox: section(() =>
+    table({
+      mode: oneOf(["none", "bwrap", "auto"]),
+      // true/false are the older spelling of "host"/"none", kept so existing policies load.
+      network: z.union([z.boolean(), z.enum(["none", "allowlist", "host"])], {
+        error: 'must be "none", "allowlist" or "host"',
+      }).optional(),
+      network_allow: texts('must be a "HOST:PORT" string'),
+      accept_path_check_only: flag(),
+      user: z.union([
+        text(),
+        z.number().int().min(0).max(MAX_UID),
+      ], { error: `must be a user name or a uid from 1 to ${MAX_UID}` }).optional(),
+    })
+  ),
+  http: section(() =>
+    table({
+      listen: text().optional(),
+      base_url: text().optional(),
+      tls_cert: text().optional(),
+      tls_key: text().optional(),
+      allowed_origins: texts(),
+      allowed_hosts: texts(),
+      max_http_request_bytes: integer("max_http_request_bytes"),
+      max_registration_bytes: integer("max_registration_bytes"),
+      max_concurrent_per_client: integer("max_concurrent_per_client"),
+      max_connections: integer("max_connections"),
+      header_timeout_ms: integer("header_timeout_ms"),
+      idle_timeout_ms: integer("idle_timeout_ms"),
+    })
+  ),
+  auth: section(() =>
+    table({
+      mode: oneOf(["oauth", "none", "external"]),
+      allow_localhost_bypass: flag(),
+      allow_plain_pkce: flag(),
+      client_id_metadata_allow: texts(),
+      issuer: text().optional(),
+      audience: text().optional(),
+      jwks_uri: text().optional(),
+      algorithms: texts(),
+      jwks_cooldown_seconds: integer("jwks_cooldown_seconds"),
+      scope_claim: text().optional(),
+      introspection_endpoint: text().optional(),
+      introspection_client_id: text().optional(),
+      introspection_secret_file: text().optional(),
+      introspection_cache_seconds: integer("introspection_cache_seconds"),
+      profiles: table({
+        claim: text(),
+        scopes: z.record(
+          z.string({ error: "must be a claim value" }),
+          z.array(text(), { error: "must be an array of scopes" }),
+          { error: "must be a table of claim value = [scopes]" },
+        ),
+      }).optional(),
+    })
+  ),
+  state: section(() =>
+    table({ backend: oneOf(["local", "postgres"]), url_file: text().optional() })
+  ),
 });
 
 /** The validated file, every key still optional. */
