@@ -10,8 +10,9 @@
  *   looked at (`_start_record.ts`), the same way for the same fact: the
  *   working folder, each variable's value (or that it is unset), `stat` and
  *   `stat -L` of each path looked up, `realpath -e` and `readlink` of each
- *   path resolved, `sha256sum` of each file read. Errors are part of what it
- *   prints, so a path that appears, vanishes or turns unreadable changes it;
+ *   path resolved, the identity, size and times of each file read
+ *   (`renderWitness` says how). Errors are part of what it prints, so a path
+ *   that appears, vanishes or turns unreadable changes it;
  * - `htmcp_seen`, what that function printed when the entry was written;
  * - `htmcp_start`, the start the launcher printed.
  *
@@ -73,9 +74,9 @@ const STAT_SPECIFIERS: ReadonlyMap<string, string> = new Map([
   ["blocks", "%b"],
 ]);
 
-/** `stat`'s format for the fields a run read: the name, the type, then each field. */
-function statFormat(fields: readonly string[]): string {
-  const specifiers = fields.flatMap((field) => {
+/** `stat`'s format for `fields`: the name, the type, then each field. */
+function statFormat(fields: ReadonlySet<string>): string {
+  const specifiers = [...fields].sort().flatMap((field) => {
     const specifier = STAT_SPECIFIERS.get(field);
     return specifier === undefined ? [] : [specifier];
   });
@@ -83,11 +84,33 @@ function statFormat(fields: readonly string[]): string {
 }
 
 /**
- * The witness function for `facts`: shell text defining `htmcp_witness`,
- * which prints one stable text for the facts as they are when it runs. A
- * stat prints only the fields the launcher read of it (a log file's size and
- * times change at every start, while the launcher only asks whether it is a
- * file), so an entry is not thrown away for what played no part.
+ * What tells a file's content apart without reading it: its identity,
+ * size, and modification and change times (nanoseconds). A write changes
+ * both times; a file put in its place is another inode; the change time
+ * cannot be set back.
+ */
+const CONTENT_FORMAT = "%n|%d|%i|%s|%y|%z\\n";
+
+/** A stat field a file's content determines: a content fact already covers it. */
+const CONTENT_FIELDS: ReadonlySet<string> = new Set(["size", "blocks"]);
+
+/**
+ * The witness function for \`facts\`: shell text defining \`htmcp_witness\`,
+ * which prints one stable text for the facts as they are when it runs.
+ *
+ * A start spends a few milliseconds per program the witness runs, so it runs
+ * at most one \`stat\` per kind of look-up, one for the files read, one
+ * \`realpath\` (and a \`readlink\` in the rare run that read a link):
+ *
+ * - a stat prints the type and the fields the launcher read of it, one
+ *   format for every path of its kind (a field some path's answer was read
+ *   for is printed for all: stricter, never laxer); a log file's size and
+ *   times, which change at every start while the launcher only asks whether
+ *   it is a file, are left out unless read;
+ * - a file read is told apart by its identity, size and times
+ *   (\`CONTENT_FORMAT\`), not hashed; one under \`/proc\` or \`/sys\` (the
+ *   descriptor limit), whose times say nothing, is printed by the shell's
+ *   own \`read\`, no program at all.
  *
  * @param facts What a launcher run looked at.
  * @param tools Where the witness's tools are.
@@ -104,25 +127,40 @@ export function renderWitness(
     lines.push(`printf '%s=%s%s\\n' ${name} "\${${name}++}" "\${${name}-}"`);
   }
   // Each command's errors are part of the text, and a failure never ends the
-  // function (the script runs with `set -e`).
+  // function (the script runs with \`set -e\`).
   const run = (command: string, paths: readonly string[]) => {
     if (paths.length === 0) return;
-    const quoted = [...paths].sort().map(shQuote).join(" ");
+    const quoted = [...new Set(paths)].sort().map(shQuote).join(" ");
     lines.push(`${command} -- ${quoted} 2>&1 || echo "failed $?"`);
   };
-  const stats = new Map<string, string[]>();
-  for (const fact of facts) {
-    if (fact.kind !== "stat" && fact.kind !== "lstat") continue;
-    const follow = fact.kind === "stat" ? " -L" : "";
-    const command = `${tools.stat}${follow} --printf=${shQuote(statFormat(fact.fields))}`;
-    stats.set(command, [...(stats.get(command) ?? []), fact.path]);
+  const read = facts.flatMap((fact) => fact.kind === "content" ? [fact.path] : []);
+  const pseudo = (path: string) => /^\/(proc|sys)\//.test(path);
+  for (const kind of ["lstat", "stat"] as const) {
+    const fields = new Set<string>();
+    const paths: string[] = [];
+    for (const fact of facts) {
+      if (fact.kind !== kind) continue;
+      paths.push(fact.path);
+      const covered = kind === "stat" && read.includes(fact.path) && !pseudo(fact.path);
+      for (const field of fact.fields) {
+        if (!(covered && CONTENT_FIELDS.has(field))) fields.add(field);
+      }
+    }
+    const follow = kind === "stat" ? " -L" : "";
+    run(`${tools.stat}${follow} --printf=${shQuote(statFormat(fields))}`, paths);
   }
-  for (const command of [...stats.keys()].sort()) run(command, stats.get(command)!);
+  run(`${tools.stat} -L --printf=${shQuote(CONTENT_FORMAT)}`, read.filter((path) => !pseudo(path)));
+  for (const path of [...new Set(read.filter(pseudo))].sort()) {
+    lines.push(
+      `while IFS= read -r line || [ -n "$line" ]; do printf '%s\\n' "$line"; done < ${
+        shQuote(path)
+      } 2>&1 || echo "failed $?"`,
+    );
+  }
   const paths = (kind: StartFact["kind"]) =>
     facts.flatMap((fact) => fact.kind === kind && "path" in fact ? [fact.path] : []);
   run(`${tools.realpath} -e`, paths("realpath"));
   run(tools.readlink, paths("readlink"));
-  run(tools.sha256sum, paths("content"));
   return `htmcp_witness() {\n${lines.map((line) => `  ${line}\n`).join("")}  :\n}\n`;
 }
 

@@ -91,6 +91,12 @@ Deno.test("the witness changes when a fact the run read changes, and only then",
     assert.notEqual(edited, seen, "an edited file read");
     await Deno.writeTextFile(later, "#!/bin/sh\n", { mode: 0o755 });
     assert.notEqual(await runWitness(witness), edited, "a command that appeared on PATH");
+    // A file under /proc says nothing by its times: its text is the fact
+    // (read by the shell itself: the descriptor limit the launcher passes on).
+    const limits = await runWitness(
+      renderWitness([{ kind: "content", path: "/proc/self/limits" }]),
+    );
+    assert.match(limits ?? "", /^Max open files +\d+/m);
     // A variable unset, set to "" and set to a value are three facts.
     const unset = await runWitness(witness);
     Deno.env.set("HTMCP_WITNESS_TEST", "");
