@@ -19,8 +19,12 @@
  *   when it has been built;
  * - the floor: `deno run` of a program that only answers `initialize`.
  *
- * RSS is the sum over the started process and its descendants, read from
- * /proc after a short idle pause. Run: deno run -A bench/cold_start.ts [runs]
+ * The forms are started interleaved, one of each per round, and each start
+ * is also read against the floor's of its round (\`x floor\`): on a shared
+ * machine whose speed drifts, that ratio is the figure to compare across
+ * runs and machines. RSS is the sum over the started process and its
+ * descendants, read from /proc after a short idle pause in the last round.
+ * Run: deno run -A bench/cold_start.ts [runs]
  *
  * @module
  */
@@ -36,6 +40,8 @@ export interface ColdStart {
   readonly form: string;
   readonly p50Ms: number;
   readonly minMs: number;
+  /** The median over rounds of this form's start over the floor's in the same round. */
+  readonly floorRatio: number;
   /** RSS of every process of the form once idle, in MiB. */
   readonly idleRssMiB: number;
   readonly processes: number;
@@ -52,30 +58,24 @@ async function descendants(pid: number): Promise<number[]> {
   return found;
 }
 
-async function measureForm(form: string, launch: ServerLaunch, runs: number): Promise<ColdStart> {
-  const times: number[] = [];
+/** One start of `launch` to its `initialize` answer, and, when `rss`, the RSS once idle. */
+async function startOnce(
+  launch: ServerLaunch,
+  rss: boolean,
+): Promise<{ ms: number; idleRssMiB: number; processes: number }> {
+  const { client, coldStartMs, pid } = await connect(launch);
   let idleRssMiB = NaN;
   let processes = 0;
-  for (let run = 0; run < runs; run++) {
-    const { client, coldStartMs, pid } = await connect(launch);
-    times.push(coldStartMs);
-    if (run === runs - 1 && pid !== undefined) {
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      const pids = await descendants(pid);
-      processes = pids.length;
-      let total = 0;
-      for (const one of pids) total += await rssMiB(one).catch(() => 0);
-      idleRssMiB = total;
-    }
-    await client.close();
+  if (rss && pid !== undefined) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const pids = await descendants(pid);
+    processes = pids.length;
+    let total = 0;
+    for (const one of pids) total += await rssMiB(one).catch(() => 0);
+    idleRssMiB = total;
   }
-  return {
-    form,
-    p50Ms: percentiles(times).p50,
-    minMs: Math.min(...times),
-    idleRssMiB,
-    processes,
-  };
+  await client.close();
+  return { ms: coldStartMs, idleRssMiB, processes };
 }
 
 /**
@@ -158,12 +158,30 @@ export async function measureColdStart(runs = 5): Promise<ColdStart[]> {
       args: ["run", "--quiet", "--no-config", `${REPO}bench/_initialize_floor.ts`],
       env,
     }]);
-    const rows: ColdStart[] = [];
-    for (const [form, launch] of forms) {
-      await measureForm(form, launch, 1); // warm-up: caches, page cache
-      rows.push(await measureForm(form, launch, runs));
+    // Interleaved, a start of each form per round, so a machine that slows
+    // down or speeds up (a shared VM does) weighs on every form alike, and
+    // each form's time is also read against the floor's in the same round.
+    // Every form runs under its own V8 flag set throughout, so no start
+    // throws away another's code cache.
+    for (const [, launch] of forms) await startOnce(launch, false); // warm-up: caches
+    const times = forms.map(() => [] as number[]);
+    const last = forms.map(() => ({ idleRssMiB: NaN, processes: 0 }));
+    for (let round = 0; round < runs; round++) {
+      for (const [i, [, launch]] of forms.entries()) {
+        const one = await startOnce(launch, round === runs - 1);
+        times[i]!.push(one.ms);
+        if (round === runs - 1) last[i] = one;
+      }
     }
-    return rows;
+    const floor = times.at(-1)!;
+    return forms.map(([form], i) => ({
+      form,
+      p50Ms: percentiles(times[i]!).p50,
+      minMs: Math.min(...times[i]!),
+      floorRatio: percentiles(times[i]!.map((ms, round) => ms / floor[round]!)).p50,
+      idleRssMiB: last[i]!.idleRssMiB,
+      processes: last[i]!.processes,
+    }));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -171,12 +189,16 @@ export async function measureColdStart(runs = 5): Promise<ColdStart[]> {
 
 if (import.meta.main) {
   const runs = Number(Deno.args[0] ?? 5);
-  console.log("form                               p50 ms   min ms   processes   idle RSS (all)");
+  console.log(
+    "form                                      p50 ms   min ms   x floor   processes   idle RSS (all)",
+  );
   for (const row of await measureColdStart(runs)) {
     console.log(
-      `${row.form.padEnd(34)} ${row.p50Ms.toFixed(0).padStart(6)} ${
+      `${row.form.padEnd(40)} ${row.p50Ms.toFixed(0).padStart(6)} ${
         row.minMs.toFixed(0).padStart(8)
-      } ${String(row.processes).padStart(11)}   ${row.idleRssMiB.toFixed(1)} MiB`,
+      } ${row.floorRatio.toFixed(2).padStart(9)} ${String(row.processes).padStart(11)}   ${
+        row.idleRssMiB.toFixed(1)
+      } MiB`,
     );
   }
 }
