@@ -29,7 +29,7 @@ import { parseArgs } from "../src/cli/args.ts";
 import { VERSION } from "../src/version.ts";
 import { shQuote } from "./_sh_quote.ts";
 import { COREUTILS } from "./_start_cache.ts";
-import { SERVER_V8_FLAGS } from "../src/permissions/mod.ts";
+import { LAZY_DYNAMIC_IMPORTS, SERVER_V8_FLAGS } from "../src/permissions/mod.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const COPIED = ["src", "scripts", "deno.json", "deno.lock"] as const;
@@ -166,7 +166,7 @@ if [ -z "$start" ]; then
   # would throw away the other's cache (about 70 ms a start).
   start=$(HTMCP_LAUNCH_EXEC=1 HTMCP_START_CACHE="\${key:+$entry}" "$deno" run --quiet --cached-only --allow-all --no-config ${
     shQuote(SERVER_V8_FLAGS)
-  } "$launcher" "$@") || exit $?
+  } ${LAZY_DYNAMIC_IMPORTS} "$launcher" "$@") || exit $?
 fi
 # The fragment sets the folder, HTMCP_FD_LIMIT and the argv, each value quoted.
 # Fail closed: without a \`deno run\` argv from it, the user's own arguments

@@ -34,7 +34,11 @@ import { processEnv } from "../src/cli/env.ts";
 import { missingPolicyMessage, parseCommandLine, POLICY_VERBS } from "../src/cli/args.ts";
 import { ensureLauncherBuilt } from "./build_launcher.ts";
 import { buildPermissionSet } from "../src/permissions/build.ts";
-import { DEFAULT_IMPORT_HOSTS, renderDenoFlags } from "../src/permissions/render_flags.ts";
+import {
+  DEFAULT_IMPORT_HOSTS,
+  LAZY_DYNAMIC_IMPORTS,
+  renderDenoFlags,
+} from "../src/permissions/render_flags.ts";
 import { superviseChild } from "../src/permissions/reexec.ts";
 
 /**
@@ -44,7 +48,11 @@ import { superviseChild } from "../src/permissions/reexec.ts";
  * under its deno.json.
  */
 const PROGRAM: readonly string[] = import.meta.url.endsWith(".js")
-  ? ["--no-config", fromFileUrl(new URL("../src/main.js", import.meta.url))]
+  ? [
+    LAZY_DYNAMIC_IMPORTS,
+    "--no-config",
+    fromFileUrl(new URL("../src/main.js", import.meta.url)),
+  ]
   : [
     "--config",
     fromFileUrl(new URL("../deno.json", import.meta.url)),

@@ -60,7 +60,12 @@ import {
   type RunAsIdentity,
   UNKNOWN_LAYOUT,
 } from "../sandbox/mod.ts";
-import { DEFAULT_HELPER_PATH, HELPER_MANIFEST, HELPER_SOURCE } from "./spawn/helper.ts";
+import {
+  BUNDLE_FOLDER,
+  DEFAULT_HELPER_PATH,
+  HELPER_MANIFEST,
+  HELPER_SOURCE,
+} from "./spawn/helper.ts";
 import { type CommandPlan, encodePlan } from "./plan.ts";
 
 /** Absolute paths of the launcher helper and of bubblewrap. */
@@ -113,13 +118,15 @@ export function launcherPaths(tools: LauncherTools = DEFAULT_LAUNCHER_TOOLS): st
 }
 
 /**
- * The files the executor reads at startup to verify the helper: the build's
- * manifest and the helper's source (when shipped). Pure.
+ * The files the server reads to start its executor: the build's manifest
+ * and the helper's source (when shipped), which `verifyHelper` reads, and a
+ * bundled program's own folder, whose chunks it imports as it needs them
+ * (`LAZY_DYNAMIC_IMPORTS`: nothing but the program's code). Pure.
  *
- * @returns The paths `--allow-read` must list for `verifyHelper`.
+ * @returns The paths `--allow-read` must list.
  */
 export function launcherReadPaths(): string[] {
-  return [HELPER_MANIFEST, HELPER_SOURCE].filter((path) => path !== "");
+  return [HELPER_MANIFEST, HELPER_SOURCE, BUNDLE_FOLDER].filter((path) => path !== "");
 }
 
 /**

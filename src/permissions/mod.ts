@@ -17,6 +17,7 @@ export { permissionSetFor } from "./permission_set.ts";
 export { HTMCP_ENV_NAMES } from "./env_names.ts";
 export {
   DEFAULT_IMPORT_HOSTS,
+  LAZY_DYNAMIC_IMPORTS,
   renderDenoFlags,
   SERVER_V8_FLAGS,
   shellLine,

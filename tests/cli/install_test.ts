@@ -284,6 +284,41 @@ Deno.test("the installed program's stdio start loads no PostgreSQL driver, OpenT
   }
 });
 
+Deno.test("the installed server imports its chunks as it needs them, under a read grant of its own folder alone", async () => {
+  // The installation and the policy in folders apart: no grant the policy
+  // implies (its folder, the jail, the log) covers the program's files.
+  const installDir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-lazy-prog-" }));
+  const policyDir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-lazy-pol-" }));
+  // Searchable by the jail's owner, as ~/.local is: the sandbox binds the helper from there.
+  await Deno.chmod(installDir, 0o755);
+  try {
+    const { env, lib } = await installHere(installDir);
+    const policy = await writePolicy(policyDir);
+    const plan = await run("htmcp", ["permissions", "--policy", policy], env, policyDir);
+    assert.equal(plan.code, 0, plan.stderr);
+    const reads = plan.stdout.match(/--allow-read=(\S+)/)?.[1]?.split(",") ?? [];
+    assert(reads.includes(join(lib, "dist")), plan.stdout);
+    assert(!reads.some((path) => path === lib || path === join(lib, "start")), plan.stdout);
+    // The start the launcher prints loads dynamic imports lazily.
+    const printed = await run(Deno.execPath(), [
+      "run",
+      "--quiet",
+      "--no-config",
+      "--allow-all",
+      join(lib, "dist", "scripts", "launch.js"),
+      "serve",
+      "--policy",
+      policy,
+    ], { ...env, HTMCP_LAUNCH_EXEC: "1" });
+    assert.match(printed.stdout, /'--unstable-lazy-dynamic-imports'/);
+    const stderr = await driveOverStdio("htmcp", ["serve", "--policy", policy], env, policyDir);
+    assert.match(stderr, /permission layer: flags \(no broader than the policy's set\)/);
+  } finally {
+    await Deno.remove(installDir, { recursive: true });
+    await Deno.remove(policyDir, { recursive: true });
+  }
+});
+
 Deno.test("the installed script fails closed: a launcher that prints no start never lets the arguments reach deno", async () => {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-install-closed-" }));
   try {

@@ -45,6 +45,16 @@ function locate(): { helper: string; source: string } {
 
 const LOCATION = locate();
 
+/**
+ * The folder of a bundled program's modules (the bundle's own folder: every
+ * chunk of `deno task install`'s code-split bundle, or `dist/htmcp.js`), or
+ * "" when running from source. The bundled server imports its chunks as it
+ * needs them, which needs read permission on them (`launcherReadPaths`).
+ */
+export const BUNDLE_FOLDER: string = BUNDLED_FROM.startsWith("/")
+  ? fromFileUrl(new URL(".", import.meta.url)).replace(/\/$/, "")
+  : "";
+
 /** The C source of the helper, in this repository ("" when not shipped). */
 export const HELPER_SOURCE: string = LOCATION.source;
 
