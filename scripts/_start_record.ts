@@ -19,7 +19,7 @@
  * Imported first by the launcher (`launch.ts`): ES modules run in import
  * order, so the wrappers are in place before any other module of the
  * launcher evaluates. It records only when the installed command's script
- * asks for it (`HTMCP_START_CACHE`); the two variables that say so are read
+ * asks for it (`HTMCP_START_CACHE`); the variables that say so are read
  * here, before recording, since they are the run's mode, not its input.
  *
  * @module
@@ -40,10 +40,23 @@ export type StartFact =
 /** `HTMCP_LAUNCH_EXEC=1`: print the start as a shell fragment (the installed command). */
 export const LAUNCH_EXEC: boolean = Deno.env.get("HTMCP_LAUNCH_EXEC") === "1";
 
-/** Where to write the cache entry for this start (`HTMCP_START_CACHE`), or null. */
-export const START_CACHE_ENTRY: string | null = LAUNCH_EXEC
-  ? Deno.env.get("HTMCP_START_CACHE") || null
-  : null;
+/**
+ * What the installed script passes when this start may be cached: where to
+ * write its entry (`HTMCP_START_CACHE`, as `htmcp-start check` named it),
+ * the salt the entry is for (`HTMCP_START_SALT`, the launcher's hash) and
+ * the tool that reads facts (`HTMCP_START_TOOL`); null otherwise.
+ */
+export const START_CACHE:
+  | { readonly entry: string; readonly salt: string; readonly tool: string }
+  | null = cacheRequest();
+
+function cacheRequest() {
+  if (!LAUNCH_EXEC) return null;
+  const entry = Deno.env.get("HTMCP_START_CACHE") || "";
+  const salt = Deno.env.get("HTMCP_START_SALT") || "";
+  const tool = Deno.env.get("HTMCP_START_TOOL") || "";
+  return entry !== "" && salt !== "" && tool.startsWith("/") ? { entry, salt, tool } : null;
+}
 
 /**
  * Functions of `Deno` that consult nothing outside the process (or only what
@@ -279,7 +292,7 @@ function peek(owner: object, descriptor: PropertyDescriptor): unknown {
 }
 
 /** The launcher's recorder: recording from this module's evaluation when a cache entry is wanted. */
-export const START_RECORDER: StartRecorder | null = START_CACHE_ENTRY === null
+export const START_RECORDER: StartRecorder | null = START_CACHE === null
   ? null
   : new StartRecorder();
 START_RECORDER?.start();

@@ -51,10 +51,14 @@ async function builds(): Promise<Build[]> {
   ];
 }
 
-async function compile(build: Build, output: string): Promise<Deno.CommandOutput | null> {
+async function compile(
+  build: Build,
+  source: string,
+  output: string,
+): Promise<Deno.CommandOutput | null> {
   try {
     return await new Deno.Command(build.cc, {
-      args: [...FLAGS, ...build.extra, "-o", output, HELPER_SOURCE],
+      args: [...FLAGS, ...build.extra, "-o", output, source],
       stdout: "piped",
       stderr: "piped",
     }).output();
@@ -63,6 +67,25 @@ async function compile(build: Build, output: string): Promise<Deno.CommandOutput
     if (error instanceof Deno.errors.NotFound) return null;
     throw error;
   }
+}
+
+/**
+ * Compiles one of this repository's C programs into `output`, the best way
+ * this machine allows (`builds`).
+ *
+ * @param source The C file.
+ * @param output Where the binary goes.
+ * @returns null on success, else the compiler's message.
+ */
+export async function compileProgram(source: string, output: string): Promise<string | null> {
+  let failure = `no C compiler (${CC}) is installed`;
+  for (const build of await builds()) {
+    const out = await compile(build, source, output);
+    if (out === null) continue;
+    if (out.success) return null;
+    failure = new TextDecoder().decode(out.stderr).trim();
+  }
+  return failure;
 }
 
 /**
@@ -76,18 +99,8 @@ export async function buildLauncher(): Promise<string | null> {
   // sees the old binary or the new one, never half of one.
   const temp = `${DEFAULT_HELPER_PATH}.tmp-${Deno.pid}`;
   try {
-    let failure = `no C compiler (${CC}) is installed`;
-    let built = false;
-    for (const build of await builds()) {
-      const out = await compile(build, temp);
-      if (out === null) continue;
-      if (out.success) {
-        built = true;
-        break;
-      }
-      failure = new TextDecoder().decode(out.stderr).trim();
-    }
-    if (!built) return failure;
+    const failure = await compileProgram(HELPER_SOURCE, temp);
+    if (failure !== null) return failure;
     await Deno.chmod(temp, 0o755);
     const manifest = {
       binary: await sha256Hex(await Deno.readFile(temp)),

@@ -28,7 +28,7 @@ import { createHash } from "node:crypto";
 import { parseArgs } from "../src/cli/args.ts";
 import { VERSION } from "../src/version.ts";
 import { shQuote } from "./_sh_quote.ts";
-import { COREUTILS } from "./_start_cache.ts";
+import { compileProgram } from "./build_launcher.ts";
 import { LAZY_DYNAMIC_IMPORTS, SERVER_V8_FLAGS } from "../src/permissions/mod.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -114,6 +114,12 @@ export async function install(prefix: string): Promise<InstallResult> {
   if (!bundled.success) {
     throw new Error(`Could not bundle the program: ${new TextDecoder().decode(bundled.stderr)}`);
   }
+  // The start cache's checker, built like the helper, beside it; without it
+  // every start runs the launcher.
+  await compileProgram(
+    join(libDir, "scripts", "htmcp_start.c"),
+    join(libDir, "build", "htmcp-start"),
+  );
   const launcher = join(libDir, "dist", "scripts", "launch.js");
   const script = `#!/bin/sh
 # htmcp ${VERSION}, installed by \`deno task install\` from ${ROOT}
@@ -130,23 +136,22 @@ DENO_DIR=\${DENO_DIR:-${shQuote(cacheDir)}}
 HTMCP_CACHED_ONLY=1
 export DENO_DIR HTMCP_CACHED_ONLY
 # The start cache (scripts/_start_cache.ts): the launcher's last start for
-# these arguments, reused only while every fact it looked at (files, paths,
-# variables, the folder) is unchanged, which its witness function checks.
-# Only an entry this user owns, in a folder this user owns, is read.
-unset HTMCP_START_CACHED HTMCP_START_FLAGS
+# these arguments in this folder, reused only while every fact it looked at
+# (files, paths, variables, the folder) reads the same, which htmcp-start
+# checks in one exec. It reads only an entry this user owns, in a folder this
+# user owns and keeps closed; on a miss it names the entry the launcher writes.
+unset HTMCP_START_CACHED HTMCP_START_FLAGS HTMCP_START_CACHE HTMCP_START_SALT HTMCP_START_TOOL
 start=
+entry=
+tool="$lib/build/htmcp-start"
 cache="$lib/start"
-key=$( (printf '%s\\n' "$expected" "$PWD"; for arg do printf '%s %s\\n' "\${#arg}" "$arg"; done) | ${
-    shQuote(COREUTILS.sha256sum)
-  } ) || key=
-entry="$cache/\${key%% *}"
-if [ -n "$key" ] && [ -d "$cache" ] && [ -O "$cache" ] && [ -f "$entry" ] && [ ! -h "$entry" ] && [ -O "$entry" ]; then
-  htmcp_seen= htmcp_start=
-  . "$entry"
-  if [ -n "$htmcp_start" ] && [ "$(export LC_ALL=C; htmcp_witness)" = "$htmcp_seen" ]; then
-    start=$htmcp_start
+if [ -x "$tool" ]; then
+  if found=$("$tool" check "$cache" "$expected" "$@"); then
+    start=$found
     # The server refuses a cached start its own permission set disagrees with.
     HTMCP_START_CACHED=$cache
+  else
+    entry=$found
   fi
 fi
 if [ -z "$start" ]; then
@@ -154,7 +159,7 @@ if [ -z "$start" ]; then
     echo "htmcp: the installation in $lib is missing; run \\\`deno task install\\\` again." >&2
     exit 1
   fi
-  actual=$(${shQuote(COREUTILS.sha256sum)} "$launcher")
+  actual=$(sha256sum "$launcher")
   if [ "\${actual%% *}" != "$expected" ]; then
     echo "htmcp: $launcher changed since it was installed; run \\\`deno task install\\\` again." >&2
     exit 1
@@ -164,7 +169,7 @@ if [ -z "$start" ]; then
   # flags for the launcher too: both run the bundle's shared chunks, and V8
   # keeps one code cache per flag set, so with different flags each start
   # would throw away the other's cache (about 70 ms a start).
-  start=$(HTMCP_LAUNCH_EXEC=1 HTMCP_START_CACHE="\${key:+$entry}" "$deno" run --quiet --cached-only --allow-all --no-config ${
+  start=$(HTMCP_LAUNCH_EXEC=1 HTMCP_START_CACHE="$entry" HTMCP_START_SALT="$expected" HTMCP_START_TOOL="$tool" "$deno" run --quiet --cached-only --allow-all --no-config ${
     shQuote(SERVER_V8_FLAGS)
   } ${LAZY_DYNAMIC_IMPORTS} "$launcher" "$@") || exit $?
 fi

@@ -20,15 +20,10 @@
  */
 // First: while the installed command records this run for its start cache,
 // every call into Deno from any module below must already be recorded.
-import {
-  LAUNCH_EXEC,
-  START_CACHE_ENTRY,
-  START_RECORDER,
-  type StartRecorder,
-} from "./_start_record.ts";
+import { LAUNCH_EXEC, START_CACHE, START_RECORDER, type StartRecorder } from "./_start_record.ts";
 import { fromFileUrl, resolve } from "../src/path/mod.ts";
 import { shQuote } from "./_sh_quote.ts";
-import { renderEntry, renderWitness, runWitness, writeEntry } from "./_start_cache.ts";
+import { encodeEntry, observeFacts, writeEntry } from "./_start_cache.ts";
 import { loadPolicy } from "../src/config/mod.ts";
 import { processEnv } from "../src/cli/env.ts";
 import { missingPolicyMessage, parseCommandLine, POLICY_VERBS } from "../src/cli/args.ts";
@@ -231,22 +226,39 @@ async function planStart(args: readonly string[]): Promise<Start> {
 /**
  * Writes the start cache's entry for `fragment` (`_start_cache.ts`) when the
  * run that printed it was recorded untainted and a second run, each followed
- * by the witness, agrees on the start, the facts and what the witness saw.
+ * by a reading of the facts, agrees on the start, the facts and the reading.
  */
-async function recordStart(recorder: StartRecorder, entry: string, fragment: string) {
+async function recordStart(
+  recorder: StartRecorder,
+  cache: NonNullable<typeof START_CACHE>,
+  fragment: string,
+) {
   const first = recorder.stop();
   if (first.taints.length > 0) return;
-  const witness = renderWitness(first.facts);
-  const seen = await runWitness(witness);
+  const reading = await observeFacts(cache.tool, first.facts);
   recorder.start();
   const again = await planStart(Deno.args);
   const second = recorder.stop();
   if (
-    seen === null || !again.ok || second.taints.length > 0 ||
+    reading === null || !again.ok || second.taints.length > 0 ||
     renderExecFragment(again.argv, again.cwd, again.env) !== fragment ||
-    renderWitness(second.facts) !== witness || await runWitness(witness) !== seen
+    JSON.stringify(second.facts) !== JSON.stringify(first.facts) ||
+    await observeFacts(cache.tool, second.facts) !== reading
   ) return;
-  await writeEntry(entry, renderEntry(witness, seen, fragment));
+  let text: string;
+  try {
+    text = encodeEntry({
+      salt: cache.salt,
+      cwd: Deno.cwd(),
+      args: Deno.args,
+      facts: first.facts,
+      reading,
+      start: fragment,
+    });
+  } catch {
+    return; // a NUL in an argument: such a start is not kept
+  }
+  await writeEntry(cache.entry, text);
 }
 
 if (import.meta.main) {
@@ -263,8 +275,8 @@ if (import.meta.main) {
     const fragment = renderExecFragment(start.argv, start.cwd, start.env);
     const bytes = new TextEncoder().encode(fragment);
     for (let done = 0; done < bytes.length;) done += await Deno.stdout.write(bytes.subarray(done));
-    if (START_RECORDER !== null && START_CACHE_ENTRY !== null) {
-      await recordStart(START_RECORDER, START_CACHE_ENTRY, fragment);
+    if (START_RECORDER !== null && START_CACHE !== null) {
+      await recordStart(START_RECORDER, START_CACHE, fragment);
     }
     Deno.exit(0);
   }

@@ -8,8 +8,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { StartRecorder } from "../../scripts/_start_record.ts";
-import { renderEntry, renderWitness, runWitness } from "../../scripts/_start_cache.ts";
+import { type StartFact, StartRecorder } from "../../scripts/_start_record.ts";
+import { encodeEntry, observeFacts, writeEntry } from "../../scripts/_start_cache.ts";
+import { compileProgram } from "../../scripts/build_launcher.ts";
+import { fromFileUrl } from "../../src/path/mod.ts";
 import { driveOverStdio, installHere, run, writePolicy } from "./_install.ts";
 
 Deno.test("the recorder notes each lookup, the fields read of a stat, each variable asked for and the folder, then puts Deno back", async () => {
@@ -65,44 +67,54 @@ Deno.test("anything else a recorded run consults taints it: a spawn, a folder li
   }
 });
 
-Deno.test("the witness changes when a fact the run read changes, and only then", async () => {
-  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-witness-" }));
+/** `htmcp-start` built from this checkout into `dir`, as the install builds it. */
+async function buildTool(dir: string): Promise<string> {
+  const tool = join(dir, "htmcp-start");
+  const failure = await compileProgram(
+    fromFileUrl(new URL("../../scripts/htmcp_start.c", import.meta.url)),
+    tool,
+  );
+  assert.equal(failure, null);
+  return tool;
+}
+
+Deno.test("the reading changes when a fact the run read changes, and only then", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-reading-" }));
   try {
+    const tool = await buildTool(dir);
     const read = join(dir, "policy.toml");
     const looked = join(dir, "audit.jsonl");
     const later = join(dir, "bin", "tool");
     await Deno.writeTextFile(read, "a");
     await Deno.writeTextFile(looked, "1");
     await Deno.mkdir(join(dir, "bin"));
-    const witness = renderWitness([
+    const facts: StartFact[] = [
       { kind: "content", path: read },
       // The run asked only whether it is a file: its size and times play no part.
       { kind: "stat", path: looked, fields: ["isFile"] },
       { kind: "stat", path: later, fields: ["isFile", "mode"] },
       { kind: "realpath", path: looked },
       { kind: "env", name: "HTMCP_WITNESS_TEST" },
-    ]);
-    const seen = await runWitness(witness);
+    ];
+    const seen = await observeFacts(tool, facts);
     assert.notEqual(seen, null);
     await Deno.writeTextFile(looked, "1\n2\n3\n");
-    assert.equal(await runWitness(witness), seen, "a log that grew is the same fact");
+    assert.equal(await observeFacts(tool, facts), seen, "a log that grew is the same fact");
+    // The same size, another content: told apart by its times.
     await Deno.writeTextFile(read, "b");
-    const edited = await runWitness(witness);
+    const edited = await observeFacts(tool, facts);
     assert.notEqual(edited, seen, "an edited file read");
     await Deno.writeTextFile(later, "#!/bin/sh\n", { mode: 0o755 });
-    assert.notEqual(await runWitness(witness), edited, "a command that appeared on PATH");
-    // A file under /proc says nothing by its times: its text is the fact
-    // (read by the shell itself: the descriptor limit the launcher passes on).
-    const limits = await runWitness(
-      renderWitness([{ kind: "content", path: "/proc/self/limits" }]),
-    );
-    assert.match(limits ?? "", /^Max open files +\d+/m);
+    assert.notEqual(await observeFacts(tool, facts), edited, "a command that appeared on PATH");
+    // A file under /proc says nothing by its times: its text is the fact.
+    const limits = await observeFacts(tool, [{ kind: "content", path: "/proc/self/limits" }]);
+    assert.match(limits ?? "", /^content \/proc\/self\/limits fnv=[0-9a-f]{16}$/m);
     // A variable unset, set to "" and set to a value are three facts.
-    const unset = await runWitness(witness);
+    const unset = await observeFacts(tool, facts);
     Deno.env.set("HTMCP_WITNESS_TEST", "");
-    const empty = await runWitness(witness);
+    const empty = await observeFacts(tool, facts);
     Deno.env.set("HTMCP_WITNESS_TEST", "x");
-    const value = await runWitness(witness);
+    const value = await observeFacts(tool, facts);
     Deno.env.delete("HTMCP_WITNESS_TEST");
     assert.equal(new Set([unset, empty, value]).size, 3);
   } finally {
@@ -111,18 +123,71 @@ Deno.test("the witness changes when a fact the run read changes, and only then",
   }
 });
 
-Deno.test("an entry holds its start and what its witness saw as one word each, whatever they hold", async () => {
-  const start = `cd -- '/a b'\nset -- 'run' 'it'"'"'s' "$HOME" \`id\`\n`;
-  const seen = "line one\n'quoted' $x `y`\n\n";
-  const entry = renderEntry("htmcp_witness() {\n  :\n}\n", seen, start);
-  const out = await new Deno.Command("/bin/sh", {
-    args: ["-c", `${entry}printf '%s' "$htmcp_start"; printf '\\0'; printf '%s' "$htmcp_seen"`],
-    stdout: "piped",
-  }).output();
-  const [readStart, readSeen] = new TextDecoder().decode(out.stdout).split("\0");
-  assert.equal(readStart, start);
-  // Stored as the script's $(htmcp_witness) reads it: trailing newlines dropped.
-  assert.equal(readSeen, "line one\n'quoted' $x `y`");
+Deno.test("htmcp-start reuses only this user's entry, in a folder closed to others, for exactly this salt, folder and argv, while its facts hold", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-check-" }));
+  try {
+    const tool = await buildTool(dir);
+    const cache = join(dir, "start");
+    const policy = join(dir, "policy.toml");
+    await Deno.writeTextFile(policy, "a");
+    const check = async (salt: string, args: string[], cwd = dir) => {
+      const out = await new Deno.Command(tool, {
+        args: ["check", cache, salt, ...args],
+        cwd,
+        stdout: "piped",
+        stderr: "null",
+      }).output();
+      return { code: out.code, stdout: new TextDecoder().decode(out.stdout) };
+    };
+    const args = ["serve", "--policy", "a b", 'it\'s "quoted"\nand on two lines'];
+    const start = `cd -- '/a b'\nset -- 'run' 'it'"'"'s'\n`;
+    const miss = await check("salt", args);
+    assert.equal(miss.code, 1, "no folder yet");
+    const entry = miss.stdout;
+    assert.match(entry, new RegExp(`^${cache}/[0-9a-f]{16}$`));
+    const facts: StartFact[] = [{ kind: "content", path: policy }, { kind: "env", name: "HOME" }];
+    const reading = await observeFacts(tool, facts);
+    assert.notEqual(reading, null);
+    const write = async () =>
+      assert(
+        await writeEntry(
+          entry,
+          encodeEntry({ salt: "salt", cwd: dir, args, facts, reading: reading!, start }),
+        ),
+      );
+    await write();
+    assert.deepEqual(await check("salt", args), { code: 0, stdout: start });
+    // Another salt (launcher), argv or folder is another start.
+    assert.equal((await check("other", args)).code, 1);
+    assert.equal((await check("salt", [...args, "x"])).code, 1);
+    assert.equal((await check("salt", args.slice(0, 3))).code, 1);
+    assert.equal((await check("salt", args, cache)).code, 1);
+    // A folder others may enter or write, an entry not this user's, group-
+    // writable or a symlink: never read.
+    await Deno.chmod(cache, 0o755);
+    assert.equal((await check("salt", args)).code, 1, "a folder open to others");
+    await Deno.chmod(cache, 0o700);
+    await Deno.chmod(entry, 0o620);
+    assert.equal((await check("salt", args)).code, 1, "a group-writable entry");
+    await Deno.chmod(entry, 0o600);
+    await Deno.chown(entry, 65534, 65534);
+    assert.equal((await check("salt", args)).code, 1, "another user's entry");
+    await Deno.chown(entry, 0, 0);
+    await Deno.rename(entry, `${dir}/real`);
+    await Deno.symlink(`${dir}/real`, entry);
+    assert.equal((await check("salt", args)).code, 1, "a symlink");
+    await Deno.remove(entry);
+    await write();
+    assert.equal((await check("salt", args)).code, 0);
+    // A fact that changed: the start is not reused.
+    await Deno.writeTextFile(policy, "b");
+    assert.equal((await check("salt", args)).code, 1, "an edited policy");
+    // A malformed entry is a miss, never a crash or a partial start.
+    await Deno.writeTextFile(entry, "htmcp-start 1\0salt\0", { mode: 0o600 });
+    assert.deepEqual((await check("salt", args)).code, 1);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 /** Runs the installed command with no client: it starts, reads end of input at once, and stops. */
