@@ -190,8 +190,10 @@ export async function probePlan(
   const egress = plan.mode === "bwrap" && plan.egressSocket !== undefined
     ? `if ! test -S ${SANDBOX_EGRESS_SOCKET}; then echo egress-socket-missing; fi; `
     : "";
+  // `true`, not `:`, opens the file: a failed redirection of a special
+  // builtin would end the shell, so `:` needed a subshell (a fork more).
   const script = `echo $$; ${shadow}${egress}` +
-    `if (: > "$1") 2>/dev/null; then rm -f -- "$1" || echo probe-not-removed; ` +
+    `if true 2>/dev/null > "$1"; then rm -f -- "$1" || echo probe-not-removed; ` +
     `else echo ${NOT_WRITABLE}; fi`;
   const probeFile = `.htmcp-probe-${crypto.randomUUID()}`;
   const probePolicy: Policy = {
