@@ -361,13 +361,21 @@ export class AuditLog {
   /**
    * Records an event of another subsystem.
    *
+   * @param event The event's name.
+   * @param fields Its fields.
+   * @param wait `"synced"` (the default): resolves after fdatasync.
+   *   `"written"`: resolves once the record is in the file, chained, its
+   *   fdatasync left to the next append, the timer or `close()`, as an
+   *   outcome's: for an event that guards nothing, such as the server's start
+   *   (the first attempt's fdatasync, before anything runs, covers it).
    * @throws {TypeError} when a field is reserved, names content or a credential, or is nested
    */
   writeEvent<K extends AuditEventName>(
     event: K,
     fields: AuditEventFields[K],
+    wait: "synced" | "written" = "synced",
   ): Promise<AuditWriteResult> {
-    return this.#enqueue(buildEvent(event, fields, this.#redact));
+    return this.#enqueue(buildEvent(event, fields, this.#redact), wait === "written");
   }
 
   /**

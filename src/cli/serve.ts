@@ -163,13 +163,16 @@ async function serveOpened(
   // loud warning that the jail is advisory.
   const sandbox = context.executor.describe();
   operatorLog().lifecycle("sandbox", `sandbox: ${sandbox.summary}`, { mode: sandbox.mode });
+  // In the log, chained, before anything is served; its fdatasync is the
+  // first attempt's (before anything runs) or the log's timer: the handshake
+  // does not wait for the disk.
   await context.audit.writeEvent("server_start", {
     version: VERSION,
     transport: listen === null ? "stdio" : "http",
     pid: Deno.pid,
     policy_file: policy.policyFile,
     fail_mode: policy.auditFailMode,
-  });
+  }, "written");
   if (listen !== null) {
     const { serveHttpUntilStopped } = await import("../transport/http/mod.ts");
     return await serveHttpUntilStopped(context, listen);
