@@ -167,8 +167,6 @@ function fdLimitEnv(): Record<string, string> {
   }
 }
 
-export { shQuote } from "./_sh_quote.ts";
-
 /**
  * The start as a POSIX shell fragment for the installed command's script to
  * `eval` before its `exec "$deno" "$@"`: the folder, the added variables, and
