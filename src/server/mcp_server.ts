@@ -8,6 +8,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import * as z from "zod";
 import { serverIdentity } from "./identity.ts";
+import { LazyJsonSchemaValidator } from "./lazy_validator.ts";
 import { serverInstructions } from "./instructions.ts";
 import type { CallerIdentity } from "../tools/caller.ts";
 import { COMMAND_RESULT_SHAPE, toToolResult } from "../tools/envelope.ts";
@@ -99,6 +100,7 @@ export function createMcpServer(
   const sandbox = context.executor.describe();
   const server = new McpServer(serverIdentity(), {
     instructions: serverInstructions(context),
+    jsonSchemaValidator: new LazyJsonSchemaValidator(),
     ...taskServerOptions(context, caller),
   });
   instrumentToolCalls(server, context.redactor, caller);
