@@ -921,11 +921,6 @@ static _Noreturn void run_init(const struct options *o, int lifeline) {
 /* The signals every helper process blocks from its first instruction. */
 static sigset_t watched;
 
-/*
- * One call, from its options on: the outer of the process tree above.
- * Deno's child in a one-off spawn; in serving mode, the serving helper's
- * child, with the call's pipes as its stdin, stdout and stderr.
- */
 /* The startup probe, a call like any other (the server makes it through the
    serving helper): reports the uid and gid the server's commands start from,
    and where each absolute path given after it is a symlink to (the host's
@@ -944,6 +939,11 @@ static _Noreturn void dump(int argc, char **argv) {
   _exit(0);
 }
 
+/*
+ * One call, from its options on: the outer of the process tree above.
+ * Deno's child in a one-off spawn; in serving mode, the serving helper's
+ * child, with the call's pipes as its stdin, stdout and stderr.
+ */
 static _Noreturn void run_call(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "--dump") == 0) dump(argc, argv);
   struct options o = {0};
