@@ -308,6 +308,29 @@ Deno.test("the installed htmcp reuses its launcher's start while every fact behi
     );
 
     await t.step(
+      "several clients starting at once, the cache empty, each get a server through the SDK client, and one entry is left",
+      async () => {
+        await Deno.remove(cache, { recursive: true });
+        // Three client windows at once: three launchers write the same entry
+        // (each a new file renamed over the last); none reads half of one.
+        const stderrs = await Promise.all(
+          [1, 2, 3].map(() => driveOverStdio("htmcp", ["serve", "--policy", policy], env, dir)),
+        );
+        for (const stderr of stderrs) {
+          assert.match(stderr, /permission layer: flags \(no broader than the policy's set\)/);
+        }
+        assert.equal(entries().length, 1);
+        assert.deepEqual(
+          [...Deno.readDirSync(cache)].filter((e) => e.name.startsWith(".tmp-")),
+          [],
+          "a temporary file was left",
+        );
+        const again = await withBrokenLauncher(() => startOnce(env, policy, dir));
+        assert.equal(again.code, 0, again.stderr);
+      },
+    );
+
+    await t.step(
       "a reused start whose flags are not exactly the server's own set is refused before anything opens",
       async () => {
         assert.equal((await withBrokenLauncher(() => startOnce(env, policy, dir))).code, 0);
