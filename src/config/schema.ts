@@ -106,7 +106,17 @@ const table = <T extends z.core.$ZodLooseShape>(shape: T) =>
  * it: a start builds the schemas of the few tables its policy uses, not of
  * all of them (a zod schema costs tens of microseconds to build).
  */
-const section = <T extends z.ZodType>(build: () => T) => z.lazy(build).optional();
+const section = <T extends z.ZodType>(build: () => T) => {
+  const lazy = z.lazy(build);
+  // zod decides whether a key may be absent by asking its schema's `optin`,
+  // which a lazy schema answers by building its table, so every table would
+  // be built at the first parse, present or not. A table is never
+  // `defaulted`, so the answer (none: the `.optional()` around it says
+  // "optional") is given here without building it. Held by a test that
+  // parses a policy in a fresh process and finds no other table built.
+  Object.defineProperty(lazy._zod, "optin", { value: undefined });
+  return lazy.optional();
+};
 
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: `must be ${choices(values)}` }).optional();
