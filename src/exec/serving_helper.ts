@@ -415,18 +415,17 @@ export class ServingHelper {
     const writer = child.stdin.getWriter();
     this.#child = child;
     this.#writer = writer;
-    this.#ended = this.#read(child).finally(() => {
-      if (this.#writer === writer) {
-        this.#writer = null;
-        this.#child = null;
-      }
+    this.#ended = this.#read(child, writer).finally(() => {
       writer.releaseLock();
       child.stdin.close().catch(() => {});
     });
     return writer;
   }
 
-  async #read(child: Deno.ChildProcess): Promise<void> {
+  async #read(
+    child: Deno.ChildProcess,
+    writer: WritableStreamDefaultWriter<Uint8Array>,
+  ): Promise<void> {
     const calls = this.#calls;
     const parser = new FrameParser({
       output(id, stream, bytes) {
@@ -466,6 +465,13 @@ export class ServingHelper {
       reader.releaseLock();
     }
     await child.status;
+    // Forgotten before any call hears of its end: a call started from such
+    // an end (the next sandbox made ahead) must start a new helper, not
+    // write to this dead one's stdin and wait forever.
+    if (this.#writer === writer) {
+      this.#writer = null;
+      this.#child = null;
+    }
     // Every call still here lost its tree with the helper (parent-death signal).
     for (const [id, running] of calls) {
       calls.delete(id);

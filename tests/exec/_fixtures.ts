@@ -177,7 +177,9 @@ export async function endServingHelper(
   if (pid === null) throw new Error("no serving helper runs");
   if (!(await isServingHelper(pid, path))) throw new Error(`pid ${pid} is not a serving helper`);
   Deno.kill(pid, "SIGKILL");
-  await waitUntil(() => executor.helperPid() === null, "the executor to see its helper end");
+  // The executor may start a new helper at once (the next call's
+  // containment is made ahead when a call ends, this call's end too).
+  await waitUntil(() => executor.helperPid() !== pid, "the executor to see its helper end");
 }
 
 /** Builds a policy and a real executor over a fresh jail; `close()` cleans up. */

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import type { SandboxMode } from "../../src/config/types.ts";
-import { DEFAULT_LAUNCHER_TOOLS } from "../../src/exec/mod.ts";
+import { DEFAULT_LAUNCHER_TOOLS, type ExecOutcome } from "../../src/exec/mod.ts";
 import {
   commandStatus,
   encodeFrame,
@@ -450,41 +450,52 @@ Deno.test("a call whose working folder is gone is refused by its fork of the hel
   }
 });
 
-Deno.test("a serving helper killed under a running call ends that call with EXECUTOR_ERROR and its tree; the next call starts a new one", async () => {
-  const s = await setup();
-  try {
-    const run = (command: string, args: string[]) =>
-      s.executor.run({
-        callId: crypto.randomUUID(),
-        command: s.policy.allowlist.get(command)!,
-        args,
-        cwd: s.jail,
-        redactor: NO_REDACTION,
-      });
-    const script = `touch ${s.jail}/started; sleep 1; touch ${s.jail}/canary`;
-    const running = run("sh", ["-c", script]);
-    // The helper the startup probe ran through is the running call's parent.
-    const helper = s.executor.helperPid();
-    assert.ok(helper !== null);
-    await waitUntil(() => exists(`${s.jail}/started`), "the call's start");
-    await endServingHelper(s.executor, DEFAULT_LAUNCHER_TOOLS.spawn);
-    const ended = await running;
-    assert.equal(ended.code, "EXECUTOR_ERROR", ended.reason);
-    assert.equal(
-      ended.reason,
-      'Cannot run "sh": the launcher helper ended during the call, and its process tree with it.',
-    );
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    assert.equal(await exists(`${s.jail}/canary`), false, "the call's tree outlived its helper");
+for (const mode of ["none", "bwrap"] as const satisfies readonly SandboxMode[]) {
+  Deno.test(`${mode}: a serving helper killed under a running call ends that call with EXECUTOR_ERROR and its tree; the next call starts a new one`, async () => {
+    const s = await setup({ mode });
+    try {
+      await assertSandboxMode(s.executor, mode);
+      const run = (command: string, args: string[]) =>
+        s.executor.run({
+          callId: crypto.randomUUID(),
+          command: s.policy.allowlist.get(command)!,
+          args,
+          cwd: s.jail,
+          redactor: NO_REDACTION,
+        });
+      const script = `touch ${s.jail}/started; sleep 1; touch ${s.jail}/canary`;
+      const running = run("sh", ["-c", script]);
+      // The helper the startup probe ran through is the running call's parent.
+      const helper = s.executor.helperPid();
+      assert.ok(helper !== null);
+      await waitUntil(() => exists(`${s.jail}/started`), "the call's start");
+      await endServingHelper(s.executor, DEFAULT_LAUNCHER_TOOLS.spawn);
+      const ended = await running;
+      assert.equal(ended.code, "EXECUTOR_ERROR", ended.reason);
+      assert.equal(
+        ended.reason,
+        'Cannot run "sh": the launcher helper ended during the call, and its process tree with it.',
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      assert.equal(await exists(`${s.jail}/canary`), false, "the call's tree outlived its helper");
 
-    const next = await run("true", []);
-    assert.equal(next.code, "OK", next.reason);
-    const now = s.executor.helperPid();
-    assert.ok(now !== null && now !== helper && await isServingHelper(now));
-  } finally {
-    await s.close();
-  }
-});
+      // The killed call's end made the next call's containment ahead: in a
+      // new helper, never in the dead one (whose stdin nobody reads).
+      // Bounded: a containment made in the dead helper would never end.
+      let next: ExecOutcome | null = null;
+      void run("true", []).then((outcome) => next = outcome);
+      await waitUntil(() => next !== null, "the next call's end", 10_000);
+      assert.equal(next!.code, "OK", next!.reason);
+      const now = s.executor.helperPid();
+      assert.ok(now !== null && now !== helper && await isServingHelper(now));
+    } finally {
+      // Bounded too: a call left in a dead helper would hold the shutdown forever.
+      let closed = false;
+      void s.close().then(() => closed = true);
+      await waitUntil(() => closed, "the executor's shutdown", 10_000);
+    }
+  });
+}
 
 /** `pid`'s descendants (children first), each with its argv. */
 async function descendantsOf(pid: number): Promise<{ pid: number; argv: string[] }[]> {
