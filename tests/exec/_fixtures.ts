@@ -177,8 +177,8 @@ export async function endServingHelper(
   if (pid === null) throw new Error("no serving helper runs");
   if (!(await isServingHelper(pid, path))) throw new Error(`pid ${pid} is not a serving helper`);
   Deno.kill(pid, "SIGKILL");
-  // The executor may start a new helper at once (the next call's
-  // containment is made ahead when a call ends, this call's end too).
+  // The executor may start a new helper at once: in bwrap mode the next
+  // call's sandbox is made ahead when a call ends, the killed one's too.
   await waitUntil(() => executor.helperPid() !== pid, "the executor to see its helper end");
 }
 
