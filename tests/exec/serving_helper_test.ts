@@ -60,10 +60,17 @@ interface CallSeen {
   status: number | null;
 }
 
-/** A serving helper we drive with raw frames, and what it said of each call. */
-function rawHelper() {
-  const child = new Deno.Command(HELPER, {
-    args: ["--serve"],
+/**
+ * A serving helper we drive with raw frames, and what it said of each call.
+ * `ignoring`: signals its parent ignores (started through `sh`'s `trap ""`),
+ * which it inherits as a server started under `nohup` would.
+ */
+function rawHelper(ignoring: readonly string[] = []) {
+  const [program, args] = ignoring.length === 0
+    ? [HELPER, ["--serve"]]
+    : ["/bin/sh", ["-c", `trap "" ${ignoring.join(" ")}; exec "$0" --serve`, HELPER]];
+  const child = new Deno.Command(program, {
+    args,
     clearEnv: true,
     stdin: "piped",
     stdout: "piped",
@@ -122,9 +129,12 @@ function rawHelper() {
 type RawHelper = ReturnType<typeof rawHelper>;
 
 /** Runs `body` with a raw serving helper and a temp folder; both are gone after. */
-async function withRawHelper(body: (helper: RawHelper, dir: string) => Promise<void>) {
+async function withRawHelper(
+  body: (helper: RawHelper, dir: string) => Promise<void>,
+  ignoring: readonly string[] = [],
+) {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-serve-" }));
-  const helper = rawHelper();
+  const helper = rawHelper(ignoring);
   try {
     await body(helper, dir);
   } finally {
@@ -222,6 +232,29 @@ Deno.test("a served call without its go byte runs nothing (the canary is never c
     assert.equal(commandStatus((await helper.ended(2)).status!).code, 0);
     assert.equal(await exists(`${dir}/canary`), true);
   });
+});
+
+/** The blocked and ignored signal masks in `/proc/PID/status`, as printed there. */
+function signalMasks(status: string): { blocked: string; ignored: string } {
+  const mask = (name: string) => new RegExp(`^${name}:\\s*([0-9a-f]+)$`, "m").exec(status)?.[1];
+  return { blocked: mask("SigBlk") ?? "missing", ignored: mask("SigIgn") ?? "missing" };
+}
+
+const NO_SIGNAL = "0000000000000000";
+
+Deno.test("a served command starts with no blocked and no ignored signal, even under a helper that inherited ignored ones", async () => {
+  const ignoring = ["HUP", "INT", "QUIT", "USR2", "PIPE", "TERM"];
+  await withRawHelper(async (helper, dir) => {
+    await helper.send(start(1, dir, [PIDNS], ["/usr/bin/cat", "/proc/self/status"], "n"));
+    const call = await helper.ended(1);
+    assert.equal(commandStatus(call.status!).code, 0, call.stderr);
+    assert.deepEqual(signalMasks(call.stdout), { blocked: NO_SIGNAL, ignored: NO_SIGNAL });
+  }, ignoring);
+  // The setup can fail: a process started the same way without the helper keeps them ignored.
+  const plain = await new Deno.Command("/bin/sh", {
+    args: ["-c", `trap "" ${ignoring.join(" ")}; exec /usr/bin/cat /proc/self/status`],
+  }).output();
+  assert.notEqual(signalMasks(decode(plain.stdout)).ignored, NO_SIGNAL);
 });
 
 Deno.test("--backstop-at-go: a call's backstop starts at its B frame, and not before", async () => {
@@ -426,6 +459,24 @@ for (const mode of ["none", "bwrap"] as const) {
       const ran = await touchWith("ab");
       assert.equal(ran.code, "OK", ran.reason);
       assert.equal(await exists(`${s.jail}/canary`), true);
+    } finally {
+      await s.close();
+    }
+  });
+
+  Deno.test(`${mode}: a command starts with no blocked and no ignored signal (Deno's children start with 32 and 33 ignored)`, async () => {
+    const s = await setup({ mode });
+    try {
+      await assertSandboxMode(s.executor, mode);
+      const out = await s.executor.run({
+        callId: crypto.randomUUID(),
+        command: s.policy.allowlist.get("cat")!,
+        args: ["/proc/self/status"],
+        cwd: s.jail,
+        redactor: NO_REDACTION,
+      });
+      assert.equal(out.code, "OK", out.reason);
+      assert.deepEqual(signalMasks(out.stdout), { blocked: NO_SIGNAL, ignored: NO_SIGNAL });
     } finally {
       await s.close();
     }
