@@ -114,7 +114,11 @@ const section = <T extends z.ZodType>(build: () => T) => {
   // `defaulted`, so the answer (none: the `.optional()` around it says
   // "optional") is given here without building it. Held by a test that
   // parses a policy in a fresh process and finds no other table built.
-  Object.defineProperty(lazy._zod, "optin", { value: undefined });
+  Object.defineProperty(lazy._zod, "optin", {
+    value: undefined,
+    writable: true,
+    configurable: true,
+  });
   return lazy.optional();
 };
 
