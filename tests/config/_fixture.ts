@@ -3,6 +3,7 @@
  * policy file, loaded through the real `loadPolicy`.
  */
 import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
 import { loadPolicy, type LoadResult, type Policy } from "../../src/config/mod.ts";
 
 export interface Scratch {
@@ -57,6 +58,31 @@ export function assertRefused(result: LoadResult, message: string): void {
 export function assertLoaded(result: LoadResult): Policy {
   if (!result.ok) throw new Error(`expected the policy to load, got: ${result.message}`);
   return result.policy;
+}
+
+const CONFIG = fileURLToPath(new URL("../../deno.json", import.meta.url));
+
+/**
+ * Runs one of these tests' child-process helpers (`./_NAME.ts`) in a fresh
+ * Deno with the repository's config and exactly `permissions`, and parses
+ * what it prints as JSON.
+ */
+export async function runHelper(
+  name: string,
+  permissions: readonly string[],
+  args: readonly string[],
+  cwd?: string,
+): Promise<unknown> {
+  const helper = fileURLToPath(new URL(`./${name}.ts`, import.meta.url));
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--quiet", "--no-prompt", `--config=${CONFIG}`, ...permissions, helper, ...args],
+    ...(cwd === undefined ? {} : { cwd }),
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
+  return JSON.parse(new TextDecoder().decode(output.stdout));
 }
 
 /** The minimal valid policy: a jail next to the policy file. */

@@ -6,36 +6,15 @@
  * loads without read access to its parent folder.
  */
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
-import { type Scratch, withScratch } from "./_fixture.ts";
-
-const HELPER = fileURLToPath(new URL("./_load_and_print.ts", import.meta.url));
-const CONFIG = fileURLToPath(new URL("../../deno.json", import.meta.url));
+import { runHelper, type Scratch, withScratch } from "./_fixture.ts";
 
 /** Runs the loader in a child Deno with only `permissions`, and parses its JSON. */
-async function loadConfined(
+function loadConfined(
   s: Scratch,
   permissions: readonly string[],
   path: string,
 ): Promise<unknown> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--quiet",
-      "--no-prompt",
-      `--config=${CONFIG}`,
-      ...permissions,
-      HELPER,
-      `${s.dir}/policy.toml`,
-      path,
-    ],
-    cwd: s.jail,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
-  return JSON.parse(new TextDecoder().decode(output.stdout));
+  return runHelper("_load_and_print", permissions, [`${s.dir}/policy.toml`, path], s.jail);
 }
 
 Deno.test("loadPolicy() treats a PATH folder outside the read grant as not holding the command", async () => {

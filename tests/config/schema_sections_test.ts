@@ -5,29 +5,10 @@
  * fresh Deno process (a table built once stays built for the process).
  */
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
-import { withScratch } from "./_fixture.ts";
+import { runHelper, withScratch } from "./_fixture.ts";
 
-const HELPER = fileURLToPath(new URL("./_sections_built.ts", import.meta.url));
-const CONFIG = fileURLToPath(new URL("../../deno.json", import.meta.url));
-
-async function sectionsBuilt(policyFile: string): Promise<{ ok: boolean; built: string[] }> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--quiet",
-      "--no-prompt",
-      `--config=${CONFIG}`,
-      "--allow-read",
-      HELPER,
-      policyFile,
-    ],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
-  return JSON.parse(new TextDecoder().decode(output.stdout));
+function sectionsBuilt(policyFile: string): Promise<unknown> {
+  return runHelper("_sections_built", ["--allow-read"], [policyFile]);
 }
 
 Deno.test("loading a policy builds the schemas of the tables it has and of no other", async () => {
