@@ -39,7 +39,7 @@ const SRC = join(REPO, "src");
  * folders only when that makes no cycle, and from any lower layer freely.
  */
 export const LAYERS: readonly (readonly string[])[] = [
-  ["version.ts", "result", "streams", "_sdk_types", "net", "path", "encoding"],
+  ["version.ts", "result", "timers", "streams", "_sdk_types", "net", "path", "encoding"],
   ["redact", "state", "sandbox", "concurrency"],
   ["policy", "audit"],
   ["jail", "egress", "full_control"],
@@ -79,6 +79,7 @@ export const SEALED: ReadonlySet<string> = new Set([
   "session",
   "streams",
   "telemetry",
+  "timers",
 ]);
 
 /**

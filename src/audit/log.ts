@@ -45,6 +45,7 @@ import {
   type Redact,
   type RedactArgv,
 } from "./build.ts";
+import { after, sleep, type Timer } from "../timers/mod.ts";
 import { buildRecordsDropped, buildSegment } from "./build.ts";
 import { linkBatch } from "./chain.ts";
 import { type ChainHead, examineLog } from "./examine.ts";
@@ -182,7 +183,7 @@ async function acquire(folder: Deno.FsFile): Promise<boolean> {
   let pause = 0.5;
   while (!folder.tryLockSync(true)) {
     if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, pause));
+    await sleep(pause);
     pause = Math.min(pause * 2, 8);
   }
   return true;
@@ -252,7 +253,7 @@ export class AuditLog {
   /** The file holding written records not yet `fdatasync`ed (deferred outcomes); null when none. */
   #unsynced: Deno.FsFile | null = null;
   /** The pending deferred-sync timer, if any. */
-  #syncTimer: ReturnType<typeof setTimeout> | null = null;
+  #syncTimer: Timer | null = null;
 
   private constructor(path: string, failMode: AuditFailMode, options: AuditLogOptions) {
     this.path = path;
@@ -396,7 +397,7 @@ export class AuditLog {
   /** Waits for queued writes, then closes the file. Later writes report `{ ok: false }`. */
   async close(): Promise<void> {
     this.#closed = true;
-    if (this.#syncTimer !== null) clearTimeout(this.#syncTimer);
+    this.#syncTimer?.cancel();
     this.#syncTimer = null;
     await this.#drained;
     await this.#syncDeferred();
@@ -430,16 +431,14 @@ export class AuditLog {
   /** Arms the timer that makes deferred outcomes durable if no append does first. */
   #armSyncTimer(): void {
     if (this.#syncTimer !== null || this.#closed) return;
-    const timer = setTimeout(() => {
+    // A quiet server may exit with the timer pending: the records are in the
+    // file already, and close() syncs them.
+    this.#syncTimer = after(OUTCOME_SYNC_DELAY_MS, () => {
       this.#syncTimer = null;
       if (this.#unsynced === null || this.#closed) return;
       this.#queue.push({ body: null, resolve: () => {}, early: false, sync: true });
       this.#startDrain();
-    }, OUTCOME_SYNC_DELAY_MS);
-    this.#syncTimer = timer;
-    // A quiet server may exit with the timer pending: the records are in the
-    // file already, and close() syncs them.
-    Deno.unrefTimer(timer);
+    }, { keepAlive: false });
   }
 
   /**

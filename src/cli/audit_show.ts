@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { sleep } from "../timers/mod.ts";
 import { parseArgs, type ParsedArgs } from "./args.ts";
 import {
   CallAssembler,
@@ -248,7 +249,7 @@ async function follow_(
   let reader = first;
   let ino = firstIno;
   for (;;) {
-    await new Promise((resolve) => setTimeout(resolve, FOLLOW_INTERVAL_MS));
+    await sleep(FOLLOW_INTERVAL_MS);
     let now: Deno.FileInfo;
     try {
       now = await Deno.stat(file);

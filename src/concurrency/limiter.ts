@@ -24,6 +24,7 @@
  *
  * @module
  */
+import { after } from "../timers/mod.ts";
 
 /** Releases a slot. Idempotent, so a `finally` and an abort path may both call it. */
 export type Release = () => void;
@@ -189,7 +190,7 @@ export class ConcurrencyLimiter {
         settle: (result) => {
           // Settled once: by a slot, the wait bound, a cancel, a displacement or close().
           if (!this.#remove(waiter)) return;
-          clearTimeout(timer);
+          timer.cancel();
           signal?.removeEventListener("abort", onAbort);
           this.#queue.onWaited?.(waited());
           resolve(result.ok ? { ...result, queuedMs: waited() } : result);
@@ -197,14 +198,14 @@ export class ConcurrencyLimiter {
       };
       // Declared after `waiter`, whose settle() clears it: nothing can settle
       // the waiter before it is in the queue, below.
-      const timer = setTimeout(() => {
+      const timer = after(this.#queue.waitMs, () => {
         waiter.settle({
           ok: false,
           code: "BUSY",
           reason: this.#timeoutReason(waiter, waited()),
           queuedMs: waited(),
         });
-      }, this.#queue.waitMs);
+      });
       signal?.addEventListener("abort", onAbort, { once: true });
       const line = this.#waiting.get(key);
       if (line === undefined) this.#waiting.set(key, [waiter]);

@@ -4,14 +4,13 @@
  *
  * @module
  */
+import { sleep } from "../timers/mod.ts";
 
 /**
  * Resolves after one macrotask, once pending timers and I/O have had their
- * turn. A zero `setTimeout`: Deno delivers `MessageChannel` messages ahead of
- * timers, so that cheaper-looking wait starves every timer (measured). Runs
- * of such waits are clamped to about 4 ms each, idle time in which the
- * event loop serves everyone else.
+ * turn. A zero-delay timer: Deno delivers `MessageChannel` messages ahead of
+ * timers, so that cheaper-looking wait starves every timer (measured).
  */
 export function nextTask(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
+  return sleep(0);
 }

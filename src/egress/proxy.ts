@@ -22,6 +22,7 @@
  */
 import type { AuditFailMode } from "../config/types.ts";
 import type { AuditEventFields, AuditLog } from "../audit/mod.ts";
+import { after } from "../timers/mod.ts";
 import { type EgressRule, findEgressRule } from "./rules.ts";
 import { MAX_HEAD_BYTES, parseProxyRequest } from "./request_head.ts";
 import { isLocalAddress } from "./local_address.ts";
@@ -245,7 +246,7 @@ type Head = { ok: true; text: string; rest: Uint8Array } | { ok: false; reason: 
 async function readHead(conn: Deno.Conn, timeoutMs: number): Promise<Head> {
   const buffer = new Uint8Array(MAX_HEAD_BYTES);
   let length = 0;
-  const timer = setTimeout(() => closeQuietly(conn), timeoutMs);
+  const timer = after(timeoutMs, () => closeQuietly(conn));
   try {
     while (length < buffer.length) {
       const n = await conn.read(buffer.subarray(length)).catch(() => null);
@@ -260,7 +261,7 @@ async function readHead(conn: Deno.Conn, timeoutMs: number): Promise<Head> {
     }
     return { ok: false, reason: `the request head is larger than ${MAX_HEAD_BYTES} bytes` };
   } finally {
-    clearTimeout(timer);
+    timer.cancel();
   }
 }
 

@@ -8,6 +8,7 @@
  * @module
  */
 import type { Policy } from "../config/types.ts";
+import { after, every, type Timer } from "../timers/mod.ts";
 import { BoundedCapture } from "./capture.ts";
 import { classifyLaunch } from "./classify.ts";
 import type { CallLaunch, LaunchPlan } from "./launcher.ts";
@@ -203,8 +204,8 @@ export async function launch(
 
   let stopReason: StopReason | null = null;
   let exited = false;
-  let resend: ReturnType<typeof setInterval> | undefined;
-  let lastResort: ReturnType<typeof setTimeout> | undefined;
+  let resend: Timer | undefined;
+  let lastResort: Timer | undefined;
   const stop = (reason: StopReason) => {
     if (stopReason !== null || exited) return;
     stopReason = reason;
@@ -212,11 +213,11 @@ export async function launch(
     ask();
     // The call's outer blocks SIGALRM from its fork on and waits for it, so
     // one request is enough; repeating it is harmless.
-    resend = setInterval(ask, RESEND_INTERVAL_MS);
-    lastResort = setTimeout(() => child.kill("SIGKILL"), settings.killGraceMs);
+    resend = every(RESEND_INTERVAL_MS, ask);
+    lastResort = after(settings.killGraceMs, () => child.kill("SIGKILL"));
   };
   const untrack = track({ stop });
-  const timer = setTimeout(() => stop("timeout"), timeoutMs);
+  const timer = after(timeoutMs, () => stop("timeout"));
   const onAbort = () => stop("cancelled");
   request.signal?.addEventListener("abort", onAbort, { once: true });
   // An abort that landed while we were spawning fired no event: honour it now.
@@ -227,9 +228,9 @@ export async function launch(
     status = await child.status;
   } finally {
     exited = true;
-    clearTimeout(timer);
-    clearInterval(resend);
-    clearTimeout(lastResort);
+    timer.cancel();
+    resend?.cancel();
+    lastResort?.cancel();
     request.signal?.removeEventListener("abort", onAbort);
     untrack();
   }
@@ -237,12 +238,12 @@ export async function launch(
   // at once. Should a pipe stay open anyway (only after the last-resort
   // SIGKILL, when the tree dies asynchronously), stop reading rather than hang.
   let pipesHeld = false;
-  const readGuard = setTimeout(() => {
+  const readGuard = after(settings.killGraceMs, () => {
     pipesHeld = true;
     child.drop();
-  }, settings.killGraceMs);
+  });
   await child.drained;
-  clearTimeout(readGuard);
+  readGuard.cancel();
   const durationMs = elapsed();
   if (!(await goAhead)) {
     // The helper ended at the missing go: no program of the call ran.

@@ -9,6 +9,7 @@
 import type { Policy, ResolvedCommand } from "../config/types.ts";
 import { createRedactor } from "../redact/mod.ts";
 import { type HostLayout, layoutFromLinks, SYSTEM_DIRS, type UserEntry } from "../sandbox/mod.ts";
+import { after } from "../timers/mod.ts";
 import { type LaunchPlan, SANDBOX_EGRESS_SOCKET } from "./launcher.ts";
 import { runContained } from "./run.ts";
 import type { ServingHelper } from "./serving_helper.ts";
@@ -63,10 +64,8 @@ async function runThroughHelper(
   });
   // Bounded like the plan probe; the timer also keeps the event loop alive
   // while the call runs (the idle serving helper does not).
-  const timer = setTimeout(() => call.kill("SIGKILL"), PROBE_TIMEOUT_MS);
-  const [status] = await Promise.all([call.status, call.drained]).finally(() =>
-    clearTimeout(timer)
-  );
+  const timer = after(PROBE_TIMEOUT_MS, () => call.kill("SIGKILL"));
+  const [status] = await Promise.all([call.status, call.drained]).finally(() => timer.cancel());
   const text = (parts: Uint8Array[]) => {
     const decoder = new TextDecoder();
     return parts.map((part) => decoder.decode(part, { stream: true })).join("") + decoder.decode();

@@ -19,6 +19,7 @@ import type { AuditLog } from "../audit/mod.ts";
 import type { Policy } from "../config/types.ts";
 import type { Redactor } from "../redact/mod.ts";
 import type { CommandResult } from "../result/codes.ts";
+import { every, sleep, type Timer } from "../timers/mod.ts";
 import { HEARTBEAT_MS, JobStore } from "./store.ts";
 import { isLiveState, type JobOrigin, type JobRecord } from "./records.ts";
 import type { LiveOutput } from "./live_output.ts";
@@ -178,7 +179,7 @@ export class JobManager {
   readonly #context: JobContext;
   readonly #running = new Map<string, Entry>();
   readonly #held = new Map<string, HeldJob>();
-  #ticker: ReturnType<typeof setInterval> | undefined;
+  #ticker: Timer | undefined;
 
   /**
    * A manager over `store`; {@linkcode jobsFor} builds the process's one.
@@ -458,19 +459,17 @@ export class JobManager {
   #startTicker(): void {
     if (this.#ticker !== undefined) return;
     let busy = false;
-    const ticker = setInterval(() => {
+    // The ticker alone must not keep a stopping server alive.
+    this.#ticker = every(HEARTBEAT_MS, () => {
       if (busy) return;
       busy = true;
       this.#tick().catch(() => {}).finally(() => busy = false);
-    }, HEARTBEAT_MS);
-    // The ticker alone must not keep a stopping server alive.
-    Deno.unrefTimer(ticker);
-    this.#ticker = ticker;
+    }, { keepAlive: false });
   }
 
   #stopTickerWhenIdle(): void {
     if (this.#held.size > 0 || [...this.#running.values()].some((e) => e.durable)) return;
-    clearInterval(this.#ticker);
+    this.#ticker?.cancel();
     this.#ticker = undefined;
   }
 
@@ -512,11 +511,9 @@ export class JobManager {
   }
 }
 
+/** A wait that does not keep a stopping server alive. */
 function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, Math.max(0, ms));
-    Deno.unrefTimer(timer);
-  });
+  return sleep(ms, { keepAlive: false });
 }
 
 const managers = new WeakMap<JobContext, JobManager | null>();

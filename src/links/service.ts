@@ -8,6 +8,7 @@
  */
 import type { AuditFailMode, LinkSettings } from "../config/types.ts";
 import { type LinkAudit, ownerClientId } from "./audit_events.ts";
+import { every } from "../timers/mod.ts";
 import { handleDownload } from "./route.ts";
 import { LinkStore } from "./store.ts";
 
@@ -71,13 +72,13 @@ export async function startLinks(
     }
   };
   await sweep();
-  const timer = setInterval(() => void sweep(), SWEEP_INTERVAL_MS);
-  Deno.unrefTimer(timer);
+  // The sweep must not keep a stopping process alive.
+  const timer = every(SWEEP_INTERVAL_MS, () => void sweep(), { keepAlive: false });
   return {
     store,
     route: (request, remoteAddr) =>
       handleDownload({ store, audit, failMode: policy.auditFailMode }, request, remoteAddr),
     sweep,
-    stop: () => clearInterval(timer),
+    stop: () => timer.cancel(),
   };
 }

@@ -19,6 +19,7 @@
  * @module
  */
 import { type LoadOptions, type LoadOverrides, loadPolicy } from "../config/mod.ts";
+import { every } from "../timers/mod.ts";
 import { policyHash } from "../policy_tools/identity.ts";
 import type { AuditLog } from "../audit/mod.ts";
 
@@ -166,12 +167,11 @@ export function watchPolicyFile(
     );
   };
   tick();
-  const timer = setInterval(tick, intervalMs);
   // The watch must never keep a server alive that is otherwise done.
-  Deno.unrefTimer(timer);
+  const timer = every(intervalMs, tick, { keepAlive: false });
   return async () => {
     stopped = true;
-    clearInterval(timer);
+    timer.cancel();
     await running;
   };
 }

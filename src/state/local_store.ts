@@ -24,6 +24,7 @@ import type {
   VersionedRecord,
   Watch,
 } from "./store.ts";
+import { after, type Timer } from "../timers/mod.ts";
 import { ensureStateDir } from "./state_dir.ts";
 
 const encoder = new TextEncoder();
@@ -134,7 +135,7 @@ export class LocalStateStore implements StateStore {
     await this.#records.list(kind);
     let seen = await snapshot(folder);
     let stopped = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let timer: Timer | undefined;
     const tick = async () => {
       if (stopped) return;
       try {
@@ -146,12 +147,12 @@ export class LocalStateStore implements StateStore {
         // The folder vanished or became unreadable: say "re-read", keep polling.
         listener(null);
       }
-      if (!stopped) timer = setTimeout(tick, this.#pollMs);
+      if (!stopped) timer = after(this.#pollMs, tick);
     };
-    timer = setTimeout(tick, this.#pollMs);
+    timer = after(this.#pollMs, tick);
     const stop = () => {
       stopped = true;
-      if (timer !== undefined) clearTimeout(timer);
+      timer?.cancel();
     };
     this.#watches.add(stop);
     return {

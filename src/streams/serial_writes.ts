@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { after, type Timer } from "../timers/mod.ts";
 
 /** Where the bytes go: `Deno.stdout` or `Deno.stderr` in production. */
 export interface ByteSink {
@@ -72,10 +73,10 @@ export class SerialWrites {
   async flush(timeoutMs: number): Promise<void> {
     const writing = this.#writing;
     if (writing === null) return;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<void>((resolve) => timer = setTimeout(resolve, timeoutMs));
+    let timer: Timer | undefined;
+    const late = new Promise<void>((resolve) => timer = after(timeoutMs, resolve));
     await Promise.race([writing, late]);
-    clearTimeout(timer);
+    timer?.cancel();
   }
 
   async #pump(): Promise<void> {

@@ -19,6 +19,7 @@ import { type CallRecord, outcomeOf, redactedArguments } from "./call_record.ts"
 import { withCallScope } from "./call_scope.ts";
 import { operatorLog } from "./log.ts";
 import { telemetry } from "./sink.ts";
+import { after } from "../timers/mod.ts";
 import { traceContextFromMeta } from "../audit/trace_context.ts";
 
 /** Exported in place of a tool name no tool is registered under (bounds the label set). */
@@ -139,7 +140,7 @@ function observed(
       // formatting and redaction and the span's export are the operator's,
       // not the client's wait (about 0.1 ms of every call's round trip). The
       // duration is the call's own, taken above.
-      setTimeout(() =>
+      after(0, () =>
         safely(() => {
           const outcome = outcomeOf(result);
           const level = levelOf(outcome.verdict, outcome.code);
@@ -157,7 +158,7 @@ function observed(
             trace,
             arguments: shown ? redactedArguments(field(params, "arguments"), redactor) : null,
           });
-        }), 0);
+        }));
     }
   };
 }

@@ -55,6 +55,7 @@ import type { TelemetrySettings } from "../config/types.ts";
 import { VERSION } from "../version.ts";
 import type { CallRecord } from "./call_record.ts";
 import { operatorLog } from "./log.ts";
+import { after, type Timer } from "../timers/mod.ts";
 import type { TelemetrySink, TelemetrySources } from "./sink_types.ts";
 
 const EXPORT_TIMEOUT_MS = 5_000;
@@ -178,12 +179,12 @@ export function startOtelExport(
     },
     async shutdown() {
       const done = Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]);
-      let timer: ReturnType<typeof setTimeout> | undefined;
+      let timer: Timer | undefined;
       const late = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, SHUTDOWN_TIMEOUT_MS);
+        timer = after(SHUTDOWN_TIMEOUT_MS, resolve);
       });
       await Promise.race([done, late]);
-      clearTimeout(timer);
+      timer?.cancel();
       diag.disable();
     },
   });

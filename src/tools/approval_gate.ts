@@ -42,6 +42,7 @@ import {
 import { jailRelative } from "./session_cwd.ts";
 import { redactArgv } from "../redact/mod.ts";
 import { type ClientRoundTrip, holdOverRoundTrip } from "./approval_round_trip.ts";
+import { after } from "../timers/mod.ts";
 import { isLiveState, jobsFor } from "../jobs/mod.ts";
 
 declare module "../audit/mod.ts" {
@@ -412,7 +413,7 @@ async function waitForAnswer(
         pending: { record, binding },
       };
     }
-    await sleep(Math.min(POLL_MS, left), signal);
+    await sleepUnlessAborted(Math.min(POLL_MS, left), signal);
     record = await approvals.get(id);
   }
 }
@@ -459,11 +460,12 @@ function approvalMessage(
   ].join("\n");
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function sleepUnlessAborted(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
+    const timer = after(ms, done);
     function done() {
-      clearTimeout(timer);
+      timer.cancel();
       signal?.removeEventListener("abort", done);
       resolve();
     }

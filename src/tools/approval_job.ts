@@ -38,6 +38,7 @@ import {
   type Transition,
 } from "../approvals/mod.ts";
 import { type JobManager, jobsFor, LiveOutput, newJobId } from "../jobs/mod.ts";
+import { sleep } from "../timers/mod.ts";
 import { stateStoreFor } from "../state/mod.ts";
 import { redactArgv } from "../redact/mod.ts";
 
@@ -264,7 +265,7 @@ class Watch {
             `Approval ${id} is ${record.state} and can start nothing more; nothing ran.`,
           );
         case "pending":
-          await delay(POLL_MS);
+          await sleep(POLL_MS);
       }
     }
   }
@@ -490,8 +491,4 @@ function attachRefusal(attached: Extract<Transition, { ok: false }>, id: string)
       ? `The operator denied approval ${id}; nothing ran.`
       : `Approval ${id} is ${attached.state}; nothing ran.`,
   );
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -31,6 +31,7 @@ import type { ExecOutcome, StageStatus } from "../exec/mod.ts";
 import { headAndTail, jobsFor, LiveOutput, newJobId } from "../jobs/mod.ts";
 import type { CommandInput } from "./snapshot.ts";
 import type { Sessions } from "../session/mod.ts";
+import { after, every, type Timer } from "../timers/mod.ts";
 import { type Elicit, holdForApproval } from "./approval_gate.ts";
 import type { ClientRoundTrip } from "./approval_round_trip.ts";
 import { deferUntilApproved } from "./approval_job.ts";
@@ -579,22 +580,22 @@ async function waitWithProgress<T>(
   progress: ((elapsedMs: number) => void) | undefined,
 ): Promise<T | "still_running"> {
   const started = performance.now();
-  const ticker = progress === undefined ? undefined : setInterval(() => {
+  const ticker = progress === undefined ? undefined : every(intervalMs, () => {
     try {
       progress(performance.now() - started);
     } catch {
       // A notification the transport cannot send is not the command's failure.
     }
-  }, intervalMs);
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  });
+  let timer: Timer | undefined;
   const giveUp = limitMs === null ? null : new Promise<"still_running">((resolve) => {
-    timer = setTimeout(() => resolve("still_running"), limitMs);
+    timer = after(limitMs, () => resolve("still_running"));
   });
   try {
     return await (giveUp === null ? done : Promise.race([done, giveUp]));
   } finally {
-    clearInterval(ticker);
-    clearTimeout(timer);
+    ticker?.cancel();
+    timer?.cancel();
   }
 }
 

@@ -11,6 +11,8 @@
  * @module
  */
 
+import { every } from "../timers/mod.ts";
+
 /** How often the parent is checked. */
 export const ORPHAN_POLL_MS = 500;
 
@@ -25,12 +27,11 @@ export function watchParent(
 ): () => void {
   const parent = Deno.ppid;
   if (parent <= 1) return () => {};
-  const timer = setInterval(() => {
-    if (Deno.ppid === parent) return;
-    clearInterval(timer);
-    onOrphan(`the parent process ${parent} is gone`);
-  }, pollMs);
   // The watch must not keep a stopping process alive.
-  Deno.unrefTimer(timer);
-  return () => clearInterval(timer);
+  const timer = every(pollMs, () => {
+    if (Deno.ppid === parent) return;
+    timer.cancel();
+    onOrphan(`the parent process ${parent} is gone`);
+  }, { keepAlive: false });
+  return () => timer.cancel();
 }

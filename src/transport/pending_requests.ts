@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { after } from "../timers/mod.ts";
 import { requestKey } from "../server/calls.ts";
 
 /** Requests received and not yet answered. */
@@ -52,12 +53,12 @@ export class PendingRequests {
   async drained(timeoutMs: number): Promise<boolean> {
     if (this.#pending.size === 0) return true;
     const { promise, resolve } = Promise.withResolvers<boolean>();
-    const timer = setTimeout(() => resolve(false), timeoutMs);
+    const timer = after(timeoutMs, () => resolve(false));
     this.#waiters.push(() => resolve(true));
     try {
       return await promise;
     } finally {
-      clearTimeout(timer);
+      timer.cancel();
     }
   }
 }

@@ -17,6 +17,7 @@
  */
 import type { Sql } from "./client.ts";
 import { requireName, requireObject } from "../_names.ts";
+import { after, type Timer } from "../../timers/mod.ts";
 import { KeyedMutex } from "../_keyed_mutex.ts";
 import type {
   ChangeListener,
@@ -223,9 +224,9 @@ export class PostgresStateStore implements StateStore {
 
   async ping(): Promise<boolean> {
     if (this.#closed) return false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let timer: Timer | undefined;
     const timeout = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS);
+      timer = after(PING_TIMEOUT_MS, () => resolve(false));
     });
     try {
       return await Promise.race([
@@ -233,7 +234,7 @@ export class PostgresStateStore implements StateStore {
         timeout,
       ]);
     } finally {
-      clearTimeout(timer);
+      timer?.cancel();
     }
   }
 

@@ -25,6 +25,7 @@
  * @module
  */
 import { type LegacyHttpConn, type LegacyRequestEvent, legacyServeHttp } from "./_legacy_http.ts";
+import { after, sleep, type Timer } from "../../timers/mod.ts";
 import { boundUnread } from "./unread_bound.ts";
 
 /** Limits of one listener. */
@@ -173,15 +174,15 @@ export function listenHttp(options: ListenOptions): ListenResult {
   };
 
   const serveConnection = async (conn: Deno.Conn) => {
-    let timer: ReturnType<typeof setTimeout> | null = null;
+    let timer: Timer | null = null;
     const arm = (ms: number, kind: "headerTimeouts" | "idleTimeouts") => {
-      timer = setTimeout(() => {
+      timer = after(ms, () => {
         stats[kind]++;
         closeConn(conn);
-      }, ms);
+      });
     };
     const disarm = () => {
-      if (timer !== null) clearTimeout(timer);
+      timer?.cancel();
       timer = null;
     };
     let active = 0;
@@ -280,7 +281,7 @@ export function listenHttp(options: ListenOptions): ListenResult {
           lastReport = now;
           sinceReport = 0;
         }
-        await new Promise((resolve) => setTimeout(resolve, backoff));
+        await sleep(backoff);
         backoff = Math.min(BACKOFF_MAX_MS, backoff * 2);
         continue;
       }
@@ -318,10 +319,8 @@ export function listenHttp(options: ListenOptions): ListenResult {
       if (open.size === 0) allClosed.resolve();
     },
     async answersSent(timeoutMs) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const late = new Promise<false>((resolve) =>
-        timer = setTimeout(() => resolve(false), timeoutMs)
-      );
+      let timer: Timer | undefined;
+      const late = new Promise<false>((resolve) => timer = after(timeoutMs, () => resolve(false)));
       const sent = (async () => {
         while (responding.size > 0) await Promise.allSettled([...responding]);
         // The last bytes of an answer that just ended are still leaving
@@ -329,13 +328,13 @@ export function listenHttp(options: ListenOptions): ListenResult {
         // client one short wait is ample, and it is paid only when an answer
         // ended just now.
         const wait = lastAnswerEnded + FLUSH_GRACE_MS - performance.now();
-        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        if (wait > 0) await sleep(wait);
         return true;
       })();
       try {
         return await Promise.race([sent, late]);
       } finally {
-        clearTimeout(timer);
+        timer?.cancel();
       }
     },
     closeConnections() {

@@ -26,6 +26,7 @@ import type {
   AuditLog,
   AuditWriteResult,
 } from "../../audit/mod.ts";
+import { every, type Timer } from "../../timers/mod.ts";
 import "./_audit_events.ts";
 
 /** Limits of the ledger. */
@@ -73,7 +74,7 @@ export class RefusalLedger {
   #pairs = new Map<string, Pair>();
   #suppressed = 0;
   #since: number;
-  #timer: ReturnType<typeof setInterval> | null = null;
+  #timer: Timer | null = null;
 
   constructor(sink: RefusalSummarySink, limits = DEFAULT_REFUSAL_LIMITS, now = Date.now) {
     this.#sink = sink;
@@ -85,9 +86,7 @@ export class RefusalLedger {
   /** Starts the interval timer. */
   start(): void {
     if (this.#timer !== null) return;
-    const timer = setInterval(() => void this.flush(), this.#limits.intervalMs);
-    Deno.unrefTimer(timer);
-    this.#timer = timer;
+    this.#timer = every(this.#limits.intervalMs, () => void this.flush(), { keepAlive: false });
   }
 
   /**
@@ -140,7 +139,7 @@ export class RefusalLedger {
 
   /** Stops the timer and writes what is pending. */
   async close(): Promise<void> {
-    if (this.#timer !== null) clearInterval(this.#timer);
+    this.#timer?.cancel();
     this.#timer = null;
     await this.flush();
   }

@@ -21,6 +21,7 @@
  * @module
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { every, type Timer } from "../../timers/mod.ts";
 import type { CallRegistry } from "../../server/mod.ts";
 import type { TrackedHttpTransport } from "./tracked_transport.ts";
 
@@ -109,7 +110,7 @@ export class SessionTable {
   /** Places held by sessions still initializing, per owner. */
   readonly #pending = new Map<string, number>();
   #pendingTotal = 0;
-  #sweeper: ReturnType<typeof setInterval> | null = null;
+  #sweeper: Timer | null = null;
 
   constructor(limits: SessionLimits) {
     this.#limits = limits;
@@ -123,11 +124,9 @@ export class SessionTable {
   /** Starts the idle sweep (call once the server listens). */
   startSweeping(): void {
     if (this.#sweeper !== null) return;
-    const every = Math.max(1_000, Math.min(60_000, Math.floor(this.#limits.idleMs / 2)));
-    const sweeper = setInterval(() => void this.closeIdle(), every);
+    const period = Math.max(1_000, Math.min(60_000, Math.floor(this.#limits.idleMs / 2)));
     // The sweep must not keep a stopping process alive.
-    Deno.unrefTimer(sweeper);
-    this.#sweeper = sweeper;
+    this.#sweeper = every(period, () => void this.closeIdle(), { keepAlive: false });
   }
 
   /**
@@ -220,7 +219,7 @@ export class SessionTable {
    * session.
    */
   async closeAll(reason = "the server is shutting down", graceMs = CLOSE_GRACE_MS): Promise<void> {
-    if (this.#sweeper !== null) clearInterval(this.#sweeper);
+    this.#sweeper?.cancel();
     this.#sweeper = null;
     const sessions = [...this.#sessions.values()];
     await Promise.all(sessions.map((session) => this.cancelAndDrain(session, reason, graceMs)));
