@@ -51,7 +51,7 @@ export interface TimerOptions {
 
 type State = "queued" | "due" | "done";
 
-interface Entry extends Timer {
+interface Entry {
   deadline: number;
   seq: number;
   /** Its place in the heap while queued. */
@@ -95,8 +95,11 @@ const CELL = new Int32Array(new SharedArrayBuffer(4));
 /** The shortest wait a wake is given: a positive timeout makes `waitAsync` end in a later turn. */
 const MIN_WAIT_MS = 0.001;
 
-class Scheduler {
+/** One scheduler; the process has one (below), tests make their own. */
+export class Scheduler {
   readonly #heap: Entry[] = [];
+  /** How long the hold signal waits before it is renewed. */
+  readonly #holdMs: number;
   #seq = 0;
   /** Pending timers that keep the process alive. */
   #holders = 0;
@@ -105,11 +108,16 @@ class Scheduler {
   #hold: AbortSignal | null = null;
   #holding = false;
   readonly #held = () => {
-    // The hold's own wait ran out (after about 24.8 days): a new one holds on.
+    // The hold's own wait ran out (after about 24.8 days) while holding: a new one holds on.
     this.#hold = null;
     this.#holding = false;
     this.#updateHold();
   };
+
+  /** @param holdMs How long each hold signal lasts (tests shorten it). */
+  constructor(holdMs: number = MAX_WAIT_MS) {
+    this.#holdMs = holdMs;
+  }
 
   /** Pending timers, for tests that check nothing was left behind. */
   get pending(): number {
@@ -125,13 +133,13 @@ class Scheduler {
       fire,
       keepAlive,
       period,
-      cancel: () => this.#cancel(entry),
     };
     this.#push(entry);
     if (keepAlive) this.#holders++;
     this.#updateHold();
     this.#arm();
-    return entry;
+    // The caller gets the cancel only: the entry's deadline and place are the heap's.
+    return Object.freeze({ cancel: () => this.#cancel(entry) });
   }
 
   #cancel(entry: Entry): void {
@@ -147,7 +155,8 @@ class Scheduler {
     if (want === this.#holding) return;
     this.#holding = want;
     if (want) {
-      this.#hold ??= AbortSignal.timeout(MAX_WAIT_MS);
+      // A hold whose wait ran out while nothing was held cannot hold again.
+      if (this.#hold === null || this.#hold.aborted) this.#hold = AbortSignal.timeout(this.#holdMs);
       // The signal's own method: the runtime keeps the event loop alive for it.
       this.#hold.addEventListener("abort", this.#held);
     } else {

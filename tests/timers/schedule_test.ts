@@ -10,6 +10,7 @@ import { after, every, pendingTimers, sleep } from "../../src/timers/mod.ts";
 import { wakeTime } from "../../src/timers/schedule.ts";
 
 const MODULE = fileURLToPath(new URL("../../src/timers/mod.ts", import.meta.url));
+const SCHEDULE = fileURLToPath(new URL("../../src/timers/schedule.ts", import.meta.url));
 
 Deno.test("timers run in deadline order, and timers due together in the order they were set", async () => {
   const order: string[] = [];
@@ -134,7 +135,11 @@ Deno.test("a wake is never early, at most 1/64 of the wait and 32 ms late, and s
 });
 
 /** Runs `body` in a child Deno with the timers module as `t`; returns its stdout and how long it lived. */
-async function child(body: string, v8Flags = ""): Promise<{ stdout: string; ms: number }> {
+async function child(
+  body: string,
+  v8Flags = "",
+  readable = MODULE,
+): Promise<{ stdout: string; ms: number }> {
   const script = `import * as t from ${JSON.stringify(MODULE)};\n${body}\n`;
   const started = performance.now();
   const output = await new Deno.Command(Deno.execPath(), {
@@ -142,7 +147,7 @@ async function child(body: string, v8Flags = ""): Promise<{ stdout: string; ms: 
       "run",
       "--quiet",
       "--no-config",
-      `--allow-read=${MODULE}`,
+      `--allow-read=${readable}`,
       ...(v8Flags === "" ? [] : [`--v8-flags=${v8Flags}`]),
       "-",
     ],
@@ -187,6 +192,24 @@ Deno.test("cancelling the last timer that holds the process lets it end before t
   `);
   assert.equal(stdout, "cancelled\n");
   assert.ok(ms < 9_000, `the process lived ${ms} ms`);
+});
+
+Deno.test("a hold that runs out is renewed, whether it ran out while holding or while idle", async () => {
+  // The hold lasts 24.8 days in a server; 30 ms here.
+  const { stdout } = await child(
+    `
+    const { Scheduler } = await import(${JSON.stringify(SCHEDULE)});
+    const s = new Scheduler(30);
+    s.schedule(200, () => console.log("held across two holds"), null, true);
+    await new Promise((resolve) => s.schedule(260, resolve, null, true));
+    // Idle now: this hold runs out with nothing held.
+    await new Promise((resolve) => AbortSignal.timeout(60).addEventListener("abort", resolve));
+    s.schedule(150, () => console.log("held after an idle run-out"), null, true);
+  `,
+    "",
+    SCHEDULE,
+  );
+  assert.equal(stdout, "held across two holds\nheld after an idle run-out\n");
 });
 
 Deno.test("cancelled timers leave no runtime timer behind: 20,000 cancelled 60 s timeouts keep the heap small", async () => {
