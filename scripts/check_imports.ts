@@ -32,7 +32,8 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { join, relative } from "node:path";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
-const SRC = join(REPO, "src");
+/** The source tree both checks read (this one and `check_timers.ts`). */
+export const SRC = join(REPO, "src");
 
 /**
  * The layers, lowest first: a folder may import from its own layer's other
@@ -148,7 +149,8 @@ export function folderOf(path: string): string {
   return slash === -1 ? path : path.slice(0, slash);
 }
 
-async function listSources(dir: string): Promise<string[]> {
+/** Every `.ts` file under `dir`, sorted. */
+export async function listSources(dir: string): Promise<string[]> {
   const found: string[] = [];
   for await (const entry of Deno.readDir(dir)) {
     const path = join(dir, entry.name);

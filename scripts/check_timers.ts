@@ -11,11 +11,8 @@
  *
  * @module
  */
-import { fileURLToPath } from "node:url";
-import { join, relative } from "node:path";
-
-const REPO = fileURLToPath(new URL("..", import.meta.url));
-const SRC = join(REPO, "src");
+import { relative } from "node:path";
+import { listSources, SRC } from "./check_imports.ts";
 
 /** A use of a global timer, as code (a call, a reference through `globalThis` or `Deno`). */
 const GLOBAL_TIMER =
@@ -56,25 +53,17 @@ export function findGlobalTimers(source: string): TimerFinding[] {
   return found;
 }
 
-async function* sources(dir: string): AsyncGenerator<string> {
-  for await (const entry of Deno.readDir(dir)) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory) yield* sources(path);
-    else if (entry.isFile && entry.name.endsWith(".ts")) yield path;
-  }
-}
-
 /** Every use of a global timer in `src/` outside `src/timers/`, as `file:line: text`. */
 export async function checkTimers(): Promise<string[]> {
   const findings: string[] = [];
-  for await (const path of sources(SRC)) {
+  for (const path of await listSources(SRC)) {
     const name = relative(SRC, path);
     if (name.startsWith("timers/")) continue;
     for (const { line, text } of findGlobalTimers(await Deno.readTextFile(path))) {
       findings.push(`src/${name}:${line}: ${text}`);
     }
   }
-  return findings.sort();
+  return findings;
 }
 
 if (import.meta.main) {
