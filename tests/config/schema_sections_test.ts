@@ -7,26 +7,25 @@
 import assert from "node:assert/strict";
 import { runHelper, withScratch } from "./_fixture.ts";
 
-function sectionsBuilt(policyFile: string): Promise<unknown> {
-  return runHelper("_sections_built", ["--allow-read"], [policyFile]);
+/** Loads `toml` in a fresh process; asserts whether it loaded and which tables' schemas were built. */
+async function assertBuilt(toml: string, expected: { ok: boolean; built: string[] }) {
+  await withScratch(async (s) => {
+    const file = await s.write("policy.toml", toml);
+    const found = await runHelper("_sections_built", ["--allow-read"], [file]);
+    assert.deepEqual(found, expected);
+  });
 }
 
 Deno.test("loading a policy builds the schemas of the tables it has and of no other", async () => {
-  await withScratch(async (s) => {
-    const file = await s.write(
-      "policy.toml",
-      'jail_root = "jail"\n[allowlist]\ncommands = ["ls"]\n[limits]\ntimeout_ms = 5000\n',
-    );
-    assert.deepEqual(await sectionsBuilt(file), { ok: true, built: ["allowlist", "limits"] });
-  });
+  await assertBuilt(
+    'jail_root = "jail"\n[allowlist]\ncommands = ["ls"]\n[limits]\ntimeout_ms = 5000\n',
+    { ok: true, built: ["allowlist", "limits"] },
+  );
 });
 
 Deno.test("a table left out is still refused when present and malformed (its schema is built then)", async () => {
-  await withScratch(async (s) => {
-    const file = await s.write(
-      "policy.toml",
-      'jail_root = "jail"\n[allowlist]\ncommands = ["ls"]\n[audit]\nrotate_bytes = -1\n',
-    );
-    assert.deepEqual(await sectionsBuilt(file), { ok: false, built: ["audit", "allowlist"] });
-  });
+  await assertBuilt(
+    'jail_root = "jail"\n[allowlist]\ncommands = ["ls"]\n[audit]\nrotate_bytes = -1\n',
+    { ok: false, built: ["audit", "allowlist"] },
+  );
 });
