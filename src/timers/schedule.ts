@@ -179,7 +179,7 @@ export class Scheduler {
     this.#wakes.splice(place, 0, at);
     const waited = Atomics.waitAsync(CELL, 0, 0, wait);
     // Always asynchronous here (the cell holds 0, the timeout is positive);
-    // a synchronous answer would still wake, a turn later.
+    // a synchronous answer would still wake, if only a microtask later.
     const over = waited.async ? waited.value : Promise.resolve(waited.value);
     over.then(() => this.#wake(at));
   }
