@@ -1,6 +1,6 @@
 /**
- * One launch: the serving helper forks the call's launcher with the argv
- * `run.ts` built (one command or a plan); this feeds its stdin (the go, the
+ * One launch: the serving helper starts the call with the argv `run.ts`
+ * built (one command or a plan); this feeds its stdin (the go, the
  * input, a plan), keeps both output streams under the cap, enforces the
  * timeout and cancellation, waits until the whole tree is reaped, then turns
  * its end into one outcome.
@@ -211,8 +211,8 @@ export async function launch(
     stopReason = reason;
     const ask = () => child.kill("SIGALRM");
     ask();
-    // The call's outer blocks SIGALRM from its fork on and waits for it, so
-    // one request is enough; repeating it is harmless.
+    // The helper SIGKILLs the call's init at the first request, so one is
+    // enough; repeating it is harmless (a reaped call's is dropped).
     resend = every(RESEND_INTERVAL_MS, ask);
     lastResort = after(settings.killGraceMs, () => child.kill("SIGKILL"));
   };
@@ -234,9 +234,9 @@ export async function launch(
     request.signal?.removeEventListener("abort", onAbort);
     untrack();
   }
-  // The helper's exit means the namespace is empty, so the pipes reach EOF
-  // at once. Should a pipe stay open anyway (only after the last-resort
-  // SIGKILL, when the tree dies asynchronously), stop reading rather than hang.
+  // The init's reaping means the namespace is empty, so the pipes reach EOF
+  // at once. Should a pipe stay open anyway (only when the serving helper
+  // died, and the tree dies asynchronously), stop reading rather than hang.
   let pipesHeld = false;
   const readGuard = after(settings.killGraceMs, () => {
     pipesHeld = true;
@@ -427,7 +427,7 @@ function spawnFailure(error: unknown, name: string, launcher: string): [ExecOutc
   return ["EXECUTOR_ERROR", `Cannot run "${name}": the launcher failed to start (${message}).`];
 }
 
-/** The call's fork of the helper found its working folder gone (its `chdir` failed). */
+/** The call's process found its working folder gone (its `chdir` failed). */
 const CHDIR_FAILED = /^htmcp-spawn: chdir /;
 
 function cwdGone(name: string, cwd: string): [ExecOutcomeCode, string] {

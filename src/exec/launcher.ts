@@ -9,19 +9,22 @@
  * it, and the init's parent sees the init exit only after all of them are
  * reaped. Deno spawns one program, `htmcp-spawn` (built from
  * `spawn/htmcp_spawn.c` in this repository, verified by hash at startup),
- * once: the serving helper (`serving_helper.ts`), of which every call is a
- * fork that runs exactly this argv, doing in one process what a chain of
- * six system tools did before:
+ * once: the serving helper (`serving_helper.ts`). It reads each call's
+ * argv (this module's) as a spawn of it would, and creates the call's
+ * namespace and its init in one clone(), so that every call's tree hangs
+ * straight off it, doing in one process what a chain of six system tools
+ * did before:
  *
  * ```
- * htmcp-spawn --pidns=root|user     setsid, PR_SET_PDEATHSIG, closes every fd
- *   [--setuid=U --setgid=G]         above 2, creates the PID namespace (as
- *   --backstop-ms=N                 non-root inside a user namespace mapping
- *   [--rlimit=...]                  only the server's uid), forks its init and
- *   -- COMMAND ARGS                 waits: SIGALRM/SIGTERM (our kill request)
- *                                   or its backstop SIGKILL the init.
- *   [ns init, pid 1]                drops to U/G (groups cleared), sets its
- *                                   own parent-death signal, forks:
+ * htmcp-spawn --pidns=root|user     the serving helper: creates the PID
+ *   [--setuid=U --setgid=G]         namespace (as non-root inside a user
+ *   --backstop-ms=N                 namespace mapping only the server's
+ *   [--rlimit=...]                  uid) with its init, and waits: our
+ *   -- COMMAND ARGS                 kill request or the call's backstop
+ *                                   SIGKILL the init.
+ *   [ns init, pid 1]                a new session, drops to U/G (groups
+ *                                   cleared), sets its own parent-death
+ *                                   signal, forks:
  *     COMMAND ARGS (pid 2)          after rlimits, no_new_privs, default
  *                                   signals, fds above 2 closed
  *
@@ -34,12 +37,12 @@
  *   pid 2; that waits on stdin for the call's request, written only at the
  *   go: cwd, environment, `--inner [--egress=...] [--rlimit=...]` and
  *   `-- COMMAND ARGS` or `--plan`, so a sandbox can be made ahead of its
- *   call, `sandbox_ahead.ts`; the go also starts the outer's backstop)
+ *   call, `sandbox_ahead.ts`; the go also starts the call's backstop)
  * ```
  *
- * The outer namespace stays in bwrap mode: bwrap's outer process exits as
- * soon as the command does, while its init may still be reaping a daemon, so
- * only an init that is the helper's child makes "the launcher exited" mean
+ * Our namespace stays in bwrap mode: bwrap's outer process exits as soon as
+ * the command does, while its init may still be reaping a daemon, so only
+ * an init that is the helper's child makes "the call was reaped" mean
  * "every process is reaped".
  *
  * Not Deno's `detached: true`: it makes Deno fork its whole (large) process
@@ -282,31 +285,31 @@ export interface SandboxCall {
   readonly env: Readonly<Record<string, string>>;
   /** The inner helper's argv after its own name: `--inner`, options, then `-- COMMAND ARGS` or `--plan`. */
   readonly args: readonly string[];
-  /** The outer's backstop, started at the go (`--backstop-at-go`). */
+  /** The call's backstop, started at the go (`--backstop-at-go`). */
   readonly backstopMs: number;
   /** Whether the command reads what follows the request on stdin, or /dev/null. */
   readonly stdin: "piped" | "null";
 }
 
 /**
- * How one call starts: a fork of the serving helper runs `argv` in `cwd`
- * with exactly `env`. In bwrap mode that fork is a sandbox made for no call
+ * How one call starts: the serving helper runs `argv` in `cwd` with exactly
+ * `env`, as a spawn of it would. In bwrap mode that call is a sandbox made for no call
  * in particular (it may be made ahead of its call), which runs nothing until
  * `sandbox` reaches it at the go.
  */
 export interface CallLaunch {
   /** The helper first (`tools.spawn`), then its arguments. */
   readonly argv: string[];
-  /** The fork's working folder: the command's in mode none, `/` for a sandbox (bwrap's own). */
+  /** The call's working folder: the command's in mode none, `/` for a sandbox (bwrap's own). */
   readonly cwd: string;
-  /** The fork's environment: the command's in mode none, `SANDBOX_TOOL_ENV` for a sandbox. */
+  /** The call's environment: the command's in mode none, `SANDBOX_TOOL_ENV` for a sandbox. */
   readonly env: Record<string, string>;
   /** bwrap mode: what the sandbox receives at the go; null in mode none. */
   readonly sandbox: SandboxCall | null;
 }
 
-/** The helper's arguments before the namespace's init, up to its identity. */
-function outerHead(plan: LaunchPlan): string[] {
+/** The helper's arguments for the namespace and its init, up to the init's identity. */
+function namespaceHead(plan: LaunchPlan): string[] {
   const head = [plan.tools.spawn, `--pidns=${plan.privilege}`];
   const runAs = effectiveRunAs(plan);
   if (runAs !== null) head.push(`--setuid=${runAs.uid}`, `--setgid=${runAs.gid}`);
@@ -330,7 +333,7 @@ function innerOptions(plan: LaunchPlan): string[] {
  * `/etc` copies as the command's uid and executes bwrap, which sets up the
  * whole sandbox and runs the inner helper in it, which then waits for the
  * call on stdin: nothing the call chose is on this argv or has run. The
- * outer's backstop starts at the go, not at the fork. Pure.
+ * call's backstop starts at the go, not when the sandbox is made. Pure.
  *
  * @param plan The launch plan fixed at startup (mode bwrap).
  * @param policy The loaded policy (the jail root and bwrap's binds).
@@ -342,7 +345,7 @@ export function sandboxArgv(plan: LaunchPlan, policy: Policy): string[] {
     ? ["--ro-bind", plan.egressSocket, SANDBOX_EGRESS_SOCKET]
     : [];
   return [
-    ...outerHead(plan),
+    ...namespaceHead(plan),
     "--backstop-at-go",
     "--init-exec",
     // In ETC_COPIES' order: the init opens them at the descriptors
@@ -395,7 +398,10 @@ function buildCall(
       },
     };
   }
-  const head = [...outerHead(plan), `--backstop-ms=${Math.max(1, Math.round(plan.backstopMs))}`];
+  const head = [
+    ...namespaceHead(plan),
+    `--backstop-ms=${Math.max(1, Math.round(plan.backstopMs))}`,
+  ];
   // The go is awaited by the namespace's child, right before it executes
   // the command.
   if (payload.kind === "command") {

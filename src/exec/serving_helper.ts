@@ -5,20 +5,25 @@
  * vfork and exec each time (Deno's spawn holds the event loop through it)
  * and the call a fresh exec of the helper, about 0.5 ms of CPU in all, which
  * bounds the calls per second once several are in flight. The serving helper
- * is spawned once; each call is a fork of it that becomes exactly what a
- * spawn of the helper with the call's argv, cwd and environment is (the same
- * `run_call()` in `htmcp_spawn.c`, with descriptors 0-2 the call's own pipes
- * and every other descriptor closed). What runs is unchanged: the same
- * program, the only one Deno may run; the same arguments; the same go byte
- * after the attempt record is durable.
+ * is spawned once and reads each call's argv, cwd and environment as a
+ * spawn of it would (the same `parse()` in `htmcp_spawn.c`). A contained
+ * call's process is its namespace's init, which the helper clones straight
+ * into the new namespace, so the helper is the outer that a one-off spawn
+ * has, for every call at once (one process level fewer per call: about
+ * 1 ms on a 2-core VM); any other call (the startup probe) is a plain fork.
+ * Either starts with descriptors 0-2 the call's own pipes and every other
+ * descriptor closed. What runs is unchanged: the same program, the only one
+ * Deno may run; the same arguments; the same go byte after the attempt
+ * record is durable.
  *
  * The two talk in frames (a kind byte, eight hex digits of call id, eight of
  * length, the payload; `htmcp_spawn.c` lists the kinds). Output arrives as
  * frames and is handed to the call's sinks at once, from one reused read
  * buffer, so a flood costs no more memory than it did read from its own pipe.
  *
- * The serving helper runs nothing itself: it forks, moves bytes, and signals
- * only its own unreaped children. It dies with the server (parent-death
+ * The serving helper runs nothing itself: it creates namespaces and forks,
+ * moves bytes, keeps each call's backstop, and signals only its own
+ * unreaped children. It dies with the server (parent-death
  * signal) and its calls' trees with it. Should it die first, every call in
  * flight ends as killed by SIGKILL (its tree died with it) and the next call
  * starts a new one.
@@ -228,7 +233,11 @@ export interface ServedCall {
   write(bytes: Uint8Array): void;
   /** Ends the call's stdin. */
   closeInput(): void;
-  /** Signals the call's outer: SIGALRM is the polite kill, SIGKILL the last resort. */
+  /**
+   * Stops the call: SIGALRM is the polite request, SIGKILL the last resort.
+   * The helper SIGKILLs a contained call's init for either (its whole
+   * namespace with it), and passes the signal on to a plain fork.
+   */
   kill(signal: "SIGALRM" | "SIGKILL"): void;
   /** Starts the backstop of a call made ahead (`--backstop-at-go`): `ms` from now. */
   startBackstop(ms: number): void;
@@ -247,7 +256,7 @@ interface Running {
 
 const SIGNAL_NUMBERS = { SIGALRM: 14, SIGKILL: 9 } as const;
 
-/** Names of the signals a helper's outer can end by, as Deno reports them. */
+/** Names of the signals a call's process can end by, as Deno reports them. */
 const SIGNAL_NAMES: Readonly<Record<number, Deno.Signal>> = {
   1: "SIGHUP",
   2: "SIGINT",
@@ -308,8 +317,8 @@ export class ServingHelper {
   }
 
   /**
-   * Starts a call: the helper forks, and the fork runs as if spawned with
-   * `args` in `cwd` with exactly `env`.
+   * Starts a call: the helper creates its process, which runs as if
+   * spawned with `args` in `cwd` with exactly `env`.
    *
    * @param stdin "piped": the call's stdin is fed by `write`; "null": /dev/null.
    * @throws {UnencodableRequest} When the call cannot be put in a request.

@@ -248,7 +248,7 @@ Deno.test("[bwrap] run() hands the command an LC_ALL the policy passes, unchange
   }
 });
 
-Deno.test("run() starts the chain in a new session that the call's launcher leads, apart from the server's and the serving helper's", async () => {
+Deno.test("run() starts the chain in a new session that the namespace's init leads, apart from the server's and the serving helper's", async () => {
   const s = await setup();
   try {
     // In none mode /proc is the host's: the shell walks its ancestors up to
@@ -267,19 +267,19 @@ Deno.test("run() starts the chain in a new session that the call's launcher lead
     const rows = out.stdout.trim().split("\n").map((l) => l.split(" ").map(Number));
     const server = rows.at(-1)!;
     assert.equal(server[0], Deno.pid);
-    // sh <- the namespace's init <- the call's fork of the serving helper
-    // <- the serving helper Deno spawned <- the server.
-    assert.equal(rows.length, 5, out.stdout);
+    // sh <- the namespace's init, which the serving helper cloned into the
+    // new namespace <- the serving helper Deno spawned <- the server.
+    assert.equal(rows.length, 4, out.stdout);
     const serving = rows.find((r) => r[1] === Deno.pid)!;
     assert.equal(serving[3], serving[0], "the serving helper leads a session of its own");
     assert.equal(serving[4], 0, "with no controlling terminal");
-    const launcher = rows.find((r) => r[1] === serving[0])!;
-    const leader = launcher[0]!;
-    assert.equal(launcher[3], leader, "the call's launcher leads its session");
-    assert.equal(launcher[2], leader, "and its process group");
+    const init = rows.find((r) => r[1] === serving[0])!;
+    const leader = init[0]!;
+    assert.equal(init[3], leader, "the namespace's init leads its session");
+    assert.equal(init[2], leader, "and its process group");
     assert.notEqual(server[3], leader);
     for (const row of rows.slice(0, -2)) {
-      assert.equal(row[3], leader, `pid ${row[0]} is in the launcher's session`);
+      assert.equal(row[3], leader, `pid ${row[0]} is in the init's session`);
       assert.equal(row[4], 0, `pid ${row[0]} has no controlling terminal`);
     }
   } finally {

@@ -354,6 +354,79 @@ Deno.test("a malformed frame ends the serving helper with 125 and a line naming 
   });
 });
 
+Deno.test("a served call with a bad option or request fails alone with 125 and a line naming it, nothing run; the helper serves on", async () => {
+  await withRawHelper(async (helper, dir) => {
+    // The helper parses each request itself now (it creates the call's
+    // namespace): a bad one must fail that call, not end the helper.
+    const touch = ["/usr/bin/touch", `${dir}/canary`];
+    await helper.send(start(61, dir, [PIDNS, "--no-such-option"], touch, "n"));
+    const badOption = await helper.ended(61);
+    assert.equal(commandStatus(badOption.status!).code, 125);
+    assert.equal(badOption.stderr, "htmcp-spawn: --no-such-option: Invalid argument\n");
+    const badCount = encode("n/\0not-a-count\0--\0/usr/bin/true\0");
+    await helper.send(encodeFrame(R, 62, badCount));
+    const badRequest = await helper.ended(62);
+    assert.equal(commandStatus(badRequest.status!).code, 125);
+    assert.equal(badRequest.stderr, "htmcp-spawn: request environment count: Invalid argument\n");
+    assert.equal(await exists(`${dir}/canary`), false);
+
+    // The same helper runs the next call: the canary can be made.
+    await helper.send(start(63, dir, [PIDNS], touch, "n"));
+    assert.equal(commandStatus((await helper.ended(63)).status!).code, 0);
+    assert.equal(await exists(`${dir}/canary`), true);
+  });
+});
+
+Deno.test("a call's backstop kills its tree while the server reads none of the helper's output", async () => {
+  // Our own helper, whose stdout this test leaves unread: a server whose
+  // event loop is stuck. The helper's writes then block, and the backstop
+  // (the limit of last resort for exactly such a server) must still fire.
+  const child = new Deno.Command(HELPER, {
+    args: ["--serve"],
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  try {
+    await writer.write(start(71, "/", [PIDNS, "--backstop-ms=400"], ["/usr/bin/yes"], "n"));
+    let flooding: { pid: number; argv: string[] }[] = [];
+    await waitUntil(async () => {
+      flooding = (await descendantsOf(child.pid)).filter(({ argv }) => argv[0] === "/usr/bin/yes");
+      return flooding.length === 1;
+    }, "the call's command");
+    // Long past the backstop: the command is gone although nothing was read.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    assert.equal(await stillRuns(flooding[0]!.pid, flooding[0]!.argv), false);
+
+    // Read now: the call ends as killed, its status the outer's 137.
+    let status: number | null = null;
+    const parser = new FrameParser({
+      output() {},
+      frame(kind, id, payload) {
+        if (kind === "X".charCodeAt(0) && id === 71) status = Number(decode(payload));
+      },
+    });
+    const reader = child.stdout.getReader();
+    await waitUntil(
+      async () => {
+        const { value, done } = await reader.read();
+        if (value !== undefined) parser.push(value);
+        return done || status !== null;
+      },
+      "the call's end",
+      10_000,
+    );
+    assert.equal(status, 137 << 8);
+    reader.releaseLock();
+  } finally {
+    await writer.close().catch(() => {});
+    await child.stdout.cancel().catch(() => {});
+    await child.status;
+  }
+});
+
 for (const mode of ["none", "bwrap"] as const satisfies readonly SandboxMode[]) {
   Deno.test(`${mode}: every call of an executor is a fork of one serving helper, which shutdown lets go`, async () => {
     const s = await setup({ mode });

@@ -1,26 +1,27 @@
 /*
  * htmcp-spawn: the one program the server spawns, once (--serve, below);
- * every command runs under a fork of it. It replaces a chain of six system
- * tools (unshare, setsid, setpriv, timeout, prlimit, a second setpriv) and
- * keeps each of their jobs:
+ * every command runs in a process tree it creates. It replaces a chain of
+ * six system tools (unshare, setsid, setpriv, timeout, prlimit, a second
+ * setpriv) and keeps each of their jobs:
  *
- *   outer (a call's fork of   setsid, parent-death signal, closes every
- *   the serving helper)       descriptor above 2, creates the PID namespace
- *                             (as root: CLONE_NEWPID; else with a user
- *                             namespace mapping only the server's own uid),
- *                             forks the namespace's init, then only waits:
- *                             SIGTERM/SIGALRM (the server's kill request) or
- *                             its own backstop timer SIGKILL the init.
- *   init (pid 1 inside)       drops to --setuid/--setgid (groups cleared),
- *                             sets its own parent-death signal (after the
- *                             uid change, which would clear it), then either
- *                             execs bwrap (--init-exec; the --copy-in files
- *                             open for its --file copies) or forks the command
- *                             (or runs a plan) and reaps until it ends. When
- *                             it exits the kernel kills and reaps everything
- *                             left in the namespace, daemons included, and
- *                             only then does the outer waitpid() return: the
- *                             outer's exit means the whole tree is gone.
+ *   outer (the serving        parent-death signal; creates the call's PID
+ *   helper, for each of       namespace and its init in one clone() (as
+ *   its calls; or a           root: CLONE_NEWPID; else with a user
+ *   one-off spawn)            namespace mapping only the server's uid),
+ *                             then only waits: the server's kill request
+ *                             or the call's backstop SIGKILL the init.
+ *   init (pid 1 inside)       a new session; drops to --setuid/--setgid
+ *                             (groups cleared), sets its own parent-death
+ *                             signal (after the uid change, which would
+ *                             clear it), then either execs bwrap
+ *                             (--init-exec; the --copy-in files open for
+ *                             its --file copies) or forks the command (or
+ *                             runs a plan) and reaps until it ends. When
+ *                             it exits the kernel kills and reaps
+ *                             everything left in the namespace, daemons
+ *                             included, and only then is the init itself
+ *                             reaped: its reaping means the whole tree is
+ *                             gone.
  *   --inner (inside bwrap)    no namespace of its own: rlimits,
  *                             no_new_privs, closed descriptors, exec (or
  *                             run a plan in the jail's view of the files).
@@ -28,8 +29,8 @@
  *                             egress forwarder (see start_forwarder()).
  *                             With --request it first waits for the call
  *                             on stdin (read_request()): a sandbox made
- *                             before its call, whose outer starts its
- *                             backstop only at the go (--backstop-at-go).
+ *                             before its call, whose backstop starts
+ *                             only at the go (--backstop-at-go).
  *
  * Exit status: the command's, 128+N when it died of signal N, 137 when the
  * tree was killed on request or by the backstop, 125 when the containment
@@ -39,9 +40,9 @@
  * Plans (--plan): stages joined by pipes, sequences (; && ||), cd and
  * redirections, read from stdin as NUL-terminated tokens: see run_plan().
  *
- * --serve: one long-lived helper for all of a server's calls, each call a
- * fork of it that reads its working folder, environment and the arguments
- * above from the server's request: see serve().
+ * --serve: one long-lived helper for all of a server's calls, the outer of
+ * each: it reads the call's working folder, environment and the arguments
+ * above from the server's request and creates its init: see serve().
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -66,6 +67,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <grp.h>
 #include <unistd.h>
 
@@ -103,6 +105,7 @@ struct options {
   const char *copies[MAX_COPIES]; /* --copy-in: opened at FIRST_COPY_FD onwards for bwrap */
   int ncopies;
   char **argv;
+  const char *invalid; /* the first bad option (see invalid()), or NULL */
 };
 
 static void say(const char *fmt, ...) {
@@ -612,25 +615,37 @@ static void start_forwarder(const struct options *o) {
 
 /* ---- options ------------------------------------------------------------ */
 
-static long number(const char *text, const char *what) {
+/*
+ * A bad option: parse() notes the first one and goes on, and its caller
+ * fails the call on it with EINVAL. The serving helper parses every
+ * request itself (it creates the call's namespace), so a bad request must
+ * fail that call, never end the helper and every other call with it.
+ */
+static void invalid(struct options *o, const char *what) {
+  if (o->invalid == NULL) o->invalid = what;
+}
+
+/* A decimal count, no sign: 1 with *out set, or 0. */
+static int decimal(const char *text, long *out) {
   char *end;
   errno = 0;
   long n = strtol(text, &end, 10);
-  if (errno != 0 || *end != '\0' || n < 0) {
-    errno = EINVAL;
-    setup_failed(what);
-  }
+  if (errno != 0 || *end != '\0' || n < 0 || text[0] == '\0') return 0;
+  *out = n;
+  return 1;
+}
+
+static long number(struct options *o, const char *text, const char *what) {
+  long n = 0;
+  if (!decimal(text, &n)) invalid(o, what);
   return n;
 }
 
-static rlim_t rl_number(const char *text) {
+static rlim_t rl_number(struct options *o, const char *text) {
   char *end;
   errno = 0;
   unsigned long long n = strtoull(text, &end, 10);
-  if (errno != 0 || *end != '\0' || text[0] == '-') {
-    errno = EINVAL;
-    setup_failed("--rlimit");
-  }
+  if (errno != 0 || *end != '\0' || text[0] == '-') invalid(o, "--rlimit");
   return (rlim_t)n;
 }
 
@@ -643,8 +658,8 @@ static void parse_rlimit(struct options *o, char *spec) {
                {"fsize", RLIMIT_FSIZE}, {"nofile", RLIMIT_NOFILE}};
   char *eq = strchr(spec, '='), *colon = eq ? strchr(eq, ':') : NULL;
   if (eq == NULL || colon == NULL || o->nlimits >= MAX_RLIMITS) {
-    errno = EINVAL;
-    setup_failed("--rlimit");
+    invalid(o, "--rlimit");
+    return;
   }
   *eq = '\0';
   *colon = '\0';
@@ -652,13 +667,12 @@ static void parse_rlimit(struct options *o, char *spec) {
     if (strcmp(spec, names[i].name) == 0) {
       struct limit *l = &o->limits[o->nlimits++];
       l->resource = names[i].resource;
-      l->value.rlim_cur = rl_number(eq + 1);
-      l->value.rlim_max = rl_number(colon + 1);
+      l->value.rlim_cur = rl_number(o, eq + 1);
+      l->value.rlim_max = rl_number(o, colon + 1);
       return;
     }
   }
-  errno = EINVAL;
-  setup_failed("--rlimit");
+  invalid(o, "--rlimit");
 }
 
 static void parse(struct options *o, int argc, char **argv) {
@@ -677,72 +691,55 @@ static void parse(struct options *o, int argc, char **argv) {
     else if (strcmp(a, "--plan") == 0) o->plan = 1;
     else if (strcmp(a, "--go") == 0) o->go = 1;
     else if (strcmp(a, "--go-null") == 0) o->go = 2;
-    else if (strncmp(a, "--setuid=", 9) == 0) o->uid = number(a + 9, "--setuid");
-    else if (strncmp(a, "--setgid=", 9) == 0) o->gid = number(a + 9, "--setgid");
-    else if (strncmp(a, "--backstop-ms=", 14) == 0) o->backstop_ms = number(a + 14, "--backstop-ms");
+    else if (strncmp(a, "--setuid=", 9) == 0) o->uid = number(o, a + 9, "--setuid");
+    else if (strncmp(a, "--setgid=", 9) == 0) o->gid = number(o, a + 9, "--setgid");
+    else if (strncmp(a, "--backstop-ms=", 14) == 0) o->backstop_ms = number(o, a + 14, "--backstop-ms");
     else if (strcmp(a, "--backstop-at-go") == 0) o->backstop_at_go = 1;
     else if (strcmp(a, "--request") == 0) o->request = 1;
     else if (strncmp(a, "--rlimit=", 9) == 0) parse_rlimit(o, a + 9);
     else if (strncmp(a, "--copy-in=", 10) == 0) {
-      if (o->ncopies == MAX_COPIES || a[10] != '/') {
-        errno = EINVAL;
-        setup_failed("--copy-in");
-      }
-      o->copies[o->ncopies++] = a + 10;
+      if (o->ncopies == MAX_COPIES || a[10] != '/') invalid(o, "--copy-in");
+      else o->copies[o->ncopies++] = a + 10;
     }
     else if (strncmp(a, "--egress=", 9) == 0) {
       /* --egress=PORT:SOCKET */
       char *colon = strchr(a + 9, ':');
       if (colon == NULL || colon[1] != '/') {
-        errno = EINVAL;
-        setup_failed("--egress");
+        invalid(o, "--egress");
+        continue;
       }
       *colon = '\0';
-      o->egress_port = number(a + 9, "--egress port");
-      if (o->egress_port < 1 || o->egress_port > 65535) {
-        errno = EINVAL;
-        setup_failed("--egress port");
-      }
+      o->egress_port = number(o, a + 9, "--egress port");
+      if (o->egress_port < 1 || o->egress_port > 65535) invalid(o, "--egress port");
       o->egress_socket = colon + 1;
     }
-    else {
-      errno = EINVAL;
-      setup_failed(a);
-    }
+    else invalid(o, a);
   }
   o->argv = argv + i;
   if (o->request) {
     /* The request brings the command (or the plan) and is the go itself. */
     if (o->pidns != 0 || o->plan || o->go != 0 || o->argv[0] != NULL) {
-      errno = EINVAL;
-      setup_failed("--request is alone after --inner (the call arrives on stdin)");
+      invalid(o, "--request is alone after --inner (the call arrives on stdin)");
     }
     return;
   }
-  if (o->backstop_at_go && o->backstop_ms != 0) {
+  if (o->backstop_at_go && o->backstop_ms != 0) invalid(o, "--backstop-at-go with --backstop-ms");
+  if (o->init_exec && o->go != 0) invalid(o, "--go with --init-exec (a sandbox's go is its request)");
+  if (o->plan && o->go != 0) invalid(o, "--go with --plan (a plan starts when it arrives on stdin)");
+  if (!o->plan && o->argv[0] == NULL) invalid(o, "no command after --");
+  if ((o->uid < 0) != (o->gid < 0)) invalid(o, "--setuid and --setgid go together");
+  /* Only bwrap reads them (--file FD), and it closes each once copied. */
+  if (o->ncopies > 0 && !o->init_exec) invalid(o, "--copy-in without --init-exec");
+  /* Only inside the sandbox's own network namespace. */
+  if (o->pidns != 0 && o->egress_port != 0) invalid(o, "--egress without --inner");
+}
+
+/* parse(), ending the process on a bad option: for a process of one call. */
+static void parse_or_fail(struct options *o, int argc, char **argv) {
+  parse(o, argc, argv);
+  if (o->invalid != NULL) {
     errno = EINVAL;
-    setup_failed("--backstop-at-go with --backstop-ms");
-  }
-  if (o->init_exec && o->go != 0) {
-    errno = EINVAL;
-    setup_failed("--go with --init-exec (a sandbox's go is its request)");
-  }
-  if (o->plan && o->go != 0) {
-    errno = EINVAL;
-    setup_failed("--go with --plan (a plan starts when it arrives on stdin)");
-  }
-  if (!o->plan && o->argv[0] == NULL) {
-    errno = EINVAL;
-    setup_failed("no command after --");
-  }
-  if ((o->uid < 0) != (o->gid < 0)) {
-    errno = EINVAL;
-    setup_failed("--setuid and --setgid go together");
-  }
-  if (o->ncopies > 0 && !o->init_exec) {
-    /* Only bwrap reads them (--file FD), and it closes each once copied. */
-    errno = EINVAL;
-    setup_failed("--copy-in without --init-exec");
+    setup_failed(o->invalid);
   }
 }
 
@@ -767,14 +764,19 @@ static char *request_env[MAX_REQUEST_ENV + 1];
  * given (options, "--", the command), as NUL-terminated tokens, `length`
  * bytes in all. The server alone writes it (on an idle helper's stdin, or
  * in a serving helper's frame); it is what it would have put in argv, so it
- * is trusted as argv is, and parsed by the same parse(). Returns the new
- * argc; *argv_out gets the arguments, environ the entries, and the process
- * is in the working folder.
+ * is trusted as argv is, and parsed by the same parse().
  */
-static int parse_request(char *bytes, size_t length, char ***argv_out, char *self) {
+struct request {
+  const char *cwd;
+  char **env;  /* NULL-terminated, into the request's bytes */
+  int argc;
+  char **argv; /* argv[0] is this program, as parse() expects */
+};
+
+/* split_request() but for errno, which the next call of decimal() may change. */
+static const char *split_tokens(char *bytes, size_t length, char *self, struct request *r) {
   if (length == 0 || length > MAX_REQUEST_BYTES || bytes[length - 1] != '\0') {
-    errno = EINVAL;
-    setup_failed("request (empty, too long, or the last token is not terminated)");
+    return "request (empty, too long, or the last token is not terminated)";
   }
   /* Tokens: every NUL ends one; the buffer ends with one. */
   static char *tokens[MAX_REQUEST_BYTES / 2 + 2];
@@ -783,31 +785,45 @@ static int parse_request(char *bytes, size_t length, char ***argv_out, char *sel
     tokens[count++] = bytes + at;
     at += strlen(bytes + at) + 1;
   }
-  if (count < 2) {
-    errno = EINVAL;
-    setup_failed("request (no working folder or environment count)");
-  }
-  long entries = number(tokens[1], "request environment count");
-  if (entries > MAX_REQUEST_ENV || 2 + entries > count) {
-    errno = EINVAL;
-    setup_failed("request environment count");
+  if (count < 2) return "request (no working folder or environment count)";
+  long entries = 0;
+  if (!decimal(tokens[1], &entries) || entries > MAX_REQUEST_ENV || 2 + entries > count) {
+    return "request environment count";
   }
   for (long i = 0; i < entries; i++) request_env[i] = tokens[2 + i];
   request_env[entries] = NULL;
-  environ = request_env;
+  /* parse() reads from index 1: our own name goes first. */
+  r->cwd = tokens[0];
+  r->env = request_env;
+  r->argc = count - 2 - (int)entries + 1;
+  r->argv = tokens + 2 + entries - 1;
+  r->argv[0] = self;
+  tokens[count] = NULL;
+  return NULL;
+}
+
+/*
+ * Splits a request into its parts, changing nothing of the process: the
+ * serving helper splits each call's request before it creates the call's
+ * namespace. Returns NULL, or what is wrong with it (errno EINVAL). The
+ * parts point into `bytes` and into static arrays that the next split
+ * reuses: a call's process has its own copy from its fork or clone.
+ */
+static const char *split_request(char *bytes, size_t length, char *self, struct request *r) {
+  const char *bad = split_tokens(bytes, length, self, r);
+  if (bad != NULL) errno = EINVAL;
+  return bad;
+}
+
+/* The request's environment and working folder become this process's. */
+static void enter_request(const struct request *r) {
+  environ = r->env;
   /* What Deno's spawn did for the cwd: a folder gone since the call was
      checked ends the call here, before anything starts. */
-  if (chdir(tokens[0]) != 0) {
-    say("chdir %s: %s", tokens[0], strerror(errno));
+  if (chdir(r->cwd) != 0) {
+    say("chdir %s: %s", r->cwd, strerror(errno));
     _exit(EXIT_SETUP);
   }
-  /* parse() reads from index 1: our own name goes first. */
-  int argc = count - 2 - (int)entries + 1;
-  char **argv = tokens + 2 + entries - 1;
-  argv[0] = self;
-  tokens[count] = NULL;
-  *argv_out = argv;
-  return argc;
 }
 
 /*
@@ -816,7 +832,7 @@ static int parse_request(char *bytes, size_t length, char ***argv_out, char *sel
  * working folder, environment, rlimits, the command or --plan) arrives on
  * stdin only at its go, once the call's attempt record is durable: 'p' or
  * 'n' (the command's stdin: what follows on this pipe, or /dev/null), eight
- * hex digits of length, then the request as parse_request() reads it. The
+ * hex digits of length, then the request as split_request() reads it. The
  * request is what bwrap would otherwise have been told to run after
  * `--inner`, so it may hold only what an inner helper may be given: no
  * namespace, no identity, no copies, no second request. End of file first
@@ -849,10 +865,12 @@ static void read_request(struct options *o, char *self) {
     if (null < 0 || dup2(null, 0) < 0) setup_failed("/dev/null");
     close(null);
   }
-  char **argv;
-  int argc = parse_request(request_bytes, length, &argv, self);
+  struct request r;
+  const char *bad = split_request(request_bytes, length, self, &r);
+  if (bad != NULL) setup_failed(bad);
+  enter_request(&r);
   struct options given = {0};
-  parse(&given, argc, argv);
+  parse_or_fail(&given, r.argc, r.argv);
   if (given.pidns != 0 || given.uid >= 0 || given.init_exec || given.ncopies != 0 ||
       given.backstop_ms != 0 || given.backstop_at_go || given.request || given.go != 0) {
     errno = EINVAL;
@@ -871,15 +889,26 @@ static void write_file(const char *path, const char *text) {
   close(fd);
 }
 
-static void enter_namespaces(const struct options *o) {
-  if (o->pidns == 1) {
-    if (unshare(CLONE_NEWPID) != 0) setup_failed("unshare(CLONE_NEWPID)");
-    return;
-  }
-  /* Not root: a user namespace of our own maps only the server's uid and gid. */
-  uid_t uid = getuid();
-  gid_t gid = getgid();
-  if (unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0) setup_failed("unshare(CLONE_NEWUSER|CLONE_NEWPID)");
+/*
+ * Creates the call's PID namespace and its init in one clone(): as root a
+ * new PID namespace alone; otherwise a user namespace of our own with it,
+ * mapping only the server's uid and gid (written by the init itself, see
+ * map_own_ids()). Returns the init's pid, 0 in the init, -1 with errno.
+ *
+ * One process fewer than unshare() and a fork after it: on a VM where each
+ * process level (a fork, an exit, a parent woken to reap it) costs 0.5 to
+ * 1 ms, that was a fifth of a contained call. The raw system call (the C
+ * library has no fork with flags): the child's copy of the library's
+ * thread data then names the parent's thread id, which only raise() and
+ * the thread functions read, and this program calls neither.
+ */
+static pid_t clone_init(const struct options *o) {
+  unsigned long flags = CLONE_NEWPID | (o->pidns == 2 ? CLONE_NEWUSER : 0) | SIGCHLD;
+  return (pid_t)syscall(SYS_clone, flags, 0, NULL, NULL, 0);
+}
+
+/* In a new user namespace: maps only `uid` and `gid`, the creator's (read before the clone). */
+static void map_own_ids(uid_t uid, gid_t gid) {
   char map[64];
   write_file("/proc/self/setgroups", "deny");
   snprintf(map, sizeof map, "%u %u 1\n", uid, uid);
@@ -909,8 +938,12 @@ static void open_copies(const struct options *o) {
   }
 }
 
-/* pid 1 of the new namespace. */
-static _Noreturn void run_init(const struct options *o, int lifeline) {
+/*
+ * pid 1 of the new namespace. `parent` is a pidfd of the process that
+ * created it (the serving helper, or the outer of a one-off spawn), whose
+ * death its parent-death signal answers.
+ */
+static _Noreturn void run_init(const struct options *o, int parent) {
   if (o->uid >= 0) {
     /* Groups first: after setuid we could no longer clear them. */
     if (o->pidns == 2 && ((uid_t)o->uid != getuid() || (gid_t)o->gid != getgid())) {
@@ -923,10 +956,11 @@ static _Noreturn void run_init(const struct options *o, int lifeline) {
   }
   /* Set after the uid change, which clears it. */
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) setup_failed("PR_SET_PDEATHSIG");
-  /* The outer may have died before the line above: its end of the lifeline is then closed. */
-  struct pollfd alive = {.fd = lifeline, .events = POLLIN};
+  /* The parent may have died before the line above: its pidfd then reads as ended.
+     (Not getppid(): in its own PID namespace the init sees no parent at all.) */
+  struct pollfd alive = {.fd = parent, .events = POLLIN};
   if (poll(&alive, 1, 0) != 0) _exit(EXIT_SETUP);
-  close(lifeline);
+  close(parent);
   if (o->init_exec) {
     /* bwrap is exec'd at once: inside it, the command waits for its request. */
     reset_signals();
@@ -948,6 +982,30 @@ static _Noreturn void run_init(const struct options *o, int lifeline) {
     if (pid == child) _exit(encode_status(status));
     if (pid < 0 && errno != EINTR) _exit(EXIT_SETUP);
   }
+}
+
+/*
+ * The init's first steps, in the process clone_init() made: the same for
+ * a one-off spawn's outer and the serving helper. `uid` and `gid` are the
+ * creator's; `parent` its pidfd (see run_init()).
+ */
+static _Noreturn void become_init(const struct options *o, uid_t uid, gid_t gid, int parent) {
+  /* A new session: no controlling terminal, no terminal signal. */
+  if (setsid() < 0) setup_failed("setsid");
+  if (o->pidns == 2) map_own_ids(uid, gid);
+  /* Larger output pipes: a flood then reaches the server in fewer, larger
+     reads (each read costs the server an allocation or two). Not a pipe, or
+     over the system's pipe-max-size: keep the default. */
+  fcntl(1, F_SETPIPE_SZ, OUTPUT_PIPE_BYTES);
+  fcntl(2, F_SETPIPE_SZ, OUTPUT_PIPE_BYTES);
+  run_init(o, parent);
+}
+
+/* A pidfd of this process, for the inits it creates (run_init()); needs Linux 5.3. */
+static int own_pidfd(void) {
+  int fd = (int)syscall(SYS_pidfd_open, getpid(), 0U);
+  if (fd < 0) setup_failed("pidfd_open");
+  return fd;
 }
 
 /* The signals every helper process blocks from its first instruction. */
@@ -972,52 +1030,41 @@ static _Noreturn void dump(int argc, char **argv) {
 }
 
 /*
- * One call, from its options on: the outer of the process tree above.
- * Deno's child in a one-off spawn; in serving mode, the serving helper's
- * child, with the call's pipes as its stdin, stdout and stderr.
+ * A call without a namespace of its own (--inner, inside bwrap): the
+ * request, the egress forwarder, then the command or the plan.
+ */
+static _Noreturn void run_inner(struct options *o, char *self) {
+  if (o->request) read_request(o, self);
+  if (o->egress_port != 0) start_forwarder(o);
+  if (o->plan) {
+    /* Inside bwrap we are not pid 1: adopt the orphans ourselves, to reap them. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    run_plan(o);
+  }
+  exec_command(o, o->argv);
+}
+
+/*
+ * A one-off spawn (Deno's child, or a test's): the outer of the process
+ * tree above, which creates the namespace's init and then only waits. The
+ * serving helper does the same for each of its calls in its own loop.
  */
 static _Noreturn void run_call(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "--dump") == 0) dump(argc, argv);
   struct options o = {0};
-  parse(&o, argc, argv);
+  parse_or_fail(&o, argc, argv);
   close_above_stderr();
-  if (o.pidns != 0 && o.egress_port != 0) {
-    /* Only inside the sandbox's own network namespace. */
-    errno = EINVAL;
-    setup_failed("--egress without --inner");
-  }
-  if (o.pidns == 0) {
-    if (o.request) read_request(&o, argv[0]);
-    if (o.egress_port != 0) start_forwarder(&o);
-    if (o.plan) {
-      /* Inside bwrap we are not pid 1: adopt the orphans ourselves, to reap them. */
-      prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-      run_plan(&o);
-    }
-    exec_command(&o, o.argv);
-  }
+  if (o.pidns == 0) run_inner(&o, argv[0]);
 
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) setup_failed("PR_SET_PDEATHSIG");
   if (getppid() == 1) _exit(EXIT_SETUP); /* the server is already gone */
-  /* Larger output pipes: a flood then reaches the server in fewer, larger
-     reads (each read costs the server an allocation or two). Not a pipe, or
-     over the system's pipe-max-size: keep the default. */
-  fcntl(1, F_SETPIPE_SZ, OUTPUT_PIPE_BYTES);
-  fcntl(2, F_SETPIPE_SZ, OUTPUT_PIPE_BYTES);
-  /* A new session: no controlling terminal, no terminal signal. Already
-     ours only when spawned detached (then we lead a session already). */
-  if (setsid() < 0 && getsid(0) != getpid()) setup_failed("setsid");
-  enter_namespaces(&o);
-
-  int lifeline[2];
-  if (pipe2(lifeline, O_CLOEXEC) != 0) setup_failed("pipe");
-  pid_t init = fork();
-  if (init < 0) setup_failed("fork");
-  if (init == 0) {
-    close(lifeline[1]);
-    run_init(&o, lifeline[0]);
-  }
-  close(lifeline[0]);
+  int self = own_pidfd();
+  uid_t uid = getuid();
+  gid_t gid = getgid();
+  pid_t init = clone_init(&o);
+  if (init < 0) setup_failed(o.pidns == 2 ? "clone(CLONE_NEWUSER|CLONE_NEWPID)" : "clone(CLONE_NEWPID)");
+  if (init == 0) become_init(&o, uid, gid, self);
+  close(self);
 
   if (o.backstop_ms > 0) {
     struct itimerval backstop = {0};
@@ -1061,29 +1108,36 @@ static _Noreturn void run_call(int argc, char **argv) {
  *
  *   in:  R id  S REQUEST    start a call: S is 'p' (stdin is a pipe fed by
  *                           I frames) or 'n' (/dev/null); REQUEST as
- *                           parse_request() reads it
+ *                           split_request() reads it
  *        I id  BYTES        for the call's stdin (the go byte, its input, a plan)
  *        E id               end of the call's stdin
- *        K id  SIGNAL       signal the call's outer: 14 (SIGALRM, the polite
- *                           kill), 15, or 9 (the last resort); nothing else
+ *        K id  SIGNAL       stop the call: 14 (SIGALRM, the polite kill),
+ *                           15, or 9 (the last resort); nothing else. A
+ *                           contained call's init is SIGKILLed for each.
  *        B id  MS           the go of a call made ahead (--backstop-at-go):
- *                           its outer's backstop of MS ms starts now
+ *                           its backstop of MS ms starts now
  *        D id               stop reading the call's output (its pipes close)
  *   out: O id  BYTES / e id BYTES   the call's stdout / stderr
  *        C id  "1" or "2"   that stream reached its end
- *        X id  STATUS       the outer was reaped: its wait status, decimal
+ *        X id  STATUS       the call's process was reaped: a wait status,
+ *                           decimal (for a contained call, the one the outer
+ *                           of a one-off spawn would have ended with)
  *
- * Each call is a fork of this process that becomes exactly what a spawn of
- * this program with the request's argv, cwd and environment is: run_call()
- * with descriptors 0-2 its own pipes and every other descriptor closed, so
- * no call can reach another's pipes or this process's. This process runs
- * nothing of a call itself and holds no privilege the server lacks: it only
- * moves bytes, forwards the server's kill requests to its own unreaped
- * children (a zombie's pid cannot be reused, so a signal never reaches a
- * stranger) and reports their ends. It dies with the server (parent-death
- * signal), and each call's outer dies with it, taking its namespace along.
- * End of file on stdin: every call still running is stopped and reaped,
- * and it exits.
+ * A contained call (--pidns=) is its namespace's init, cloned by this
+ * process straight into the new namespace: this process is the outer a
+ * one-off spawn has, for every call at once. It keeps each call's backstop
+ * in its own loop, and an init's reaping means its namespace is empty.
+ * Any other call (--dump, --inner) is a plain fork. Either way the call's
+ * process starts with descriptors 0-2 its own pipes and every other
+ * descriptor closed, so no call can reach another's pipes or this
+ * process's, and with exactly the request's cwd and environment. This
+ * process runs nothing of a call itself and holds no privilege the server
+ * lacks: it parses requests, creates namespaces, moves bytes, signals only
+ * its own unreaped children (a zombie's pid cannot be reused, so a signal
+ * never reaches a stranger) and reports their ends. It dies with the
+ * server (parent-death signal), and each call's init dies with it, taking
+ * its namespace along. End of file on stdin: every call still running is
+ * stopped and reaped, and it exits.
  */
 #define MAX_CALLS 1024
 #define FRAME_HEAD 17
@@ -1094,6 +1148,14 @@ struct call {
   int used, reaped;
   unsigned id;
   pid_t pid;
+  /* pid is the call's init (its namespace's pid 1), which this process
+     created: a kill request SIGKILLs it, and its end is reported as the
+     outer of a one-off spawn would report it (see init_end()). Otherwise
+     pid is a plain fork (--dump, --inner). */
+  int contained;
+  int killed;                /* SIGKILLed on request or by its backstop */
+  long long deadline;        /* its backstop, in monotonic ms; 0 for none */
+  int backstop_at_go;        /* the backstop starts with the go (a B frame) */
   int in, out, err; /* our ends, -1 once closed */
   int close_in;     /* E came: close `in` once `pending` is written */
   char *pending;
@@ -1107,18 +1169,19 @@ static char chunk[READ_CHUNK];
 
 /*
  * Stops every call still running and exits once all are reaped: the server
- * let us go or is gone. SIGALRM, the polite kill: each outer kills its init
- * and exits only when its namespace is empty, so our exit means every tree
- * is gone.
+ * let us go or is gone. An init is reaped only once its namespace is
+ * empty, so our exit means every tree is gone.
  */
 static int ending;
 static void emit(char kind, unsigned id, const void *data, size_t len);
+static int end_status(struct call *c, int status);
+static void stop_call(struct call *c, int sig);
 
 static _Noreturn void serve_end(void) {
   if (ending) _exit(0); /* the server stopped reading while we reported the ends */
   ending = 1;
   for (int i = 0; i < MAX_CALLS; i++) {
-    if (calls[i].used && !calls[i].reaped) kill(calls[i].pid, SIGALRM);
+    if (calls[i].used && !calls[i].reaped) stop_call(&calls[i], SIGALRM);
   }
   int status;
   pid_t pid;
@@ -1127,13 +1190,79 @@ static _Noreturn void serve_end(void) {
       if (!calls[i].used || calls[i].pid != pid) continue;
       /* Reported if the server still reads: its calls end as stopped. */
       char text[16];
-      int n = snprintf(text, sizeof text, "%d", status);
+      int n = snprintf(text, sizeof text, "%d", end_status(&calls[i], status));
       emit('X', calls[i].id, text, (size_t)n);
     }
   }
   _exit(0);
 }
 
+/* ---- backstops: each contained call's deadline, kept by this loop ---- */
+
+static long long now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/*
+ * The polite kill (SIGALRM), the last resort (SIGKILL) or SIGTERM: an
+ * init is SIGKILLed whichever was asked, which takes its whole namespace
+ * with it; a plain fork gets the signal asked for. Only our own unreaped
+ * children are signalled (a zombie's pid cannot be reused, so a signal
+ * never reaches a stranger).
+ */
+static void stop_call(struct call *c, int sig) {
+  if (c->reaped) return;
+  if (!c->contained) {
+    kill(c->pid, sig);
+    return;
+  }
+  if (!c->killed) kill(c->pid, SIGKILL);
+  c->killed = 1;
+  c->deadline = 0;
+}
+
+/*
+ * A call's end as its wait status on the wire: an init's as the outer of a
+ * one-off spawn reports it (its exit code: the command's, 128+N, or 137
+ * once killed), so a call reads the same whoever created its namespace.
+ */
+static int end_status(struct call *c, int status) {
+  if (!c->contained) return status;
+  return (c->killed ? 128 + SIGKILL : encode_status(status)) << 8;
+}
+
+/* SIGKILLs every call whose backstop has passed. */
+static void fire_backstops(void) {
+  long long now = 0;
+  for (int i = 0; i < MAX_CALLS; i++) {
+    struct call *c = &calls[i];
+    if (!c->used || c->reaped || c->deadline == 0) continue;
+    if (now == 0) now = now_ms();
+    if (now >= c->deadline) stop_call(c, SIGKILL);
+  }
+}
+
+/* How long poll() may wait before the next backstop is due: -1 for as long as it takes. */
+static int until_next_backstop(void) {
+  long long next = 0;
+  for (int i = 0; i < MAX_CALLS; i++) {
+    const struct call *c = &calls[i];
+    if (c->used && !c->reaped && c->deadline != 0 && (next == 0 || c->deadline < next)) {
+      next = c->deadline;
+    }
+  }
+  if (next == 0) return -1;
+  long long wait = next - now_ms();
+  return wait <= 0 ? 0 : wait > 0x7fffffff ? 0x7fffffff : (int)wait;
+}
+
+/*
+ * Our stdout is non-blocking (serve()): a server that stops reading for a
+ * while (its event loop busy) must not stop the backstops, which are the
+ * limit of last resort when the server's own timers cannot run.
+ */
 static void write_all_out(const struct iovec *iov, int count) {
   struct iovec v[2];
   memcpy(v, iov, sizeof(struct iovec) * (size_t)count);
@@ -1141,6 +1270,12 @@ static void write_all_out(const struct iovec *iov, int count) {
   while (at < count) {
     ssize_t n = writev(1, v + at, count - at);
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) {
+      struct pollfd out = {.fd = 1, .events = POLLOUT};
+      poll(&out, 1, until_next_backstop());
+      fire_backstops();
+      continue;
+    }
     /* The server stopped reading: it is gone. */
     if (n <= 0) serve_end();
     while (at < count && (size_t)n >= v[at].iov_len) n -= (ssize_t)v[at++].iov_len;
@@ -1190,6 +1325,32 @@ static void fail_call(unsigned id, const char *what) {
   emit('X', id, status, (size_t)n);
 }
 
+/* This process's pidfd, uid and gid, read once by serve(): what each init is given. */
+static int serve_pidfd = -1;
+static uid_t serve_uid;
+static gid_t serve_gid;
+
+/*
+ * In the call's process, first: its pipes become 0-2 and nothing else of
+ * ours stays open (but our pidfd, which a new init needs until it has set
+ * its parent-death signal), then its request's environment and folder.
+ * Returns where our pidfd is now.
+ */
+static int enter_call(int in, int out, int err, const struct request *r) {
+  signal(SIGPIPE, SIG_DFL);
+  dispositions_default = 1;
+  int stdin_fd = in >= 0 ? in : open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (stdin_fd < 0 || dup2(stdin_fd, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) {
+    _exit(EXIT_SETUP);
+  }
+  if (dup2(serve_pidfd, 3) < 0) _exit(EXIT_SETUP);
+  if (syscall(SYS_close_range, 4U, ~0U, 0U) != 0) {
+    for (int fd = 4; fd < 65536; fd++) close(fd);
+  }
+  enter_request(r);
+  return 3;
+}
+
 static void start_call(unsigned id, char *payload, size_t len, char *self) {
   struct call *c = NULL;
   for (int i = 0; i < MAX_CALLS && c == NULL; i++) {
@@ -1205,6 +1366,25 @@ static void start_call(unsigned id, char *payload, size_t len, char *self) {
     fail_call(id, "serve: too many calls");
     return;
   }
+  /* Read here, not in the call's process: a contained call's namespace is
+     created by the clone that makes its process. */
+  struct request r;
+  const char *bad = split_request(payload + 1, len - 1, self, &r);
+  if (bad != NULL) {
+    fail_call(id, bad);
+    return;
+  }
+  int dump_call = r.argc >= 2 && strcmp(r.argv[1], "--dump") == 0;
+  struct options o = {0};
+  if (!dump_call) {
+    parse(&o, r.argc, r.argv);
+    if (o.invalid != NULL) {
+      errno = EINVAL;
+      fail_call(id, o.invalid);
+      return;
+    }
+  }
+  int contained = !dump_call && o.pidns != 0;
   int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
   if ((payload[0] == 'p' ? pipe2(in, O_CLOEXEC) : 0) != 0 || pipe2(out, O_CLOEXEC) != 0 ||
       pipe2(err, O_CLOEXEC) != 0) {
@@ -1212,27 +1392,33 @@ static void start_call(unsigned id, char *payload, size_t len, char *self) {
     for (int i = 0; i < 2; i++) close_fd(&in[i]), close_fd(&out[i]), close_fd(&err[i]);
     return;
   }
-  pid_t pid = fork();
+  pid_t pid = contained ? clone_init(&o) : fork();
   if (pid == 0) {
-    /* The call's own process: its pipes become 0-2, nothing else stays open. */
-    signal(SIGPIPE, SIG_DFL);
-    dispositions_default = 1;
-    int stdin_fd = in[0] >= 0 ? in[0] : open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (stdin_fd < 0 || dup2(stdin_fd, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0) _exit(EXIT_SETUP);
-    close_above_stderr();
-    char **argv;
-    int argc = parse_request(payload + 1, len - 1, &argv, self);
-    run_call(argc, argv);
+    int parent = enter_call(in[0], out[1], err[1], &r);
+    if (contained) become_init(&o, serve_uid, serve_gid, parent);
+    close(parent);
+    if (dump_call) dump(r.argc, r.argv);
+    run_inner(&o, self);
   }
   close_fd(&in[0]);
   close_fd(&out[1]);
   close_fd(&err[1]);
   if (pid < 0) {
-    fail_call(id, "serve: fork");
+    fail_call(id, !contained                ? "serve: fork"
+                  : o.pidns == 2 ? "serve: clone(CLONE_NEWUSER|CLONE_NEWPID)"
+                                 : "serve: clone(CLONE_NEWPID)");
     close_fd(&in[1]), close_fd(&out[0]), close_fd(&err[0]);
     return;
   }
-  *c = (struct call){.used = 1, .id = id, .pid = pid, .in = in[1], .out = out[0], .err = err[0]};
+  *c = (struct call){.used = 1,
+                     .id = id,
+                     .pid = pid,
+                     .contained = contained,
+                     .deadline = contained && o.backstop_ms > 0 ? now_ms() + o.backstop_ms : 0,
+                     .backstop_at_go = contained && o.backstop_at_go,
+                     .in = in[1],
+                     .out = out[0],
+                     .err = err[0]};
   if (c->in >= 0) fcntl(c->in, F_SETFL, O_NONBLOCK);
   fcntl(c->out, F_SETFL, O_NONBLOCK);
   fcntl(c->err, F_SETFL, O_NONBLOCK);
@@ -1292,16 +1478,18 @@ static void on_frame(char kind, unsigned id, char *payload, size_t len, char *se
     char text[8] = {0};
     memcpy(text, payload, len < sizeof text - 1 ? len : sizeof text - 1);
     int sig = atoi(text);
-    if (!c->reaped && (sig == SIGALRM || sig == SIGTERM || sig == SIGKILL)) kill(c->pid, sig);
+    if (sig == SIGALRM || sig == SIGTERM || sig == SIGKILL) stop_call(c, sig);
   } else if (kind == 'B') {
     char text[12] = {0};
     memcpy(text, payload, len < sizeof text - 1 ? len : sizeof text - 1);
     char *end;
     errno = 0;
     long ms = strtol(text, &end, 10);
-    union sigval value = {.sival_int = (int)ms};
-    if (!c->reaped && errno == 0 && *end == '\0' && ms > 0 && ms <= 0x7fffffff) {
-      sigqueue(c->pid, SIGUSR1, value);
+    if (!c->reaped && c->backstop_at_go && errno == 0 && *end == '\0' && ms > 0 &&
+        ms <= 0x7fffffff) {
+      /* The go of a call made ahead: its deadline starts now, once. */
+      c->deadline = now_ms() + ms;
+      c->backstop_at_go = 0;
     }
   } else if (kind == 'D') {
     close_fd(&c->out);
@@ -1347,7 +1535,7 @@ static void reap(int sigfd) {
       if (!c->used || c->pid != pid) continue;
       c->reaped = 1;
       char text[16];
-      int n = snprintf(text, sizeof text, "%d", status);
+      int n = snprintf(text, sizeof text, "%d", end_status(c, status));
       emit('X', c->id, text, (size_t)n);
       maybe_free(c);
       break;
@@ -1388,6 +1576,10 @@ static _Noreturn void serve(char *self) {
   /* A call's stdin closed early, or the server's end of ours: an error, not a death. */
   signal(SIGPIPE, SIG_IGN);
   fcntl(1, F_SETPIPE_SZ, OUTPUT_PIPE_BYTES);
+  fcntl(1, F_SETFL, fcntl(1, F_GETFL) | O_NONBLOCK); /* see write_all_out() */
+  serve_pidfd = own_pidfd();
+  serve_uid = getuid();
+  serve_gid = getgid();
   sigset_t children;
   sigemptyset(&children);
   sigaddset(&children, SIGCHLD);
@@ -1408,10 +1600,11 @@ static _Noreturn void serve(char *self) {
         polled[count++] = (struct pollfd){.fd = fds[role], .events = role == 0 ? POLLOUT : POLLIN};
       }
     }
-    if (poll(polled, (nfds_t)count, -1) < 0) {
+    if (poll(polled, (nfds_t)count, until_next_backstop()) < 0) {
       if (errno == EINTR) continue;
       setup_failed("poll");
     }
+    fire_backstops();
     /* Output first, then ends, then new frames: a call's bytes precede its end. */
     for (int i = 2; i < count; i++) {
       if (polled[i].revents == 0) continue;
