@@ -972,8 +972,17 @@ static _Noreturn void run_init(const struct options *o, int parent) {
     _exit(exec_status(err));
   }
   if (o->plan) run_plan(o);
-  pid_t child = fork();
-  if (child < 0) setup_failed("fork");
+  /*
+   * vfork: the command's process shares our memory until it executes (or
+   * exits), so no page table is copied; on a VM that copy and its faults
+   * were 0.4 to 0.5 ms of every call. We have nothing to do meanwhile:
+   * nothing of the call runs before its exec, so there is no orphan to
+   * reap. exec_command() never returns, changes only what is the child's
+   * own (its descriptors, mask, rlimits and no_new_privs: vfork shares the
+   * memory alone) and writes no memory of ours but errno and its own stack.
+   */
+  pid_t child = vfork();
+  if (child < 0) setup_failed("vfork");
   if (child == 0) exec_command(o, o->argv);
   /* Reap orphans too (we are their init) until the command itself ends. */
   for (;;) {
