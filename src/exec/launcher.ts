@@ -33,8 +33,9 @@
  *   --init-exec --copy-in=/etc/passwd ... -- bwrap ...
  *   --ro-bind HELPER /dev/.htmcp-spawn -- /dev/.htmcp-spawn --inner --request
  *   (the init opens the /etc files bwrap copies in, as the command's uid,
- *   then execs bwrap, which sets up the sandbox and runs the inner helper at
- *   pid 2; that waits on stdin for the call's request, written only at the
+ *   then execs bwrap, which sets up the sandbox and runs the inner helper as
+ *   pid 1 of its own namespace (`--as-pid-1`: the init, which forks the
+ *   command at pid 2); that waits on stdin for the call's request, written only at the
  *   go: cwd, environment, `--inner [--egress=...] [--rlimit=...]` and
  *   `-- COMMAND ARGS` or `--plan`, so a sandbox can be made ahead of its
  *   call, `sandbox_ahead.ts`; the go also starts the call's backstop)

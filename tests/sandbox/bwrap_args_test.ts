@@ -40,12 +40,13 @@ function operands(list: string[], flag: string, arity: number): string[][] {
   return out;
 }
 
-Deno.test("buildBwrapArgs() unshares every namespace and drops all capabilities", () => {
+Deno.test("buildBwrapArgs() unshares every namespace, adds no reaper of bwrap's own and drops all capabilities", () => {
   const a = args();
   for (
     const flag of [
       "--unshare-user",
       "--unshare-pid",
+      "--as-pid-1",
       "--unshare-ipc",
       "--unshare-uts",
       "--unshare-cgroup",

@@ -939,6 +939,34 @@ static void open_copies(const struct options *o) {
 }
 
 /*
+ * A namespace's pid 1, last steps: forks the command (or runs a plan) and
+ * reaps until it ends. The command itself is never pid 1, which would
+ * ignore every signal it has no handler for and adopt every orphan.
+ */
+static _Noreturn void run_as_init(const struct options *o) {
+  if (o->plan) run_plan(o);
+  /*
+   * vfork: the command's process shares our memory until it executes (or
+   * exits), so no page table is copied; on a VM that copy and its faults
+   * were 0.4 to 0.5 ms of every call. We have nothing to do meanwhile:
+   * nothing of the call runs before its exec, so there is no orphan of it
+   * to reap (the egress forwarder, should it end, waits as a zombie). exec_command() never returns, changes only what is the child's
+   * own (its descriptors, mask, rlimits and no_new_privs: vfork shares the
+   * memory alone) and writes no memory of ours but errno and its own stack.
+   */
+  pid_t child = vfork();
+  if (child < 0) setup_failed("vfork");
+  if (child == 0) exec_command(o, o->argv);
+  /* Reap orphans too (we are their init) until the command itself ends. */
+  for (;;) {
+    int status;
+    pid_t pid = waitpid(-1, &status, 0);
+    if (pid == child) _exit(encode_status(status));
+    if (pid < 0 && errno != EINTR) _exit(EXIT_SETUP);
+  }
+}
+
+/*
  * pid 1 of the new namespace. `parent` is a pidfd of the process that
  * created it (the serving helper, or the outer of a one-off spawn), whose
  * death its parent-death signal answers.
@@ -971,26 +999,7 @@ static _Noreturn void run_init(const struct options *o, int parent) {
     say("cannot start %s: %s", o->argv[0], strerror(err));
     _exit(exec_status(err));
   }
-  if (o->plan) run_plan(o);
-  /*
-   * vfork: the command's process shares our memory until it executes (or
-   * exits), so no page table is copied; on a VM that copy and its faults
-   * were 0.4 to 0.5 ms of every call. We have nothing to do meanwhile:
-   * nothing of the call runs before its exec, so there is no orphan to
-   * reap. exec_command() never returns, changes only what is the child's
-   * own (its descriptors, mask, rlimits and no_new_privs: vfork shares the
-   * memory alone) and writes no memory of ours but errno and its own stack.
-   */
-  pid_t child = vfork();
-  if (child < 0) setup_failed("vfork");
-  if (child == 0) exec_command(o, o->argv);
-  /* Reap orphans too (we are their init) until the command itself ends. */
-  for (;;) {
-    int status;
-    pid_t pid = waitpid(-1, &status, 0);
-    if (pid == child) _exit(encode_status(status));
-    if (pid < 0 && errno != EINTR) _exit(EXIT_SETUP);
-  }
+  run_as_init(o);
 }
 
 /*
@@ -1045,6 +1054,8 @@ static _Noreturn void dump(int argc, char **argv) {
 static _Noreturn void run_inner(struct options *o, char *self) {
   if (o->request) read_request(o, self);
   if (o->egress_port != 0) start_forwarder(o);
+  /* pid 1 of bwrap's namespace (its --as-pid-1): the init bwrap no longer adds. */
+  if (getpid() == 1) run_as_init(o);
   if (o->plan) {
     /* Inside bwrap we are not pid 1: adopt the orphans ourselves, to reap them. */
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
