@@ -22,10 +22,12 @@
  *                             included, and only then is the init itself
  *                             reaped: its reaping means the whole tree is
  *                             gone.
- *   --inner (inside bwrap)    no namespace of its own: rlimits,
- *                             no_new_privs, closed descriptors, exec (or
- *                             run a plan in the jail's view of the files).
- *                             With --egress=PORT:SOCKET it first starts the
+ *   --inner (inside bwrap)    pid 1 of bwrap's namespace (--as-pid-1), so
+ *                             the init there: vforks the command (rlimits,
+ *                             no_new_privs, closed descriptors, exec) at
+ *                             pid 2 and reaps until it ends, or runs a plan
+ *                             in the jail's view of the files. With
+ *                             --egress=PORT:SOCKET it also starts the
  *                             egress forwarder (see start_forwarder()).
  *                             With --request it first waits for the call
  *                             on stdin (read_request()): a sandbox made
@@ -585,7 +587,8 @@ static _Noreturn void forward_loop(int listener, const char *socket_path) {
   }
 }
 
-static void start_forwarder(const struct options *o) {
+/* The forwarder's listening socket on the sandbox's loopback: connections wait in its backlog. */
+static int open_listener(const struct options *o) {
   if (strlen(o->egress_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
     errno = ENAMETOOLONG;
     setup_failed("--egress socket");
@@ -598,6 +601,10 @@ static void start_forwarder(const struct options *o) {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (bind(listener, (struct sockaddr *)&addr, sizeof addr) != 0) setup_failed("egress bind");
   if (listen(listener, 64) != 0) setup_failed("egress listen");
+  return listener;
+}
+
+static void start_forwarder(const struct options *o, int listener) {
   pid_t middle = fork();
   if (middle < 0) setup_failed("fork");
   if (middle == 0) {
@@ -939,31 +946,40 @@ static void open_copies(const struct options *o) {
 }
 
 /*
- * A namespace's pid 1, last steps: forks the command (or runs a plan) and
- * reaps until it ends. The command itself is never pid 1, which would
- * ignore every signal it has no handler for and adopt every orphan.
+ * The command's process, from a namespace's pid 1. vfork: it shares our
+ * memory until it executes (or exits), so no page table is copied; on a
+ * VM that copy and its faults were 0.4 to 0.5 ms of every call. We have
+ * nothing to do meanwhile: nothing of the call runs before its exec, so
+ * there is no orphan of it to reap. exec_command() never returns, changes
+ * only what is the child's own (its descriptors, mask, rlimits and
+ * no_new_privs: vfork shares the memory alone) and writes no memory of
+ * ours but errno and its own stack.
  */
-static _Noreturn void run_as_init(const struct options *o) {
-  if (o->plan) run_plan(o);
-  /*
-   * vfork: the command's process shares our memory until it executes (or
-   * exits), so no page table is copied; on a VM that copy and its faults
-   * were 0.4 to 0.5 ms of every call. We have nothing to do meanwhile:
-   * nothing of the call runs before its exec, so there is no orphan of it
-   * to reap (the egress forwarder, should it end, waits as a zombie). exec_command() never returns, changes only what is the child's
-   * own (its descriptors, mask, rlimits and no_new_privs: vfork shares the
-   * memory alone) and writes no memory of ours but errno and its own stack.
-   */
+static pid_t start_command(const struct options *o) {
   pid_t child = vfork();
   if (child < 0) setup_failed("vfork");
   if (child == 0) exec_command(o, o->argv);
-  /* Reap orphans too (we are their init) until the command itself ends. */
+  return child;
+}
+
+/* A namespace's pid 1, last: reaps orphans too (we are their init) until `child` ends. */
+static _Noreturn void reap_until(pid_t child) {
   for (;;) {
     int status;
     pid_t pid = waitpid(-1, &status, 0);
     if (pid == child) _exit(encode_status(status));
     if (pid < 0 && errno != EINTR) _exit(EXIT_SETUP);
   }
+}
+
+/*
+ * A namespace's pid 1, last steps: starts the command (or runs a plan)
+ * and reaps until it ends. The command itself is never pid 1, which would
+ * ignore every signal it has no handler for and adopt every orphan.
+ */
+static _Noreturn void run_as_init(const struct options *o) {
+  if (o->plan) run_plan(o);
+  reap_until(start_command(o));
 }
 
 /*
@@ -1053,12 +1069,21 @@ static _Noreturn void dump(int argc, char **argv) {
  */
 static _Noreturn void run_inner(struct options *o, char *self) {
   if (o->request) read_request(o, self);
-  if (o->egress_port != 0) start_forwarder(o);
+  int listener = o->egress_port != 0 ? open_listener(o) : -1;
   /* pid 1 of bwrap's namespace (its --as-pid-1): the init bwrap no longer adds. */
-  if (getpid() == 1) run_as_init(o);
+  int init = getpid() == 1;
+  if (init && !o->plan) {
+    /* The command first, so that it is pid 2 as everywhere (the startup
+       probe checks it), then the forwarder, whose connections meanwhile
+       wait in the listener's backlog. */
+    pid_t child = start_command(o);
+    if (listener >= 0) start_forwarder(o, listener);
+    reap_until(child);
+  }
+  if (listener >= 0) start_forwarder(o, listener);
   if (o->plan) {
-    /* Inside bwrap we are not pid 1: adopt the orphans ourselves, to reap them. */
-    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    /* Not pid 1: adopt the orphans ourselves, to reap them. */
+    if (!init) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     run_plan(o);
   }
   exec_command(o, o->argv);
