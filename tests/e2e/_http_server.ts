@@ -85,10 +85,14 @@ export async function startServer(options: ServerOptions = {}): Promise<ServerPr
   const child = command.spawn();
   const { url, stderr } = await readServingUrl(child);
   const auditPath = join(dir, "audit.jsonl");
-  const records = async () =>
-    (await Deno.readTextFile(auditPath)).split("\n").filter((l) => l !== "").map((l) =>
-      JSON.parse(l) as Record<string, unknown>
-    );
+  // Only whole lines: read while the server appends, the last one may be
+  // half written (a reader may see a write to a file while it is made).
+  const records = async () => {
+    const text = await Deno.readTextFile(auditPath);
+    return text.slice(0, text.lastIndexOf("\n") + 1).split("\n").filter((l) => l !== "").map((
+      l,
+    ) => JSON.parse(l) as Record<string, unknown>);
+  };
   let stopped: Promise<Deno.CommandStatus> | null = null;
   return {
     dir,
