@@ -184,11 +184,18 @@ if [ "\${1-}" != run ]; then
 fi
 if [ -n "\${HTMCP_START_CACHED-}" ]; then
   # The permission flags this start really passes, one a line, which the
-  # server compares with the set it computes from the policy now.
+  # server compares with the set it computes from the policy now: deno's
+  # own, before the script's path. What follows it is the server's (its
+  # --allow-unconfined is not a permission flag).
   HTMCP_START_FLAGS=
   for arg do
-    case $arg in --allow-*|--deny-*) HTMCP_START_FLAGS="$HTMCP_START_FLAGS$arg
-";; esac
+    case $arg in
+      run) ;;
+      --allow-*|--deny-*) HTMCP_START_FLAGS="$HTMCP_START_FLAGS$arg
+";;
+      -*) ;;
+      *) break ;;
+    esac
   done
   export HTMCP_START_CACHED HTMCP_START_FLAGS
 fi

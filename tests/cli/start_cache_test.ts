@@ -308,6 +308,29 @@ Deno.test("the installed htmcp reuses its launcher's start while every fact behi
     );
 
     await t.step(
+      "a server argument that looks like a permission flag (serve --allow-unconfined) is not taken for one: the start is reused",
+      async () => {
+        // The script passes the server the permission flags it started deno
+        // with; it once also passed the server's own --allow-unconfined, so
+        // every reused start of such a server was refused as changed.
+        const none = join(dir, "policy-none.toml");
+        await Deno.writeTextFile(
+          none,
+          (await Deno.readTextFile(policy)).replace("log/audit.jsonl", "log/audit-none.jsonl") +
+            `\n[sandbox]\nmode = "none"\naccept_path_check_only = true\n`,
+        );
+        const args = ["serve", "--policy", none, "--allow-unconfined"];
+        const first = await run("htmcp", args, env, dir);
+        assert.equal(first.code, 0, first.stderr);
+        // The first start created its audit log: the next runs the launcher again.
+        assert.equal((await run("htmcp", args, env, dir)).code, 0);
+        const reused = await withBrokenLauncher(() => run("htmcp", args, env, dir));
+        assert.equal(reused.code, 0, reused.stderr);
+        assert.match(reused.stderr, /permission layer: flags \(no broader than the policy's set\)/);
+      },
+    );
+
+    await t.step(
       "several clients starting at once, the cache empty, each get a server through the SDK client, and one entry is left",
       async () => {
         await Deno.remove(cache, { recursive: true });
