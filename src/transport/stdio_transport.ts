@@ -38,6 +38,8 @@ export interface StdioLimits {
 export type { ByteSink } from "../streams/mod.ts";
 
 const NEWLINE = 0x0a;
+/** How long requests read before end of input may take to be answered. */
+export const END_OF_INPUT_GRACE_MS = 2_000;
 /** How much of an oversized message is kept to find its id. */
 const ID_PREFIX_BYTES = 512;
 
@@ -148,7 +150,16 @@ export class BoundedStdioTransport implements Transport {
     } finally {
       reader.releaseLock();
     }
-    // End of input: the client is gone.
+    if (!this.#closed) {
+      // End of input: the client is gone, or it only stopped writing (a
+      // client may send its requests and close stdin at once, as a script
+      // piping them does). What it sent first is answered, within a grace,
+      // before the server stops; a call still running then is cancelled as
+      // on any shutdown. A client that is gone fails the first write, which
+      // closes at once.
+      await this.#pending.drained(END_OF_INPUT_GRACE_MS);
+      await this.#writes.flush(END_OF_INPUT_GRACE_MS);
+    }
     void this.close();
   }
 

@@ -152,6 +152,58 @@ function codeOf(message: Record<string, unknown>): string {
   return (message.result as { structuredContent: { code: string } }).structuredContent.code;
 }
 
+Deno.test("requests sent together with the end of stdin are all answered before the server stops, the call audited", async () => {
+  // As a script piping its requests does: everything written, then stdin
+  // closed at once. The server used to stop at the end of input and drop
+  // the answers not yet written (here always the command's).
+  const dir = await Deno.makeTempDir({ prefix: "htmcp-stdio-eof-" });
+  try {
+    const jail = join(dir, "jail");
+    await Deno.mkdir(jail);
+    await prepareJail(jail);
+    const auditPath = join(dir, "audit.jsonl");
+    const policyPath = join(dir, "policy.toml");
+    await Deno.writeTextFile(policyPath, policyToml(jail, auditPath, {}));
+    const word = `piped-${crypto.randomUUID()}`;
+    const lines = [
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: {},
+          clientInfo: { name: "sh", version: "0" },
+        },
+      },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      { jsonrpc: "2.0", id: 2, method: "tools/list" },
+      call(3, `echo ${word}`),
+    ].map((message) => JSON.stringify(message)).join("\n") + "\n";
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", "--allow-all", LAUNCH, "serve", "--policy", policyPath],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(lines));
+    await writer.close();
+    const [status, stdout] = await Promise.all([child.status, new Response(child.stdout).text()]);
+    assert.equal(status.code, 0);
+    const answers = stdout.trim().split("\n").map((line) => JSON.parse(line));
+    assert.deepEqual(answers.map((answer) => answer.id).sort(), [1, 2, 3], stdout);
+    const ran = answers.find((answer) => answer.id === 3);
+    assert.equal(codeOf(ran), "OK", JSON.stringify(ran));
+    assert.match(JSON.stringify(ran), new RegExp(word));
+    const records = (await Deno.readTextFile(auditPath)).split("\n").filter((l) => l !== "")
+      .map((l) => JSON.parse(l));
+    assertAcknowledgedAudited(records, [`echo ${word}`]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("a stdin message over 4 MiB is refused with -32600 (with its id) and the server goes on", async () => {
   const server = await startRaw();
   try {
