@@ -1195,7 +1195,7 @@ struct call {
   pid_t pid;
   /* pid is the call's init (its namespace's pid 1), which this process
      created: a kill request SIGKILLs it, and its end is reported as the
-     outer of a one-off spawn would report it (see init_end()). Otherwise
+     outer of a one-off spawn would report it (see end_status()). Otherwise
      pid is a plain fork (--dump, --inner). */
   int contained;
   int killed;                /* SIGKILLed on request or by its backstop */
