@@ -38,8 +38,14 @@ export interface StdioLimits {
 export type { ByteSink } from "../streams/mod.ts";
 
 const NEWLINE = 0x0a;
-/** How long requests read before end of input may take to be answered. */
-export const END_OF_INPUT_GRACE_MS = 2_000;
+/**
+ * How long requests read before end of input may take to be answered:
+ * enough for every request that runs no command and for a short command.
+ * Not longer: closing stdin is how a client asks the server to stop, and the
+ * SDK's clients send SIGTERM 2 s later (then SIGKILL 2 s after that), by
+ * which time a running command must be killed and its outcome audited.
+ */
+export const END_OF_INPUT_GRACE_MS = 500;
 /** How much of an oversized message is kept to find its id. */
 const ID_PREFIX_BYTES = 512;
 
