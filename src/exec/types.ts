@@ -135,7 +135,7 @@ export interface ExecutorDescription {
    * for `"auto"` -> `"bwrap"`: there is no fallback.
    */
   readonly mode: "none" | "bwrap";
-  /** The one binary Deno spawns, once (the launcher helper; every command runs under a fork of it). */
+  /** The one binary Deno spawns, once (the launcher helper; every command runs in a process tree it creates). */
   readonly launcherPath: string;
   /** Every binary the launcher executes before the command, in exec order. */
   readonly chain: readonly string[];

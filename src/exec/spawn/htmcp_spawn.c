@@ -1612,10 +1612,10 @@ static _Noreturn void serve(char *self) {
   close_above_stderr();
   /* A session of our own: no terminal signal sent to the server's process
      group (^C, ^Z, a hangup) reaches us, so none can stop or kill every
-     call at once. Each call's fork then leads a session of its own. */
+     call at once. Each call's init then leads a session of its own. */
   if (setsid() < 0 && getsid(0) != getpid()) setup_failed("setsid");
   /* Whatever this process inherited ignored (a server started under nohup,
-     and Deno's own 32 and 33) stops here: each call's fork starts from the
+     and Deno's own 32 and 33) stops here: each call's process starts from the
      defaults (dispositions_default). */
   for (int sig = 1; sig <= KERNEL_SIGNALS; sig++) default_disposition(sig);
   /* A call's stdin closed early, or the server's end of ours: an error, not a death. */
