@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { LAUNCH, policyToml } from "../_helpers/stdio_harness.ts";
+import { initializeMessage, LAUNCH, policyToml } from "../_helpers/stdio_harness.ts";
 import { prepareJail } from "../_helpers/jail.ts";
 import { assertAcknowledgedAudited, assertAuditVerifies } from "./_http_server.ts";
 
@@ -29,10 +29,8 @@ interface RawServer {
   close(): Promise<void>;
 }
 
-async function startRaw(
-  extraToml = "",
-  stderr: "null" | "piped" = "null",
-): Promise<RawServer> {
+/** The CLI child process through the launcher, on a fresh jail and policy, its pipes raw. */
+async function spawnServer(extraToml: string, stderr: "null" | "piped") {
   const dir = await Deno.makeTempDir({ prefix: "htmcp-stdio-bounds-" });
   const jail = join(dir, "jail");
   await Deno.mkdir(jail);
@@ -52,6 +50,18 @@ async function startRaw(
     stdout: "piped",
     stderr,
   }).spawn();
+  const records = async () =>
+    (await Deno.readTextFile(auditPath)).split("\n").filter((l) => l !== "").map((l) =>
+      JSON.parse(l) as Record<string, unknown>
+    );
+  return { dir, auditPath, child, records };
+}
+
+async function startRaw(
+  extraToml = "",
+  stderr: "null" | "piped" = "null",
+): Promise<RawServer> {
+  const { dir, auditPath, child, records } = await spawnServer(extraToml, stderr);
   const errors = stderr === "piped" ? child.stderr.getReader() : null;
   let errorText = "";
   const errorDecoder = new TextDecoder();
@@ -85,10 +95,7 @@ async function startRaw(
     send,
     sendRaw: (bytes) => writer.write(bytes),
     answer,
-    records: async () =>
-      (await Deno.readTextFile(auditPath)).split("\n").filter((l) => l !== "").map((l) =>
-        JSON.parse(l)
-      ),
+    records,
     stopReading: () => {
       reading = false;
     },
@@ -156,36 +163,15 @@ Deno.test("requests sent together with the end of stdin are all answered before 
   // As a script piping its requests does: everything written, then stdin
   // closed at once. The server used to stop at the end of input and drop
   // the answers not yet written (here always the command's).
-  const dir = await Deno.makeTempDir({ prefix: "htmcp-stdio-eof-" });
+  const { dir, child, records } = await spawnServer("", "null");
   try {
-    const jail = join(dir, "jail");
-    await Deno.mkdir(jail);
-    await prepareJail(jail);
-    const auditPath = join(dir, "audit.jsonl");
-    const policyPath = join(dir, "policy.toml");
-    await Deno.writeTextFile(policyPath, policyToml(jail, auditPath, {}));
     const word = `piped-${crypto.randomUUID()}`;
     const lines = [
-      {
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-11-25",
-          capabilities: {},
-          clientInfo: { name: "sh", version: "0" },
-        },
-      },
+      initializeMessage(1, "sh"),
       { jsonrpc: "2.0", method: "notifications/initialized" },
       { jsonrpc: "2.0", id: 2, method: "tools/list" },
       call(3, `echo ${word}`),
     ].map((message) => JSON.stringify(message)).join("\n") + "\n";
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "--quiet", "--allow-all", LAUNCH, "serve", "--policy", policyPath],
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "null",
-    }).spawn();
     const writer = child.stdin.getWriter();
     await writer.write(new TextEncoder().encode(lines));
     await writer.close();
@@ -196,9 +182,7 @@ Deno.test("requests sent together with the end of stdin are all answered before 
     const ran = answers.find((answer) => answer.id === 3);
     assert.equal(codeOf(ran), "OK", JSON.stringify(ran));
     assert.match(JSON.stringify(ran), new RegExp(word));
-    const records = (await Deno.readTextFile(auditPath)).split("\n").filter((l) => l !== "")
-      .map((l) => JSON.parse(l));
-    assertAcknowledgedAudited(records, [`echo ${word}`]);
+    assertAcknowledgedAudited(await records(), [`echo ${word}`]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
