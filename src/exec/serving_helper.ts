@@ -8,9 +8,11 @@
  * is spawned once and reads each call's argv, cwd and environment as a
  * spawn of it would (the same `parse()` in `htmcp_spawn.c`). A contained
  * call's process is its namespace's init, which the helper clones straight
- * into the new namespace, so the helper is the outer that a one-off spawn
- * has, for every call at once (one process level fewer per call: about
- * 1 ms on a 2-core VM); any other call (the startup probe) is a plain fork.
+ * into the new namespace, so the helper is the outer of every contained
+ * call at once, and the only one: the helper refuses a contained call it
+ * is spawned for without `--serve` (one process level fewer per call, about
+ * 1 ms on a 2-core VM, and one place for the backstop and the kill
+ * requests); any other call (the startup probe) is a plain fork.
  * Either starts with descriptors 0-2 the call's own pipes and every other
  * descriptor closed. What runs is unchanged: the same program, the only one
  * Deno may run; the same arguments; the same go byte after the attempt

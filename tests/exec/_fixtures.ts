@@ -15,7 +15,7 @@ import {
   type Executor,
 } from "../../src/exec/mod.ts";
 import type { CallLaunch } from "../../src/exec/mod.ts";
-import { encodeSandboxRequest } from "../../src/exec/serving_helper.ts";
+import { encodeSandboxRequest, ServingHelper } from "../../src/exec/serving_helper.ts";
 import { createRedactor, type Redactor } from "../../src/redact/mod.ts";
 import { makePolicy, TEST_LIMITS } from "../_helpers/policy.ts";
 import { assertSandboxMode, prepareJail } from "../_helpers/jail.ts";
@@ -368,45 +368,108 @@ export function uniqueSleep(): string {
   return `300.${digits}`;
 }
 
+/** A call's end and everything it wrote. */
+export interface LaunchOutput {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** A launch running as the one call of a serving helper of its own. */
+export interface StartedLaunch {
+  /** The serving helper's pid: the call's outer, for a test that kills it. */
+  readonly helperPid: number;
+  /** Waits for the call's end and its output, then lets the helper go. */
+  output(): Promise<LaunchOutput>;
+}
+
 /**
- * Starts `launch` as the helper's own process (no serving helper), as a fork
- * of the serving helper would run it, optionally under `via` (a program and
- * its options, such as setpriv's): in bwrap mode its sandbox then gets the
- * request on stdin, which then closes (its backstop stays unstarted: only
- * the serving helper can start it).
+ * Runs `helper --serve` under `via` (a program and its options, such as
+ * setpriv's): through a script in a folder of its own, since the serving
+ * helper is started by its path alone. Returns the script and its folder.
+ */
+async function helperUnder(via: readonly string[]): Promise<{ path: string; dir: string }> {
+  const dir = await Deno.makeTempDir({ prefix: "htmcp-via-" });
+  const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
+  const path = `${dir}/serve`;
+  await Deno.writeTextFile(
+    path,
+    `#!/bin/sh\nexec ${[...via, DEFAULT_LAUNCHER_TOOLS.spawn].map(quote).join(" ")} "$@"\n`,
+  );
+  await Deno.chmod(dir, 0o755);
+  await Deno.chmod(path, 0o755);
+  return { path, dir };
+}
+
+/**
+ * Starts `launch` as the executor starts a call: in a serving helper
+ * (`htmcp-spawn --serve`), here one of its own, optionally started under
+ * `via`. In bwrap mode the call's stdin gets the sandbox's request (or
+ * `options.stdin`, for a test of a malformed one), then closes (its
+ * backstop stays unstarted: the executor starts it at the go).
  */
 export async function startLaunch(
   launch: CallLaunch,
-  options: { via?: readonly string[]; detached?: boolean; output?: "piped" | "null" } = {},
-): Promise<Deno.ChildProcess> {
-  const argv = [...(options.via ?? []), ...launch.argv];
-  const child = new Deno.Command(argv[0]!, {
-    args: argv.slice(1),
-    cwd: launch.cwd,
-    clearEnv: true,
-    env: launch.env,
-    stdin: "piped",
-    stdout: options.output ?? "piped",
-    stderr: options.output ?? "piped",
-    detached: options.detached ?? false,
-  }).spawn();
-  const writer = child.stdin.getWriter();
+  options: { via?: readonly string[]; stdin?: Uint8Array } = {},
+): Promise<StartedLaunch> {
+  const under = options.via === undefined ? null : await helperUnder(options.via);
+  const helper = new ServingHelper(under?.path ?? DEFAULT_LAUNCHER_TOOLS.spawn);
+  const chunks = { stdout: [] as Uint8Array[], stderr: [] as Uint8Array[] };
+  const [, ...rest] = launch.argv;
+  const call = helper.start(launch.cwd, launch.env, rest, "piped", {
+    output: (stream, bytes) => chunks[stream].push(bytes.slice()),
+  });
   const sandbox = launch.sandbox;
-  if (sandbox !== null) {
-    await writer.write(
-      encodeSandboxRequest(sandbox.cwd, sandbox.env, sandbox.args, sandbox.stdin),
-    );
+  if (options.stdin !== undefined) call.write(options.stdin);
+  else if (sandbox !== null) {
+    call.write(encodeSandboxRequest(sandbox.cwd, sandbox.env, sandbox.args, sandbox.stdin));
   }
-  await writer.close();
-  return child;
+  call.closeInput();
+  const helperPid = helper.pid;
+  if (helperPid === null) throw new Error("the serving helper did not start");
+  const text = (parts: Uint8Array[]) => {
+    const decoder = new TextDecoder();
+    return parts.map((part) => decoder.decode(part, { stream: true })).join("") + decoder.decode();
+  };
+  return {
+    helperPid,
+    async output() {
+      // The executor's own timers keep a server alive while a call runs; the
+      // helper's process alone does not (unreferenced: it must never keep a
+      // finished server alive), so this wait holds one of its own.
+      const alive = setInterval(() => {}, 60_000);
+      const [status] = await Promise.all([call.status, call.drained]).finally(() =>
+        clearInterval(alive)
+      );
+      await helper.close();
+      if (under !== null) await Deno.remove(under.dir, { recursive: true });
+      return { code: status.code, stdout: text(chunks.stdout), stderr: text(chunks.stderr) };
+    },
+  };
 }
 
 /** `startLaunch`, to its end: its exit status and output. */
 export async function spawnLaunch(
   launch: CallLaunch,
-  options: { via?: readonly string[] } = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await (await startLaunch(launch, options)).output();
-  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-  return { code: out.code, stdout: decode(out.stdout), stderr: decode(out.stderr) };
+  options: { via?: readonly string[]; stdin?: Uint8Array } = {},
+): Promise<LaunchOutput> {
+  return await (await startLaunch(launch, options)).output();
+}
+
+/**
+ * Runs `htmcp-spawn OPTIONS -- ARGV` as a call of a serving helper of its
+ * own, in `cwd` with an empty environment and stdin at end of file: for
+ * the helper's own options, which no launch the executor builds has.
+ */
+export async function helperCall(
+  options: readonly string[],
+  argv: readonly string[],
+  cwd = "/",
+): Promise<LaunchOutput> {
+  return await spawnLaunch({
+    argv: [DEFAULT_LAUNCHER_TOOLS.spawn, ...options, "--", ...argv],
+    cwd,
+    env: {},
+    sandbox: null,
+  });
 }

@@ -1,13 +1,13 @@
 /**
  * `--copy-in`: the files the namespace's init opens for bwrap's `--file`
- * copies of `/etc`. The helper runs for real, here without bwrap: its init
- * executes `cat /proc/self/fd/N` instead, which reads exactly what bwrap
- * would copy from that descriptor.
+ * copies of `/etc`. The helper runs for real, as a call of a serving helper,
+ * here without bwrap: its init executes `cat /proc/self/fd/N` instead, which
+ * reads exactly what bwrap would copy from that descriptor.
  */
 import assert from "node:assert/strict";
-import { DEFAULT_HELPER_PATH } from "../../src/exec/mod.ts";
 import { FIRST_COPY_FD } from "../../src/sandbox/mod.ts";
 import { exists } from "../_helpers/exists.ts";
+import { helperCall } from "./_fixtures.ts";
 
 const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 
@@ -17,22 +17,12 @@ const ROOT = decode((await new Deno.Command("id", { args: ["-u"] }).output()).st
 /** A root server drops its commands (and so the copies' opening) to an unprivileged uid. */
 const DROP = ["--pidns=root", "--setuid=65534", "--setgid=65534"];
 
-async function helper(options: readonly string[], argv: readonly string[]) {
-  const out = await new Deno.Command(DEFAULT_HELPER_PATH, {
-    args: [...options, "--", ...argv],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return { code: out.code, stdout: decode(out.stdout), stderr: decode(out.stderr) };
-}
-
 Deno.test({
   name: "--copy-in opens each file at the next descriptor from FIRST_COPY_FD, in order",
   ignore: !ROOT,
   fn: async () => {
     const fds = [0, 1].map((i) => `/proc/self/fd/${FIRST_COPY_FD + i}`);
-    const out = await helper(
+    const out = await helperCall(
       [...DROP, "--init-exec", "--copy-in=/etc/hosts", "--copy-in=/etc/passwd"],
       ["/usr/bin/cat", ...fds],
     );
@@ -54,7 +44,7 @@ Deno.test({
     try {
       await Deno.chmod(dir, 0o777);
       const canary = `${dir}/canary`;
-      const out = await helper(
+      const out = await helperCall(
         [...DROP, "--init-exec", "--copy-in=/etc/shadow"],
         ["/usr/bin/touch", canary],
       );
@@ -62,7 +52,7 @@ Deno.test({
       assert.equal(out.stderr, "htmcp-spawn: /etc/shadow: Permission denied\n");
       assert.equal(await exists(canary), false);
       // The same call without the unreadable copy runs: the refusal is the copy's.
-      const ran = await helper([...DROP, "--init-exec"], ["/usr/bin/touch", canary]);
+      const ran = await helperCall([...DROP, "--init-exec"], ["/usr/bin/touch", canary]);
       assert.equal(ran.code, 0, ran.stderr);
       assert.equal(await exists(canary), true);
     } finally {
@@ -76,7 +66,7 @@ Deno.test({
   ignore: !ROOT,
   fn: async () => {
     const missing = `/etc/htmcp-missing-${crypto.randomUUID()}`;
-    const out = await helper(
+    const out = await helperCall(
       [...DROP, "--init-exec", `--copy-in=${missing}`],
       ["/usr/bin/wc", "-c", `/proc/self/fd/${FIRST_COPY_FD}`],
     );
@@ -90,10 +80,10 @@ Deno.test("--copy-in is refused without --init-exec, and for a relative path: 12
   const dir = await Deno.makeTempDir({ prefix: "htmcp-copy-in-" });
   try {
     const canary = `${dir}/canary`;
-    const alone = await helper([pidns, "--copy-in=/etc/hosts"], ["/usr/bin/touch", canary]);
+    const alone = await helperCall([pidns, "--copy-in=/etc/hosts"], ["/usr/bin/touch", canary]);
     assert.equal(alone.code, 125);
     assert.match(alone.stderr, /^htmcp-spawn: --copy-in without --init-exec: /);
-    const relative = await helper([pidns, "--init-exec", "--copy-in=etc/hosts"], [
+    const relative = await helperCall([pidns, "--init-exec", "--copy-in=etc/hosts"], [
       "/usr/bin/touch",
       canary,
     ]);
@@ -111,13 +101,13 @@ Deno.test("--go with --init-exec is refused: 125, nothing runs (a sandbox's go i
   try {
     const canary = `${dir}/canary`;
     for (const go of ["--go", "--go-null"]) {
-      const out = await helper([pidns, "--init-exec", go], ["/usr/bin/touch", canary]);
+      const out = await helperCall([pidns, "--init-exec", go], ["/usr/bin/touch", canary]);
       assert.equal(out.code, 125, go);
       assert.match(out.stderr, /^htmcp-spawn: --go with --init-exec /);
     }
     assert.equal(await exists(canary), false);
     // Without the go the same start runs: the refusal is of the combination.
-    assert.equal((await helper([pidns, "--init-exec"], ["/usr/bin/touch", canary])).code, 0);
+    assert.equal((await helperCall([pidns, "--init-exec"], ["/usr/bin/touch", canary])).code, 0);
     assert.equal(await exists(canary), true);
   } finally {
     await Deno.remove(dir, { recursive: true });

@@ -14,6 +14,7 @@ import {
 } from "../../src/exec/mod.ts";
 import { detectHostLayout, ETC_COPIES, FIRST_COPY_FD } from "../../src/sandbox/mod.ts";
 import { makePolicy, TEST_LIMITS } from "../_helpers/policy.ts";
+import { exists } from "../_helpers/exists.ts";
 import {
   listProcesses,
   makeJail,
@@ -364,32 +365,57 @@ Deno.test("run() returns CONTAINMENT_UNAVAILABLE and runs nothing when bwrap van
   assert.equal(canaryCreated, false);
 });
 
-Deno.test("buildCallLaunch() spawned detached still puts the command at pid 2 in its own session", async () => {
+Deno.test("a serving helper that already leads a session still serves its calls, the command at pid 2", async () => {
   const dir = await makeJail();
   try {
     const p = makePolicy({ jailRoot: dir });
-    const argv = argvOf(plan(), {
+    const launch = buildCallLaunch(plan(), p, {
       path: "/bin/sh",
       args: ["-c", "echo $$"],
       cwd: p.jailRoot,
     });
-    const pidOf = async (detached: boolean) => {
-      const child = new Deno.Command(argv[0]!, {
-        args: argv.slice(1),
-        cwd: p.jailRoot,
-        clearEnv: true,
-        stdin: "null",
-        stdout: "piped",
-        stderr: "null",
-        detached,
-      }).spawn();
-      const [out] = await Promise.all([new Response(child.stdout).text(), child.status]);
-      return out;
-    };
-    // The helper never forks before the namespace exists: already leading a
-    // session (detached) it keeps that one, and the command is pid 2 either way.
-    assert.equal(await pidOf(false), "2\n");
-    assert.equal(await pidOf(true), "2\n");
+    // setsid(1) makes the helper a session leader before it starts, as a
+    // server started detached would: its own setsid() then fails, and it
+    // keeps that session rather than giving up.
+    for (const via of [[], ["/usr/bin/setsid"]]) {
+      const out = await spawnLaunch(launch, { via });
+      assert.equal(out.code, 0, out.stderr);
+      assert.equal(out.stdout, "2\n", via.join(" "));
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a contained call started without --serve is refused: 125 and the line, nothing runs", async () => {
+  const dir = await makeJail();
+  try {
+    const canary = `${dir}/canary`;
+    const argv = buildCallLaunch(plan(), makePolicy({ jailRoot: dir }), {
+      path: "/usr/bin/touch",
+      args: [canary],
+      cwd: dir,
+    }).argv;
+    // The serving helper is the one outer of every contained call: a
+    // second, one-off outer would be a second place for the backstop and
+    // the kill requests to go wrong.
+    const out = await new Deno.Command(argv[0]!, {
+      args: argv.slice(1),
+      cwd: dir,
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 125);
+    assert.equal(
+      new TextDecoder().decode(out.stderr),
+      "htmcp-spawn: --pidns= runs only as a call of --serve: Invalid argument\n",
+    );
+    assert.equal(await exists(canary), false);
+    // The same launch as a call of a serving helper runs: the refusal is the one-off's.
+    assert.equal((await spawnLaunch({ argv, cwd: dir, env: {}, sandbox: null })).code, 0);
+    assert.equal(await exists(canary), true);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

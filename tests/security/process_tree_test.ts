@@ -15,6 +15,7 @@ import { detectHostLayout } from "../../src/sandbox/mod.ts";
 import { makePolicy } from "../_helpers/policy.ts";
 import {
   assertAllReaped,
+  isServingHelper,
   makeJail,
   procState,
   procStates,
@@ -175,7 +176,7 @@ Deno.test("a SIGKILLed server takes its commands' trees with it", async () => {
 });
 
 for (const mode of MODES) {
-  Deno.test(`[${mode}] SIGKILL of the launcher alone (the last resort) still ends the tree`, async () => {
+  Deno.test(`[${mode}] SIGKILL of the serving helper alone (every call's outer) still ends the tree`, async () => {
     const jail = await makeJail();
     try {
       const m = uniqueSleep();
@@ -196,10 +197,12 @@ for (const mode of MODES) {
         cwd: policy.jailRoot,
         env: { PATH: "/usr/bin:/bin" },
       });
-      const launcher = await startLaunch(launch, { detached: true, output: "null" });
+      const launcher = await startLaunch(launch);
       const pids = await waitForMarker(m, 2);
-      launcher.kill("SIGKILL");
-      await launcher.status;
+      // Our own child, checked by its command line just before.
+      assert.ok(await isServingHelper(launcher.helperPid), "the call's outer is a serving helper");
+      Deno.kill(launcher.helperPid, "SIGKILL");
+      assert.equal((await launcher.output()).code, 137);
       // PR_SET_PDEATHSIG kills the namespace's init, the kernel the rest: asynchronously.
       const deadline = performance.now() + 3_000;
       while (performance.now() < deadline && (await procStates(pids)).some((s) => s !== null)) {

@@ -6,8 +6,8 @@
  *
  *   outer (the serving        parent-death signal; creates the call's PID
  *   helper, for each of       namespace and its init in one clone() (as
- *   its calls; or a           root: CLONE_NEWPID; else with a user
- *   one-off spawn)            namespace mapping only the server's uid),
+ *   its calls)                root: CLONE_NEWPID; else with a user
+ *                             namespace mapping only the server's uid),
  *                             then only waits: the server's kill request
  *                             or the call's backstop SIGKILL the init.
  *   init (pid 1 inside)       a new session; drops to --setuid/--setgid
@@ -95,7 +95,7 @@ struct options {
   int pidns;        /* 0: no namespace (--inner), 1: root, 2: user */
   long uid, gid;    /* -1: keep */
   long backstop_ms; /* 0: none */
-  int backstop_at_go; /* the backstop's milliseconds come with the go (SIGUSR1) */
+  int backstop_at_go; /* the backstop's milliseconds come with the go (a B frame) */
   int request;        /* --inner --request: the call arrives on stdin */
   int init_exec;    /* the namespace's init execs argv itself (bwrap) */
   int plan;
@@ -984,8 +984,8 @@ static _Noreturn void run_as_init(const struct options *o) {
 
 /*
  * pid 1 of the new namespace. `parent` is a pidfd of the process that
- * created it (the serving helper, or the outer of a one-off spawn), whose
- * death its parent-death signal answers.
+ * created it (the serving helper), whose death its parent-death signal
+ * answers.
  */
 static _Noreturn void run_init(const struct options *o, int parent) {
   if (o->uid >= 0) {
@@ -1019,9 +1019,8 @@ static _Noreturn void run_init(const struct options *o, int parent) {
 }
 
 /*
- * The init's first steps, in the process clone_init() made: the same for
- * a one-off spawn's outer and the serving helper. `uid` and `gid` are the
- * creator's; `parent` its pidfd (see run_init()).
+ * The init's first steps, in the process clone_init() made. `uid` and
+ * `gid` are the serving helper's; `parent` its pidfd (see run_init()).
  */
 static _Noreturn void become_init(const struct options *o, uid_t uid, gid_t gid, int parent) {
   /* A new session: no controlling terminal, no terminal signal. */
@@ -1041,9 +1040,6 @@ static int own_pidfd(void) {
   if (fd < 0) setup_failed("pidfd_open");
   return fd;
 }
-
-/* The signals every helper process blocks from its first instruction. */
-static sigset_t watched;
 
 /* The startup probe, a call like any other (the server makes it through the
    serving helper): reports the uid and gid the server's commands start from,
@@ -1090,56 +1086,22 @@ static _Noreturn void run_inner(struct options *o, char *self) {
 }
 
 /*
- * A one-off spawn (Deno's child, or a test's): the outer of the process
- * tree above, which creates the namespace's init and then only waits. The
- * serving helper does the same for each of its calls in its own loop.
+ * Without --serve: the inner helper bwrap executes (--inner, or no
+ * --pidns=), the one program of a call executed anew. A contained call
+ * (--pidns=) is refused here: the serving helper is the outer of every
+ * contained call (it keeps the backstop, answers the kill requests and
+ * reports the end), and a second outer to keep in step with it would be a
+ * second place for the same guarantees to go wrong.
  */
-static _Noreturn void run_call(int argc, char **argv) {
-  if (argc >= 2 && strcmp(argv[1], "--dump") == 0) dump(argc, argv);
+static _Noreturn void run_one_off(int argc, char **argv) {
   struct options o = {0};
   parse_or_fail(&o, argc, argv);
+  if (o.pidns != 0) {
+    errno = EINVAL;
+    setup_failed("--pidns= runs only as a call of --serve");
+  }
   close_above_stderr();
-  if (o.pidns == 0) run_inner(&o, argv[0]);
-
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) setup_failed("PR_SET_PDEATHSIG");
-  if (getppid() == 1) _exit(EXIT_SETUP); /* the server is already gone */
-  int self = own_pidfd();
-  uid_t uid = getuid();
-  gid_t gid = getgid();
-  pid_t init = clone_init(&o);
-  if (init < 0) setup_failed(o.pidns == 2 ? "clone(CLONE_NEWUSER|CLONE_NEWPID)" : "clone(CLONE_NEWPID)");
-  if (init == 0) become_init(&o, uid, gid, self);
-  close(self);
-
-  if (o.backstop_ms > 0) {
-    struct itimerval backstop = {0};
-    backstop.it_value.tv_sec = o.backstop_ms / 1000;
-    backstop.it_value.tv_usec = (o.backstop_ms % 1000) * 1000;
-    setitimer(ITIMER_REAL, &backstop, NULL);
-  }
-  int killed = 0;
-  pid_t server = getppid();
-  for (;;) {
-    siginfo_t info;
-    int sig = sigwaitinfo(&watched, &info);
-    if (sig == SIGUSR1 && o.backstop_at_go && info.si_code == SI_QUEUE && info.si_pid == server &&
-        info.si_value.sival_int > 0) {
-      /* The go of a call made ahead: its deadline starts now, once. */
-      struct itimerval backstop = {0};
-      backstop.it_value.tv_sec = info.si_value.sival_int / 1000;
-      backstop.it_value.tv_usec = (info.si_value.sival_int % 1000) * 1000;
-      setitimer(ITIMER_REAL, &backstop, NULL);
-      o.backstop_at_go = 0;
-    }
-    if (sig == SIGALRM || sig == SIGTERM) {
-      /* The init's death takes the whole namespace with it. */
-      if (!killed) kill(init, SIGKILL);
-      killed = 1;
-    }
-    int status;
-    pid_t pid = waitpid(init, &status, WNOHANG);
-    if (pid == init) _exit(killed ? 128 + SIGKILL : encode_status(status));
-  }
+  run_inner(&o, argv[0]);
 }
 
 /* ---- serving (--serve) -------------------------------------------------- */
@@ -1165,12 +1127,12 @@ static _Noreturn void run_call(int argc, char **argv) {
  *   out: O id  BYTES / e id BYTES   the call's stdout / stderr
  *        C id  "1" or "2"   that stream reached its end
  *        X id  STATUS       the call's process was reaped: a wait status,
- *                           decimal (for a contained call, the one the outer
- *                           of a one-off spawn would have ended with)
+ *                           decimal (for a contained call, an exit with the
+ *                           call's exit code: see end_status())
  *
  * A contained call (--pidns=) is its namespace's init, cloned by this
- * process straight into the new namespace: this process is the outer a
- * one-off spawn has, for every call at once. It keeps each call's backstop
+ * process straight into the new namespace: this process is the outer of
+ * every contained call, and the only one. It keeps each call's backstop
  * in its own loop, and an init's reaping means its namespace is empty.
  * Any other call (--dump, --inner) is a plain fork. Either way the call's
  * process starts with descriptors 0-2 its own pipes and every other
@@ -1195,8 +1157,8 @@ struct call {
   pid_t pid;
   /* pid is the call's init (its namespace's pid 1), which this process
      created: a kill request SIGKILLs it, and its end is reported as the
-     outer of a one-off spawn would report it (see end_status()). Otherwise
-     pid is a plain fork (--dump, --inner). */
+     call's exit code (see end_status()). Otherwise pid is a plain fork
+     (--dump, --inner). */
   int contained;
   int killed;                /* SIGKILLed on request or by its backstop */
   long long deadline;        /* its backstop, in monotonic ms; 0 for none */
@@ -1269,9 +1231,10 @@ static void stop_call(struct call *c, int sig) {
 }
 
 /*
- * A call's end as its wait status on the wire: an init's as the outer of a
- * one-off spawn reports it (its exit code: the command's, 128+N, or 137
- * once killed), so a call reads the same whoever created its namespace.
+ * A call's end as its wait status on the wire: an init's as an exit with
+ * the call's exit code (the command's, 128+N when it died of signal N, or
+ * 137 once killed on request or by its backstop), so the server reads one
+ * exit code whatever the init itself died of.
  */
 static int end_status(struct call *c, int status) {
   if (!c->contained) return status;
@@ -1665,14 +1628,19 @@ static _Noreturn void serve(char *self) {
 }
 
 int main(int argc, char **argv) {
-  sigemptyset(&watched);
-  sigaddset(&watched, SIGCHLD);
-  sigaddset(&watched, SIGALRM);
-  sigaddset(&watched, SIGTERM);
-  sigaddset(&watched, SIGUSR1);
-  /* Blocked from the first instruction: a kill request is never lost, only queued. */
-  sigprocmask(SIG_BLOCK, &watched, NULL);
+  /* Blocked from the first instruction, and cleared only for a command
+     (reset_signals()): a serving helper reads SIGCHLD through a signalfd
+     (serve()), and must end only with its server (end of stdin, or the
+     parent-death signal), never by a stray SIGTERM, SIGALRM or SIGUSR1,
+     whose default would end it with every call at once. */
+  sigset_t blocked;
+  sigemptyset(&blocked);
+  sigaddset(&blocked, SIGCHLD);
+  sigaddset(&blocked, SIGALRM);
+  sigaddset(&blocked, SIGTERM);
+  sigaddset(&blocked, SIGUSR1);
+  sigprocmask(SIG_BLOCK, &blocked, NULL);
 
   if (argc == 2 && strcmp(argv[1], "--serve") == 0) serve(argv[0]);
-  run_call(argc, argv);
+  run_one_off(argc, argv);
 }
