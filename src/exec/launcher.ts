@@ -22,9 +22,10 @@
  *   [--rlimit=...]                  uid) with its init, and waits: our
  *   -- COMMAND ARGS                 kill request or the call's backstop
  *                                   SIGKILL the init.
- *   [ns init, pid 1]                a new session, drops to U/G (groups
- *                                   cleared), sets its own parent-death
- *                                   signal, forks:
+ *   [ns init, pid 1: htmcp-spawn    the helper executed anew: enters
+ *    --as-init CWD OPTIONS ...]     CWD, a new session, drops to U/G
+ *                                   (groups cleared), sets its own
+ *                                   parent-death signal, vforks:
  *     COMMAND ARGS (pid 2)          after rlimits, no_new_privs, default
  *                                   signals, fds above 2 closed
  *

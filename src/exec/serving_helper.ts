@@ -8,7 +8,8 @@
  * is spawned once and reads each call's argv, cwd and environment as a
  * spawn of it would (the same `parse()` in `htmcp_spawn.c`). A contained
  * call's process is its namespace's init, which the helper clones straight
- * into the new namespace, so the helper is the outer of every contained
+ * into the new namespace (sharing its memory until the init executes the
+ * helper anew, `--as-init`), so the helper is the outer of every contained
  * call at once, and the only one: the helper refuses a contained call it
  * is spawned for without `--serve` (one process level fewer per call, about
  * 1 ms on a 2-core VM, and one place for the backstop and the kill

@@ -16,6 +16,7 @@ import { detectHostLayout, ETC_COPIES, FIRST_COPY_FD } from "../../src/sandbox/m
 import { makePolicy, TEST_LIMITS } from "../_helpers/policy.ts";
 import { exists } from "../_helpers/exists.ts";
 import {
+  helperCall,
   listProcesses,
   makeJail,
   NO_REDACTION,
@@ -28,6 +29,10 @@ import {
 
 const jail = Deno.makeTempDirSync();
 const policy = makePolicy({ jailRoot: jail });
+// The suite has no sys permission for Deno.uid(): ask id(1).
+const ROOT =
+  new TextDecoder().decode((await new Deno.Command("id", { args: ["-u"] }).output()).stdout)
+    .trim() === "0";
 Deno.removeSync(jail);
 const argvTail = ["/usr/bin/ls", "-la", "; rm -rf /"];
 const target = { path: "/usr/bin/ls", args: argvTail.slice(1), cwd: policy.jailRoot };
@@ -419,6 +424,66 @@ Deno.test("a contained call started without --serve is refused: 125 and the line
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("[none] a contained call's init is the helper executed anew: --as-init, its working folder, then the call's options", async () => {
+  const s = await setup();
+  try {
+    // /proc is the host's in mode none: the command's parent by its host pid.
+    const parent = [
+      "read -r line < /proc/self/stat; rest=${line##*) }; set -- $rest",
+      'tr "\\0" " " < /proc/$2/cmdline',
+    ].join("\n");
+    const out = await s.run("sh", ["-c", parent]);
+    assert.equal(out.code, "OK", out.stderr);
+    // A fresh image of its own, so it shares no page with the serving helper
+    // (the clone that made it shared the helper's memory only until this exec).
+    assert.ok(
+      out.stdout.startsWith(`${SPAWN} --as-init ${s.jail} --pidns=`),
+      `the command's parent: ${out.stdout}`,
+    );
+    assert.match(out.stdout, / -- \S*\/sh -c read /);
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("--as-init outside a new PID namespace is refused: 125 and the line, nothing runs", async () => {
+  const dir = await makeJail();
+  try {
+    const canary = `${dir}/canary`;
+    // Only pid 1 of a namespace may be an init: its end is what ends the tree.
+    const out = await new Deno.Command(SPAWN, {
+      args: ["--as-init", dir, "--pidns=root", "--", "/usr/bin/touch", canary],
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 125);
+    assert.equal(
+      new TextDecoder().decode(out.stderr),
+      "htmcp-spawn: --as-init outside a new PID namespace: Operation not permitted\n",
+    );
+    assert.equal(await exists(canary), false);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("an argument too long to execute fails as the command's execution: 126 and its line", async () => {
+  // The init is executed with the command's arguments and environment, so
+  // the init's exec meets the limit first: reported as the command's would be.
+  const out = await helperCall(
+    [ROOT ? "--pidns=root" : "--pidns=user"],
+    ["/usr/bin/echo", "a".repeat(200_000)],
+  );
+  assert.equal(out.code, 126);
+  assert.equal(
+    out.stderr,
+    "htmcp-spawn: failed to execute /usr/bin/echo: Argument list too long\n",
+  );
+  assert.equal(out.stdout, "");
 });
 
 for (const mode of ["none", "bwrap"] as const) {

@@ -8,9 +8,12 @@
  *   helper, for each of       namespace and its init in one clone() (as
  *   its calls)                root: CLONE_NEWPID; else with a user
  *                             namespace mapping only the server's uid),
- *                             then only waits: the server's kill request
- *                             or the call's backstop SIGKILL the init.
- *   init (pid 1 inside)       a new session; drops to --setuid/--setgid
+ *                             sharing its memory until the init executes
+ *                             this program anew (see start_init()), then
+ *                             only waits: the server's kill request or the
+ *                             call's backstop SIGKILL the init.
+ *   init (pid 1 inside,       enters the call's working folder; a new
+ *   --as-init)                session; drops to --setuid/--setgid
  *                             (groups cleared), sets its own parent-death
  *                             signal (after the uid change, which would
  *                             clear it), then either execs bwrap
@@ -83,6 +86,9 @@
 #define MAX_REQUEST_BYTES (1 << 20)
 #define MAX_REQUEST_ENV 4096
 #define OUTPUT_PIPE_BYTES (256 * 1024)
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
 
 extern char **environ;
 
@@ -648,34 +654,38 @@ static long number(struct options *o, const char *text, const char *what) {
   return n;
 }
 
-static rlim_t rl_number(struct options *o, const char *text) {
+/* A decimal rlimit value up to `stop`, no sign. */
+static rlim_t rl_number(struct options *o, const char *text, char stop) {
   char *end;
   errno = 0;
   unsigned long long n = strtoull(text, &end, 10);
-  if (errno != 0 || *end != '\0' || text[0] == '-') invalid(o, "--rlimit");
+  if (errno != 0 || *end != stop || end == text || text[0] == '-') invalid(o, "--rlimit");
   return (rlim_t)n;
 }
 
-/* --rlimit=NAME=SOFT:HARD with NAME one of cpu, as, nproc, fsize, nofile. */
-static void parse_rlimit(struct options *o, char *spec) {
+/*
+ * --rlimit=NAME=SOFT:HARD with NAME one of cpu, as, nproc, fsize, nofile.
+ * Reads `spec` without changing it, as parse() reads every option: a
+ * contained call's options are parsed again by its init (--as-init).
+ */
+static void parse_rlimit(struct options *o, const char *spec) {
   static const struct {
     const char *name;
     int resource;
   } names[] = {{"cpu", RLIMIT_CPU}, {"as", RLIMIT_AS}, {"nproc", RLIMIT_NPROC},
                {"fsize", RLIMIT_FSIZE}, {"nofile", RLIMIT_NOFILE}};
-  char *eq = strchr(spec, '='), *colon = eq ? strchr(eq, ':') : NULL;
+  const char *eq = strchr(spec, '='), *colon = eq ? strchr(eq, ':') : NULL;
   if (eq == NULL || colon == NULL || o->nlimits >= MAX_RLIMITS) {
     invalid(o, "--rlimit");
     return;
   }
-  *eq = '\0';
-  *colon = '\0';
+  size_t length = (size_t)(eq - spec);
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-    if (strcmp(spec, names[i].name) == 0) {
+    if (strlen(names[i].name) == length && strncmp(spec, names[i].name, length) == 0) {
       struct limit *l = &o->limits[o->nlimits++];
       l->resource = names[i].resource;
-      l->value.rlim_cur = rl_number(o, eq + 1);
-      l->value.rlim_max = rl_number(o, colon + 1);
+      l->value.rlim_cur = rl_number(o, eq + 1, ':');
+      l->value.rlim_max = rl_number(o, colon + 1, '\0');
       return;
     }
   }
@@ -710,14 +720,18 @@ static void parse(struct options *o, int argc, char **argv) {
     }
     else if (strncmp(a, "--egress=", 9) == 0) {
       /* --egress=PORT:SOCKET */
-      char *colon = strchr(a + 9, ':');
+      const char *colon = strchr(a + 9, ':');
       if (colon == NULL || colon[1] != '/') {
         invalid(o, "--egress");
         continue;
       }
-      *colon = '\0';
-      o->egress_port = number(o, a + 9, "--egress port");
-      if (o->egress_port < 1 || o->egress_port > 65535) invalid(o, "--egress port");
+      char *end;
+      errno = 0;
+      long port = strtol(a + 9, &end, 10);
+      if (errno != 0 || end != colon || a[9] < '0' || a[9] > '9' || port < 1 || port > 65535) {
+        invalid(o, "--egress port");
+      }
+      o->egress_port = port;
       o->egress_socket = colon + 1;
     }
     else invalid(o, a);
@@ -896,22 +910,72 @@ static void write_file(const char *path, const char *text) {
   close(fd);
 }
 
+/* What start_init()'s child needs, read from the serving helper's memory before its exec. */
+struct init_start {
+  const struct options *o;
+  const struct request *r;
+  int in, out, err;
+};
+
+static void enter_call_fds(int in, int out, int err, int executes);
+static int serve_pidfd = -1;
+static int serve_exe = -1; /* this program, opened once: what every init executes */
+static uid_t serve_uid;
+static gid_t serve_gid;
+
+/* The init's argv: this program, --as-init, then the call's options and command. */
+static char *init_argv[MAX_REQUEST_BYTES / 2 + 3];
+/* The child's stack while it shares our memory (we are suspended until it executes). */
+static char init_stack[64 * 1024] __attribute__((aligned(16)));
+
+static void map_own_ids(uid_t uid, gid_t gid);
+
+/*
+ * The child of start_init(), in the new namespace, in our memory and on
+ * init_stack until it executes: so it writes no memory of ours but its
+ * stack, init_argv and errno (raw system calls, no C library state).
+ */
+static int exec_init(void *arg) {
+  const struct init_start *s = arg;
+  /* Its own table of handlers (no CLONE_SIGHAND): SIGPIPE, the one we ignore, back to the default. */
+  default_disposition(SIGPIPE);
+  enter_call_fds(s->in, s->out, s->err, 1);
+  if (s->o->pidns == 2) map_own_ids(serve_uid, serve_gid);
+  /* The working folder too is entered after the exec: a folder that hangs
+     (a network mount gone away) then holds up this call alone, never us. */
+  init_argv[0] = s->r->argv[0];
+  init_argv[1] = "--as-init";
+  init_argv[2] = (char *)s->r->cwd;
+  for (int i = 1; i <= s->r->argc; i++) init_argv[i + 2] = s->r->argv[i];
+  syscall(SYS_execveat, serve_exe, "", init_argv, s->r->env, AT_EMPTY_PATH);
+  int err = errno;
+  /* The command's arguments and environment are in ours: too long for our
+     exec, too long for the command's, and reported as its failure would be. */
+  if (err == E2BIG && s->o->argv[0] != NULL) {
+    say("failed to execute %s: %s", s->o->argv[0], strerror(err));
+    _exit(exec_status(err));
+  }
+  say("cannot start the init: %s", strerror(err));
+  _exit(EXIT_SETUP);
+}
+
 /*
  * Creates the call's PID namespace and its init in one clone(): as root a
  * new PID namespace alone; otherwise a user namespace of our own with it,
- * mapping only the server's uid and gid (written by the init itself, see
- * map_own_ids()). Returns the init's pid, 0 in the init, -1 with errno.
- *
- * One process fewer than unshare() and a fork after it: on a VM where each
- * process level (a fork, an exit, a parent woken to reap it) costs 0.5 to
- * 1 ms, that was a fifth of a contained call. The raw system call (the C
- * library has no fork with flags): the child's copy of the library's
- * thread data then names the parent's thread id, which only raise() and
- * the thread functions read, and this program calls neither.
+ * mapping only the server's uid and gid. The child shares our memory and
+ * we wait (CLONE_VM | CLONE_VFORK) until it executes this program again as
+ * the namespace's init (--as-init, the same options): no page table of
+ * ours is copied and no page of ours is shared copy-on-write with a
+ * process that lives as long as its call. On a paravirtualized VM each
+ * copy-on-write fault after a fork costs a TLB flush on the other core,
+ * and the copies and faults cost more than executing this small static
+ * program anew. Returns the init's pid, or -1 with errno.
  */
-static pid_t clone_init(const struct options *o) {
-  unsigned long flags = CLONE_NEWPID | (o->pidns == 2 ? CLONE_NEWUSER : 0) | SIGCHLD;
-  return (pid_t)syscall(SYS_clone, flags, 0, NULL, NULL, 0);
+static pid_t start_init(const struct options *o, const struct request *r, int in, int out,
+                        int err) {
+  int flags = CLONE_VM | CLONE_VFORK | CLONE_NEWPID | (o->pidns == 2 ? CLONE_NEWUSER : 0) | SIGCHLD;
+  struct init_start start = {.o = o, .r = r, .in = in, .out = out, .err = err};
+  return clone(exec_init, init_stack + sizeof init_stack, flags, &start);
 }
 
 /* In a new user namespace: maps only `uid` and `gid`, the creator's (read before the clone). */
@@ -1019,13 +1083,12 @@ static _Noreturn void run_init(const struct options *o, int parent) {
 }
 
 /*
- * The init's first steps, in the process clone_init() made. `uid` and
- * `gid` are the serving helper's; `parent` its pidfd (see run_init()).
+ * The init's first steps, in the image start_init() executed; `parent` is
+ * the serving helper's pidfd (see run_init()).
  */
-static _Noreturn void become_init(const struct options *o, uid_t uid, gid_t gid, int parent) {
+static _Noreturn void become_init(const struct options *o, int parent) {
   /* A new session: no controlling terminal, no terminal signal. */
   if (setsid() < 0) setup_failed("setsid");
-  if (o->pidns == 2) map_own_ids(uid, gid);
   /* Larger output pipes: a flood then reaches the server in fewer, larger
      reads (each read costs the server an allocation or two). Not a pipe, or
      over the system's pipe-max-size: keep the default. */
@@ -1086,6 +1149,41 @@ static _Noreturn void run_inner(struct options *o, char *self) {
 }
 
 /*
+ * --as-init CWD OPTIONS -- COMMAND: a contained call's init, executed by
+ * the child start_init() made in the new namespace (its pipes at 0-2, the
+ * serving helper's pidfd at 3). Only as pid 1 of a namespace: the kernel
+ * ending everything in it when we exit is what makes our end the tree's.
+ * `argv` starts at --as-init.
+ */
+static _Noreturn void run_exec_init(int argc, char **argv) {
+  if (getpid() != 1) {
+    errno = EPERM;
+    setup_failed("--as-init outside a new PID namespace");
+  }
+  if (argc < 2) {
+    errno = EINVAL;
+    setup_failed("--as-init without a working folder");
+  }
+  /* What Deno's spawn did for the cwd: a folder gone since the call was
+     checked ends the call here, before anything starts. */
+  if (chdir(argv[1]) != 0) {
+    say("chdir %s: %s", argv[1], strerror(errno));
+    _exit(EXIT_SETUP);
+  }
+  /* parse() reads from index 1: the folder stands where our name would. */
+  struct options o = {0};
+  parse_or_fail(&o, argc - 1, argv + 1);
+  if (o.pidns == 0) {
+    errno = EINVAL;
+    setup_failed("--as-init without --pidns=");
+  }
+  /* The child reset SIGPIPE, the one signal the serving helper ignores, and
+     executing reset every handler: each disposition is the default. */
+  dispositions_default = 1;
+  become_init(&o, 3);
+}
+
+/*
  * Without --serve: the inner helper bwrap executes (--inner, or no
  * --pidns=), the one program of a call executed anew. A contained call
  * (--pidns=) is refused here: the serving helper is the outer of every
@@ -1131,7 +1229,8 @@ static _Noreturn void run_one_off(int argc, char **argv) {
  *                           call's exit code: see end_status())
  *
  * A contained call (--pidns=) is its namespace's init, cloned by this
- * process straight into the new namespace: this process is the outer of
+ * process straight into the new namespace and executed anew as this
+ * program (--as-init, see start_init()): this process is the outer of
  * every contained call, and the only one. It keeps each call's backstop
  * in its own loop, and an init's reaping means its namespace is empty.
  * Any other call (--dump, --inner) is a plain fork. Either way the call's
@@ -1334,9 +1433,6 @@ static void fail_call(unsigned id, const char *what) {
 }
 
 /* This process's pidfd, uid and gid, read once by serve(): what each init is given. */
-static int serve_pidfd = -1;
-static uid_t serve_uid;
-static gid_t serve_gid;
 
 /*
  * In the call's process, first: its pipes become 0-2 and nothing else of
@@ -1344,17 +1440,37 @@ static gid_t serve_gid;
  * its parent-death signal), then its request's environment and folder.
  * Returns where our pidfd is now.
  */
-static int enter_call(int in, int out, int err, const struct request *r) {
-  signal(SIGPIPE, SIG_DFL);
-  dispositions_default = 1;
+/*
+ * A call's descriptors: its pipes at 0-2, our pidfd at 3 (see run_init()),
+ * and no other. `executes`: the caller executes a program next (an init's
+ * child, which executes this program from serve_exe), so the pidfd is
+ * kept through that exec and every other descriptor closes at it; else
+ * every other descriptor closes now.
+ */
+static void enter_call_fds(int in, int out, int err, int executes) {
   int stdin_fd = in >= 0 ? in : open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (stdin_fd < 0 || dup2(stdin_fd, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) {
     _exit(EXIT_SETUP);
   }
   if (dup2(serve_pidfd, 3) < 0) _exit(EXIT_SETUP);
-  if (syscall(SYS_close_range, 4U, ~0U, 0U) != 0) {
-    for (int fd = 4; fd < 65536; fd++) close(fd);
+  if (!executes) {
+    if (syscall(SYS_close_range, 4U, ~0U, 0U) != 0) {
+      for (int fd = 4; fd < 65536; fd++) close(fd);
+    }
+    return;
   }
+  /* A pidfd is opened close-on-exec, and dup2() onto itself keeps the flag. */
+  if (fcntl(3, F_SETFD, 0) != 0) _exit(EXIT_SETUP);
+  if (syscall(SYS_close_range, 4U, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+    for (int fd = 4; fd < 65536; fd++) fcntl(fd, F_SETFD, FD_CLOEXEC);
+  }
+}
+
+/* A plain fork's entry into its call: the descriptors, the defaults, the request. */
+static int enter_call(int in, int out, int err, const struct request *r) {
+  signal(SIGPIPE, SIG_DFL);
+  dispositions_default = 1;
+  enter_call_fds(in, out, err, 0);
   enter_request(r);
   return 3;
 }
@@ -1400,10 +1516,9 @@ static void start_call(unsigned id, char *payload, size_t len, char *self) {
     for (int i = 0; i < 2; i++) close_fd(&in[i]), close_fd(&out[i]), close_fd(&err[i]);
     return;
   }
-  pid_t pid = contained ? clone_init(&o) : fork();
+  pid_t pid = contained ? start_init(&o, &r, in[0], out[1], err[1]) : fork();
   if (pid == 0) {
     int parent = enter_call(in[0], out[1], err[1], &r);
-    if (contained) become_init(&o, serve_uid, serve_gid, parent);
     close(parent);
     if (dump_call) dump(r.argc, r.argv);
     run_inner(&o, self);
@@ -1586,6 +1701,8 @@ static _Noreturn void serve(char *self) {
   fcntl(1, F_SETPIPE_SZ, OUTPUT_PIPE_BYTES);
   fcntl(1, F_SETFL, fcntl(1, F_GETFL) | O_NONBLOCK); /* see write_all_out() */
   serve_pidfd = own_pidfd();
+  serve_exe = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  if (serve_exe < 0) setup_failed("/proc/self/exe");
   serve_uid = getuid();
   serve_gid = getgid();
   sigset_t children;
@@ -1642,5 +1759,6 @@ int main(int argc, char **argv) {
   sigprocmask(SIG_BLOCK, &blocked, NULL);
 
   if (argc == 2 && strcmp(argv[1], "--serve") == 0) serve(argv[0]);
+  if (argc >= 2 && strcmp(argv[1], "--as-init") == 0) run_exec_init(argc - 1, argv + 1);
   run_one_off(argc, argv);
 }
