@@ -160,7 +160,7 @@ async function main(): Promise<void> {
     console.log(
       `   htmcp's own cost per call (stdio round trip p50 minus the same spawn path p50): ` +
         `${fmt((stdio.get("none") ?? NaN) - spawn.containedP50Ms)} ms contained ` +
-        `(protocol, policy, jail, two audit fsyncs; target <= 2 ms)`,
+        `(protocol, policy, jail, two audit fsyncs; target under 1 ms)`,
     );
 
     console.log(
