@@ -918,8 +918,10 @@ struct init_start {
 };
 
 static void enter_call_fds(int in, int out, int err, int executes);
+/* This process's pidfd, uid and gid, and its own file (what every init
+   executes), read once by serve(). */
 static int serve_pidfd = -1;
-static int serve_exe = -1; /* this program, opened once: what every init executes */
+static int serve_exe = -1;
 static uid_t serve_uid;
 static gid_t serve_gid;
 
@@ -933,7 +935,8 @@ static void map_own_ids(uid_t uid, gid_t gid);
 /*
  * The child of start_init(), in the new namespace, in our memory and on
  * init_stack until it executes: so it writes no memory of ours but its
- * stack, init_argv and errno (raw system calls, no C library state).
+ * stack, init_argv and errno (system calls, and formatting on its own
+ * stack; no state of the C library's or ours changes).
  */
 static int exec_init(void *arg) {
   const struct init_start *s = arg;
@@ -1432,17 +1435,10 @@ static void fail_call(unsigned id, const char *what) {
   emit('X', id, status, (size_t)n);
 }
 
-/* This process's pidfd, uid and gid, read once by serve(): what each init is given. */
-
 /*
- * In the call's process, first: its pipes become 0-2 and nothing else of
- * ours stays open (but our pidfd, which a new init needs until it has set
- * its parent-death signal), then its request's environment and folder.
- * Returns where our pidfd is now.
- */
-/*
- * A call's descriptors: its pipes at 0-2, our pidfd at 3 (see run_init()),
- * and no other. `executes`: the caller executes a program next (an init's
+ * A call's descriptors: its pipes at 0-2, our pidfd at 3 (which a new init
+ * needs until it has set its parent-death signal, see run_init()), and no
+ * other of ours. `executes`: the caller executes a program next (an init's
  * child, which executes this program from serve_exe), so the pidfd is
  * kept through that exec and every other descriptor closes at it; else
  * every other descriptor closes now.
@@ -1466,7 +1462,10 @@ static void enter_call_fds(int in, int out, int err, int executes) {
   }
 }
 
-/* A plain fork's entry into its call: the descriptors, the defaults, the request. */
+/*
+ * A plain fork's entry into its call: the descriptors, the signal defaults,
+ * then its request's environment and folder. Returns where our pidfd is.
+ */
 static int enter_call(int in, int out, int err, const struct request *r) {
   signal(SIGPIPE, SIG_DFL);
   dispositions_default = 1;
