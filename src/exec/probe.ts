@@ -94,7 +94,8 @@ export async function probeServerUid(
     const output = await runThroughHelper(helper, ["--dump", ...SYSTEM_DIRS]);
     const match = /^uid: (\d+)$/m.exec(output.stdout);
     if (!output.status.success || match === null) {
-      const said = output.stderr.split("\n", 1)[0]?.trim();
+      // A serving helper that could not serve said why on its own stderr.
+      const said = output.stderr.split("\n", 1)[0]?.trim() || helper.lastWords;
       return { ok: false, detail: said || `"${spawn} --dump" did not report a uid` };
     }
     const gid = /^gid: (\d+)$/m.exec(output.stdout);

@@ -288,6 +288,27 @@ export function commandStatus(waitStatus: number): Deno.CommandStatus {
   return { success: false, code: 128 + signal, signal: SIGNAL_NAMES[signal] ?? "SIGKILL" };
 }
 
+/** How much of the serving helper's own stderr is read for its first line. */
+const LAST_WORDS_BYTES = 4096;
+
+/**
+ * The first line of `stream` (at most LAST_WORDS_BYTES), or null when it
+ * ends empty; the rest is read and dropped, so the writer never blocks.
+ */
+async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string | null> {
+  const decoder = new TextDecoder();
+  let text = "";
+  try {
+    for await (const chunk of stream) {
+      if (text.length < LAST_WORDS_BYTES) text += decoder.decode(chunk, { stream: true });
+    }
+  } catch {
+    // A read error ends what there is to say.
+  }
+  const line = text.slice(0, LAST_WORDS_BYTES).split("\n", 1)[0]!.trim();
+  return line === "" ? null : line;
+}
+
 /** How a call ends when the serving helper died under it: its tree died with it. */
 const HELPER_DIED: Deno.CommandStatus = { success: false, code: 137, signal: "SIGKILL" };
 
@@ -303,6 +324,7 @@ export class ServingHelper {
   readonly #calls = new Map<number, Running>();
   #nextId = 1;
   #closed = false;
+  #lastWords: string | null = null;
 
   /** @param path The helper (`LauncherTools.spawn`), the one program Deno may run. */
   constructor(path: string) {
@@ -312,6 +334,14 @@ export class ServingHelper {
   /** The serving helper's pid while it runs, else null. */
   get pid(): number | null {
     return this.#child?.pid ?? null;
+  }
+
+  /**
+   * The first line the last serving helper to end wrote to its own stderr
+   * (why it could not serve, such as no `/proc`), or null.
+   */
+  get lastWords(): string | null {
+    return this.#lastWords;
   }
 
   /** The helper this serves: a call for another program is not one it can start. */
@@ -419,7 +449,9 @@ export class ServingHelper {
       cwd: "/",
       stdin: "piped",
       stdout: "piped",
-      stderr: "null",
+      // Its own stderr says only why it could not serve (its calls have
+      // pipes of their own): kept for the startup probe's refusal.
+      stderr: "piped",
     }).spawn();
     // Idle, it must not keep a finished server alive; a call in flight has
     // its own timers that do.
@@ -427,7 +459,8 @@ export class ServingHelper {
     const writer = child.stdin.getWriter();
     this.#child = child;
     this.#writer = writer;
-    this.#ended = this.#read(child, writer).finally(() => {
+    const words = firstLine(child.stderr);
+    this.#ended = this.#read(child, writer, words).finally(() => {
       writer.releaseLock();
       child.stdin.close().catch(() => {});
     });
@@ -437,6 +470,7 @@ export class ServingHelper {
   async #read(
     child: Deno.ChildProcess,
     writer: WritableStreamDefaultWriter<Uint8Array>,
+    words: Promise<string | null>,
   ): Promise<void> {
     const calls = this.#calls;
     const parser = new FrameParser({
@@ -477,6 +511,8 @@ export class ServingHelper {
       reader.releaseLock();
     }
     await child.status;
+    // Before any call hears of the end, so whoever reads it can say why.
+    this.#lastWords = await words;
     // Forgotten before any call hears of its end: a call started from such
     // an end (the next sandbox made ahead) must start a new helper, not
     // write to this dead one's stdin and wait forever.

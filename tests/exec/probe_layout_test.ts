@@ -36,3 +36,38 @@ Deno.test("probeServerUid() says why when the helper cannot be spawned", async (
   });
   await helper.close();
 });
+
+// The suite has no sys permission for Deno.uid(): ask id(1).
+const ROOT =
+  new TextDecoder().decode((await new Deno.Command("id", { args: ["-u"] }).output()).stdout)
+    .trim() === "0";
+
+Deno.test({
+  name:
+    "probeServerUid() says why when the serving helper cannot serve: its own line, here no /proc",
+  ignore: !ROOT,
+  fn: async () => {
+    // The real helper, started in a mount namespace whose /proc is gone: it
+    // needs its own file from /proc to execute each call's init.
+    const dir = await Deno.makeTempDir({ prefix: "htmcp-no-proc-" });
+    const script = `${dir}/serve`;
+    await Deno.writeTextFile(
+      script,
+      `#!/bin/sh\nexec /usr/bin/unshare -m /bin/sh -c 'umount -l /proc && exec "$0" "$@"' ` +
+        `'${DEFAULT_LAUNCHER_TOOLS.spawn}' "$@"\n`,
+      { mode: 0o755 },
+    );
+    const helper = new ServingHelper(script);
+    try {
+      const server = await probeServerUid(helper);
+      assert.deepEqual(server, {
+        ok: false,
+        detail: "htmcp-spawn: /proc/self/exe: No such file or directory",
+      });
+      assert.equal(helper.lastWords, "htmcp-spawn: /proc/self/exe: No such file or directory");
+    } finally {
+      await helper.close();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
