@@ -16,6 +16,10 @@
 /** Size of the one buffer output is read into, and the capture's growth step. */
 export const READ_BUFFER_BYTES = 256 * 1024;
 
+/** A capture's first allocation, made at its first byte. */
+const FIRST_BYTES = 256;
+const EMPTY = new Uint8Array(0);
+
 /**
  * Keeps the first `windowBytes` and the last `tailBytes` of a stream, and
  * counts every byte: the memory one command's output may take is bounded
@@ -37,13 +41,17 @@ export class BoundedCapture {
   // the read buffer's size: a call that prints a line costs a line, not a
   // megabyte, and a large output leaves at most READ_BUFFER_BYTES * 2 of
   // outgrown copies for the collector, not another window's worth.
-  #head: Uint8Array;
-  readonly #tail: Uint8Array;
+  #head: Uint8Array = EMPTY;
+  // Grows the same way up to `#tailBytes` before it first wraps, so a call
+  // that prints nothing allocates nothing (every call has a live tail of
+  // each stream, for a progress report or a job made of it).
+  #tail: Uint8Array = EMPTY;
+  readonly #tailBytes: number;
   #kept = 0;
   #total = 0;
 
   /**
-   * Makes an empty capture; the window's buffer starts small and grows.
+   * Makes an empty capture; its buffers are made at its first byte and grow.
    *
    * @param windowBytes How many leading bytes to keep.
    * @param tailBytes How many trailing bytes to keep as well (for a record at the end).
@@ -56,8 +64,7 @@ export class BoundedCapture {
       }
     }
     this.#windowBytes = windowBytes;
-    this.#head = new Uint8Array(Math.min(windowBytes, 4096));
-    this.#tail = new Uint8Array(tailBytes);
+    this.#tailBytes = tailBytes;
   }
 
   /**
@@ -72,7 +79,7 @@ export class BoundedCapture {
       const part = chunk.byteLength <= room ? chunk : chunk.subarray(0, room);
       const needed = this.#kept + part.byteLength;
       if (needed > this.#head.byteLength) {
-        let size = this.#head.byteLength * 2 || 1;
+        let size = this.#head.byteLength * 2 || FIRST_BYTES;
         while (size < needed) size *= 2;
         if (size > READ_BUFFER_BYTES) size = this.#windowBytes;
         const grown = new Uint8Array(Math.min(size, this.#windowBytes));
@@ -82,6 +89,7 @@ export class BoundedCapture {
       this.#head.set(part, this.#kept);
       this.#kept += part.byteLength;
     }
+    if (this.#tailBytes > 0) this.#growTail(this.#total + chunk.byteLength);
     const size = this.#tail.byteLength;
     if (size > 0) {
       // A ring indexed by the running total: byte k of the stream lives at k % size.
@@ -94,6 +102,21 @@ export class BoundedCapture {
       }
     }
     this.#total += chunk.byteLength;
+  }
+
+  /**
+   * Makes the tail hold `needed` bytes, or all `#tailBytes` of it. Until it
+   * is that full it never wrapped, so the stream's bytes lie at their own
+   * offsets, which the ring's indexing (k % size) reads the same at any size.
+   */
+  #growTail(needed: number): void {
+    const size = this.#tail.byteLength;
+    if (size >= this.#tailBytes || needed <= size) return;
+    let grown = size * 2 || FIRST_BYTES;
+    while (grown < needed) grown *= 2;
+    const tail = new Uint8Array(Math.min(grown, this.#tailBytes));
+    tail.set(this.#tail.subarray(0, this.#total));
+    this.#tail = tail;
   }
 
   /** Every byte the stream produced, including discarded ones. */

@@ -54,6 +54,25 @@ Deno.test("BoundedCapture keeps every byte in order while its window grows past 
   assert.deepEqual(capture.tail(), stream.subarray(stream.length - 1000));
 });
 
+Deno.test("BoundedCapture's tail, grown as the stream comes, is exactly its last bytes at every step", () => {
+  // Chunk sizes that cross each growth step and the final wrap, from a seeded sequence.
+  let seed = 7;
+  const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 8;
+  for (const tailBytes of [1, 300, 4096, 16 * 1024]) {
+    const capture = new BoundedCapture(0, tailBytes);
+    const all: number[] = [];
+    assert.deepEqual([...capture.tail()], []);
+    for (let step = 0; step < 60; step++) {
+      const size = next() % (step % 7 === 6 ? 9000 : 700);
+      const chunk = Uint8Array.from({ length: size }, () => next() % 256);
+      capture.push(chunk);
+      all.push(...chunk);
+      assert.deepEqual([...capture.tail()], all.slice(Math.max(0, all.length - tailBytes)));
+      assert.equal(capture.totalBytes, all.length);
+    }
+  }
+});
+
 Deno.test("BoundedCapture rejects a negative window", () => {
   assert.throws(() => new BoundedCapture(-1), RangeError);
 });
