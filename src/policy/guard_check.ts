@@ -28,6 +28,32 @@ export function guardAppliesTo(guard: Guard, names: readonly string[]): boolean 
   return guard.commands.some((command) => names.includes(command));
 }
 
+/**
+ * The guards covering each command name, in table order: built once from
+ * `guardAppliesTo`, so it cannot disagree with it. Every call asked the
+ * whole table, four times, about its one command.
+ */
+const GUARDS_BY_NAME: ReadonlyMap<string, readonly Guard[]> = new Map(
+  [...new Set(GUARDS.flatMap((guard) => guard.commands))].map((name) => [
+    name,
+    Object.freeze(GUARDS.filter((guard) => guardAppliesTo(guard, [name]))),
+  ]),
+);
+const NO_GUARDS: readonly Guard[] = Object.freeze([]);
+
+/**
+ * The guards covering a command known by any of `names` (its allowlisted
+ * name and the basename of its real path), in table order: exactly
+ * `GUARDS.filter((guard) => guardAppliesTo(guard, names))`.
+ */
+export function guardsFor(names: readonly string[]): readonly Guard[] {
+  const [first, ...others] = names;
+  if (first === undefined) return NO_GUARDS;
+  const own = GUARDS_BY_NAME.get(first) ?? NO_GUARDS;
+  if (others.every((name) => name === first)) return own;
+  return GUARDS.filter((guard) => guardAppliesTo(guard, names));
+}
+
 function scopedWords(scope: FlagScope, args: readonly string[]): readonly string[] {
   if (scope.in === "all") return args;
   const git = splitGitArgs(args);
@@ -139,10 +165,9 @@ export function programWordIndexes(
   names: readonly string[],
   args: readonly string[],
 ): ReadonlySet<number> {
+  const guards = guardsFor(names);
   const covers = (kind: GuardMatch["kind"]) =>
-    GUARDS.some((guard) =>
-      guardAppliesTo(guard, names) && guard.match.some((match) => match.kind === kind)
-    );
+    guards.some((guard) => guard.match.some((match) => match.kind === kind));
   if (covers("sed-script")) return new Set(sedScripts(args).scriptIndexes);
   if (covers("awk-program")) return new Set(awkInvocation(args).programIndexes);
   return new Set();
@@ -160,8 +185,8 @@ export function findGuardHit(
   args: readonly string[],
   disabled: ReadonlySet<string>,
 ): GuardHit | null {
-  for (const guard of GUARDS) {
-    if (disabled.has(guard.name) || !guardAppliesTo(guard, names)) continue;
+  for (const guard of guardsFor(names)) {
+    if (disabled.has(guard.name)) continue;
     for (const match of guard.match) {
       const found = findMatch(match, args);
       if (found !== null) {
@@ -191,10 +216,8 @@ export function needsGitRepositoryCheck(
   command: ResolvedCommand,
   disabled: ReadonlySet<string>,
 ): boolean {
-  const names = [command.name, basenameOf(command.realPath)];
-  return GUARDS.some((guard) =>
-    !disabled.has(guard.name) && guardAppliesTo(guard, names) &&
-    guard.match.some((match) => match.kind === "git-repository")
+  return guardsFor([command.name, basenameOf(command.realPath)]).some((guard) =>
+    !disabled.has(guard.name) && guard.match.some((match) => match.kind === "git-repository")
   );
 }
 

@@ -1,5 +1,6 @@
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { evaluateCommand, GUARD_NAMES, GUARDS } from "../../src/policy/mod.ts";
+import { guardAppliesTo, guardsFor } from "../../src/policy/guard_check.ts";
 import { policyAllowing, WIDE_ALLOW } from "./_fixtures.ts";
 
 /** One command each guard must refuse, and that must pass once the guard is disabled. */
@@ -143,4 +144,21 @@ Deno.test("disabling one guard leaves the others on", () => {
   const relaxed = policyAllowing(["find"], { disabledGuards: new Set(["find-delete"]) });
   ok(evaluateCommand("find . -delete", relaxed).ok);
   ok(!evaluateCommand("find . -exec id +", relaxed).ok);
+});
+
+Deno.test("guardsFor() is exactly the table filtered by guardAppliesTo, in table order, for any names", () => {
+  const known = [...new Set(GUARDS.flatMap((guard) => guard.commands))];
+  const cases: string[][] = [[], ["no-such-command"], ["no-such", "command"]];
+  for (const name of known) {
+    cases.push([name], [name, name], [name, "no-such-command"], ["no-such-command", name]);
+  }
+  // Two different known names: the allowlisted name and another real basename.
+  for (let i = 0; i + 1 < known.length; i += 3) cases.push([known[i]!, known[i + 1]!]);
+  for (const names of cases) {
+    deepEqual(
+      guardsFor(names).map((guard) => guard.name),
+      GUARDS.filter((guard) => guardAppliesTo(guard, names)).map((guard) => guard.name),
+      JSON.stringify(names),
+    );
+  }
 });
