@@ -79,15 +79,28 @@ export async function makeJail(): Promise<string> {
   return jail;
 }
 
+/** An executor started on a private copy of one launcher tool (see `withToolCopy`). */
+export interface ToolCopy {
+  readonly executor: Executor;
+  readonly policy: Policy;
+  readonly jail: string;
+  /** The copy the executor was started with: a test may remove or replace it. */
+  readonly copy: string;
+  /** The folder holding the copy (searchable by the jail's uid). */
+  readonly tools: string;
+  /** Runs `sh -c script` in the jail. */
+  sh(callId: string, script: string): Promise<ExecOutcome>;
+}
+
 /**
- * Starts a real executor whose launcher tool `tool` (the helper, or bwrap in
- * bwrap mode) is a private copy, removes that copy after startup (the
- * launcher now breaks mid-call), runs `sh -c 'touch canary'`, and returns the
- * outcome and whether the canary appeared. Everything is cleaned up.
+ * Starts a real executor whose launcher tool `tool` (the helper, or bwrap
+ * in bwrap mode) is a private copy, asserts the mode it runs in, and runs
+ * `body` with it; the executor is shut down and everything is removed after.
  */
-export async function runWithToolRemovedAfterStartup(
+export async function withToolCopy<T>(
   tool: "spawn" | "bwrap",
-): Promise<{ outcome: ExecOutcome; canaryCreated: boolean }> {
+  body: (copy: ToolCopy) => Promise<T>,
+): Promise<T> {
   const jail = await makeJail();
   const tools = await Deno.makeTempDir();
   // The launcher runs as the jail's uid after the drop: it must reach the copy.
@@ -112,22 +125,42 @@ export async function runWithToolRemovedAfterStartup(
     });
     const built = await createExecutor(policy, { tools: { [tool]: copy } });
     if (!built.ok) throw new Error(`startup failed: ${built.message}`);
-    await assertSandboxMode(built.executor, mode);
+    try {
+      await assertSandboxMode(built.executor, mode);
+      const sh = (callId: string, script: string) =>
+        built.executor.run({
+          callId,
+          command: policy.allowlist.get("sh")!,
+          args: ["-c", script],
+          cwd: jail,
+          redactor: NO_REDACTION,
+        });
+      return await body({ executor: built.executor, policy, jail, copy, tools, sh });
+    } finally {
+      await built.executor.shutdown();
+    }
+  } finally {
+    await Deno.remove(jail, { recursive: true });
+    await Deno.remove(tools, { recursive: true });
+  }
+}
+
+/**
+ * Starts a real executor on a private copy of `tool`, removes that copy
+ * after startup (the launcher now breaks mid-call), runs `sh -c 'touch
+ * canary'`, and returns the outcome and whether the canary appeared.
+ */
+export async function runWithToolRemovedAfterStartup(
+  tool: "spawn" | "bwrap",
+): Promise<{ outcome: ExecOutcome; canaryCreated: boolean }> {
+  return await withToolCopy(tool, async ({ executor, jail, copy, sh }) => {
     await Deno.remove(copy);
     if (tool === "spawn") {
       // The serving helper the startup probe ran through still runs the
       // removed file's code; only a new one must come from the path. It is
       // our executor's child, checked to be the helper before the signal.
-      await endServingHelper(built.executor, copy);
+      await endServingHelper(executor, copy);
     }
-    const sh = (callId: string, script: string) =>
-      built.executor.run({
-        callId,
-        command: policy.allowlist.get("sh")!,
-        args: ["-c", script],
-        cwd: jail,
-        redactor: NO_REDACTION,
-      });
     if (tool === "bwrap") {
       // A sandbox made ahead of this call, if bwrap was still there when it
       // was made, is a whole one (pid 2 of its own namespace); made after
@@ -140,13 +173,9 @@ export async function runWithToolRemovedAfterStartup(
       }
     }
     const outcome = await sh("1", "touch canary");
-    await built.executor.shutdown();
-    const canaryCreated = await exists(`${jail}/canary`);
-    return { outcome, canaryCreated };
-  } finally {
-    await Deno.remove(jail, { recursive: true });
-    await Deno.remove(tools, { recursive: true });
-  }
+    await executor.shutdown();
+    return { outcome, canaryCreated: await exists(`${jail}/canary`) };
+  });
 }
 
 /**

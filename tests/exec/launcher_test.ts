@@ -15,7 +15,6 @@ import {
 import { detectHostLayout, ETC_COPIES, FIRST_COPY_FD } from "../../src/sandbox/mod.ts";
 import { makePolicy, TEST_LIMITS } from "../_helpers/policy.ts";
 import { exists } from "../_helpers/exists.ts";
-import { assertSandboxMode } from "../_helpers/jail.ts";
 import {
   helperCall,
   listProcesses,
@@ -26,6 +25,7 @@ import {
   spawnLaunch,
   uniqueSleep,
   waitForMarker,
+  withToolCopy,
 } from "./_fixtures.ts";
 
 const jail = Deno.makeTempDirSync();
@@ -450,55 +450,21 @@ Deno.test("[none] a contained call's init is the helper executed anew: --as-init
 });
 
 Deno.test("[none] the helper's file replaced while it serves: every init is still the file the serving helper runs", async () => {
-  const jail = await makeJail();
-  const tools = await Deno.makeTempDir();
-  // The init runs as the jail's uid after the drop, but it is executed before.
-  await Deno.chmod(tools, 0o755);
-  const copy = `${tools}/htmcp-spawn`;
-  const marker = `${tools}/replacement-ran`;
-  try {
-    await Deno.copyFile(SPAWN, copy);
-    await Deno.chmod(copy, 0o755);
-    const policy = makePolicy({
-      jailRoot: jail,
-      allow: ["sh"],
-      overrides: {
-        sandbox: {
-          mode: "none",
-          network: "none",
-          networkAllow: [],
-          acceptPathCheckOnly: true,
-          user: null,
-        },
-      },
-    });
-    const built = await createExecutor(policy, { tools: { spawn: copy } });
-    if (!built.ok) throw new Error(`startup failed: ${built.message}`);
-    await assertSandboxMode(built.executor, "none");
-    const pid = (callId: string) =>
-      built.executor.run({
-        callId,
-        command: policy.allowlist.get("sh")!,
-        args: ["-c", "echo $$"],
-        cwd: jail,
-        redactor: NO_REDACTION,
-      });
-    assert.equal((await pid("1")).stdout, "2\n");
+  await withToolCopy("spawn", async ({ executor, copy, tools, sh }) => {
+    const marker = `${tools}/replacement-ran`;
+    assert.equal((await sh("1", "echo $$")).stdout, "2\n");
     // A new file at the helper's path (a new inode), which would leave a mark.
     await Deno.remove(copy);
     await Deno.writeTextFile(copy, `#!/bin/sh\ntouch ${marker}\nexit 0\n`, { mode: 0o755 });
     // The inits execute the file the serving helper was started from (its
     // descriptor of /proc/self/exe, the binary the server verified): never
     // whatever the path names now.
-    const after = await pid("2");
+    const after = await sh("2", "echo $$");
     assert.equal(after.code, "OK", after.stderr);
     assert.equal(after.stdout, "2\n");
-    await built.executor.shutdown();
+    await executor.shutdown();
     assert.equal(await exists(marker), false);
-  } finally {
-    await Deno.remove(jail, { recursive: true });
-    await Deno.remove(tools, { recursive: true });
-  }
+  });
 });
 
 Deno.test("--as-init outside a new PID namespace is refused: 125 and the line, nothing runs", async () => {
