@@ -509,6 +509,38 @@ for (const mode of ["none", "bwrap"] as const satisfies readonly SandboxMode[]) 
   });
 }
 
+for (const mode of ["none", "bwrap"] as const satisfies readonly SandboxMode[]) {
+  Deno.test(`${mode}: eight calls in flight with large inputs each read exactly their own bytes, ended once`, async () => {
+    const s = await setup({ mode, limits: { maxOutputBytes: 1_000_000 } });
+    try {
+      // Each input spans several frames and is larger than the writes frames
+      // of one turn are joined into, so joined and lone writes interleave
+      // between the calls on the helper's one stdin.
+      const letters = ["A", "B", "C", "D", "E", "F", "G", "H"];
+      const inputs = letters.map((letter, index) => `${letter}\n`.repeat(150_000 + index * 7));
+      const outcomes = await Promise.all(letters.map((_, index) =>
+        s.executor.run({
+          callId: crypto.randomUUID(),
+          command: s.policy.allowlist.get("sh")!,
+          // The end of its input must come once: `cat` returns at it, and the
+          // second `cat` would wait for more if the end were lost.
+          args: ["-c", "cat; cat; echo end"],
+          cwd: s.jail,
+          redactor: NO_REDACTION,
+          stdin: encode(inputs[index]!),
+        })
+      ));
+      for (const [index, outcome] of outcomes.entries()) {
+        assert.equal(outcome.code, "OK", outcome.reason);
+        assert.equal(outcome.stdoutBytes, inputs[index]!.length + 4);
+        assert.equal(outcome.stdout, `${inputs[index]}end\n`, `call ${letters[index]}'s input`);
+      }
+    } finally {
+      await s.close();
+    }
+  });
+}
+
 for (const mode of ["none", "bwrap"] as const) {
   Deno.test(`${mode}: an argument the helper's request cannot carry (a NUL) is EXECUTOR_ERROR and runs nothing`, async () => {
     const s = await setup({ mode });
