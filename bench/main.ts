@@ -12,6 +12,7 @@ import { measureAuditAppend } from "./audit_append.ts";
 import { measureSpawnCosts } from "./spawn_cost.ts";
 import { printLauncherSection } from "./launcher_main.ts";
 import { measureCallCpu, printCallCpu } from "./call_cpu.ts";
+import { measureOwnCost } from "./own_cost.ts";
 import { measureRawRoundTrips } from "./raw_roundtrip.ts";
 import { measurePeers } from "./peers.ts";
 import { measureSelfConfinement } from "./self_confine.ts";
@@ -92,10 +93,8 @@ async function main(): Promise<void> {
     console.log(
       "   mode     cold start  server p50/p95   bare p50/p95   overhead p50   ratio p50   RSS idle/after calls   server CPU per call",
     );
-    const stdio = new Map<string, number>();
     for (const mode of ["none", "bwrap"] as const) {
       const f = await stdioFigures(await writePolicy(dir, mode), mode);
-      stdio.set(mode, f.s.p50);
       console.log(
         `   ${f.label.padEnd(8)} ${fmt(f.cold).padStart(7)} ms  ${fmt(f.s.p50)}/${
           fmt(f.s.p95)
@@ -156,11 +155,15 @@ async function main(): Promise<void> {
     await printLauncherSection(dir);
     // Only mode none has a like-for-like spawn path: in bwrap mode the
     // round trips run back to back while the spawn path's samples leave each
-    // sandbox the time to be made ahead.
+    // sandbox the time to be made ahead. Measured interleaved: sections 1
+    // and 2 run minutes apart, and their difference swings by more than itself.
+    const own = await measureOwnCost(300);
     console.log(
-      `   htmcp's own cost per call (stdio round trip p50 minus the same spawn path p50): ` +
-        `${fmt((stdio.get("none") ?? NaN) - spawn.containedP50Ms)} ms contained ` +
-        `(protocol, policy, jail, two audit fsyncs; target under 1 ms)`,
+      `   htmcp's own cost per call (round trip minus the same spawn path, interleaved, ` +
+        `median of ${own.rounds} differences): ${fmt(own.rawClient.medianOfDifferencesMs)} ms ` +
+        `raw JSON-RPC, ${fmt(own.sdkClient.medianOfDifferencesMs)} ms SDK client (spawn path ${
+          fmt(own.spawnPathP50Ms)
+        } ms; protocol, policy, jail, audit records and the attempt's fdatasync; target under 1 ms)`,
     );
 
     console.log(
