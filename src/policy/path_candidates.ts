@@ -8,11 +8,13 @@
  *
  * - the argument itself;
  * - the text after every `=` (`--file=/etc/passwd`, `if=/etc/passwd`);
- * - for a single-dash word, each attached value that looks like a path,
- *   starting at any point a cluster of option letters could end
- *   (`-o/etc/x`, `-uo/etc/x`); so `-Isrc/../..` is checked too, and
+ * - for a single-dash word, each attached value, starting at any point a
+ *   cluster of option letters could end (`-o/etc/x`, `-uo/etc/x`, and
+ *   `-frl` as `rl` and `l`); so `-Isrc/../..` is checked too, and
  *   `-Isrc/x` is refused only if `/x`, read as `-I -s -r -c /x`, is outside
- *   (write the value as its own word to avoid that);
+ *   (write the value as its own word to avoid that). A bare value is a path
+ *   too: `date -frl` reads the file `rl`, and the jail checks a bare word
+ *   whenever an entry of that name exists, as for `date -f rl`;
  * - the text after a leading `@` (response files, `curl -d @/etc/passwd`);
  * - the path of a `file:` URL.
  *
@@ -66,22 +68,12 @@ function suffixStarts(word: string): number[] {
   for (let at = word.indexOf("="); at !== -1; at = word.indexOf("=", at + 1)) starts.push(at + 1);
   if (word.startsWith("-") && !word.startsWith("--")) {
     // The option letters run from 1 to `lettersEnd`; an attached value may
-    // start after any of them. Whether the suffix at `at` looks like a path
-    // is read from the last `/` and `..` of the word, so the scan stays
-    // linear in the word's length.
+    // start after any of them, and every such suffix is a candidate: which
+    // letter takes a value is the program's to know, and a slashless value
+    // names an entry of the cwd as a separate word does.
     let lettersEnd = 1;
     while (lettersEnd < word.length && /[A-Za-z0-9]/.test(word[lettersEnd] as string)) lettersEnd++;
-    const lastSlash = word.lastIndexOf("/");
-    const lastDots = word.lastIndexOf("..");
-    for (let at = 2; at <= lettersEnd && at < word.length; at++) {
-      const first = word[at];
-      if (
-        first === "/" || first === "~" || lastSlash >= at || lastDots >= at ||
-        word.length - at === 1 && first === "."
-      ) {
-        starts.push(at);
-      }
-    }
+    for (let at = 2; at <= lettersEnd && at < word.length; at++) starts.push(at);
   }
   if (word.startsWith("@")) starts.push(1);
   return starts;

@@ -7,7 +7,9 @@ const CASES: readonly (readonly [readonly string[], readonly string[]])[] = [
   [["grep", "--file=/etc/passwd", "x"], ["--file=/etc/passwd", "/etc/passwd", "x"]],
   [["sort", "-o/etc/x"], ["-o/etc/x", "/etc/x"]],
   [["sort", "-uo/etc/x"], ["-uo/etc/x", "o/etc/x", "/etc/x"]],
-  [["ls", "-la"], ["-la"]],
+  [["ls", "-la"], ["-la", "a"]],
+  // A value attached to an option letter, without a slash: `date -frl` reads the file `rl`.
+  [["date", "-frl"], ["-frl", "rl", "l"]],
   [["dd", "if=/etc/passwd", "of=x"], ["if=/etc/passwd", "/etc/passwd", "of=x", "x"]],
   [["x", "--a=b=/c"], ["--a=b=/c", "b=/c", "/c"]],
   [["curl", "@/etc/passwd"], ["@/etc/passwd", "/etc/passwd"]],
@@ -16,7 +18,7 @@ const CASES: readonly (readonly [readonly string[], readonly string[]])[] = [
   [["git", "clone", "https://example.com/r"], ["clone", "https://example.com/r"]],
   [["echo", ""], []],
   [["cat", "a", "a"], ["a"]],
-  [["tar", "-C/", "-tf", "a"], ["-C/", "/", "-tf", "a"]],
+  [["tar", "-C/", "-tf", "a"], ["-C/", "/", "-tf", "f", "a"]],
 ];
 
 for (const [argv, expected] of CASES) {
