@@ -13,6 +13,7 @@
  */
 
 import type { GitConfigEntry } from "./git_config.ts";
+import { isBuiltinMergeStrategy } from "./git_programs.ts";
 import { isNetworkGitUrl } from "./git_urls.ts";
 
 /**
@@ -62,6 +63,15 @@ export function refusedConfigEntry(entry: GitConfigEntry): string | null {
   if (section === "remote" && (name === "url" || name === "pushurl")) {
     if (entry.value === null || !isNetworkGitUrl(entry.value)) {
       return `names a local or non-network remote (remote.*.${name} = "${entry.value}"): receive-pack and upload-pack would run in that repository, with its hooks`;
+    }
+    return null;
+  }
+  if (section === "pull" && (name === "twohead" || name === "octopus")) {
+    // A list of strategies git tries in turn; any one outside git runs a program.
+    const external = (entry.value ?? "").split(/\s+/).filter(Boolean)
+      .find((strategy) => !isBuiltinMergeStrategy(strategy));
+    if (external !== undefined) {
+      return `names a merge strategy git runs as a program (pull.${name} = "${external}"; built in: ort, recursive, ours, subtree)`;
     }
     return null;
   }

@@ -14,6 +14,9 @@
  *   outside the jail from the cwd, the work tree or the git folder, following
  *   symlinks; `~`, `%(prefix)` and `file:` values are refused outright;
  * - `objects/info/alternates` entries leading outside the jail;
+ * - a rebase or cherry-pick in progress whose saved state would make git
+ *   start a program at `--continue` (`git_programs.ts`): an `exec` line in
+ *   its todo list, or a merge strategy git does not run itself;
  * - the same, for every submodule git folder (`modules/...`) and every
  *   submodule `.gitmodules` lists, since git runs inside those too;
  * - a `core.worktree` (read from the git folder) leading outside the jail;
@@ -36,6 +39,7 @@ import * as posix from "../path/mod.ts";
 import { parseGitConfig } from "./git_config.ts";
 import { refusedConfigEntry } from "./git_config_rules.ts";
 import { splitGitArgs } from "./git_args.ts";
+import { externalStrategyArgument, isBuiltinMergeStrategy, todoExecLine } from "./git_programs.ts";
 import { explicitGitAddresses, isLocalGitAddress, isNetworkGitUrl } from "./git_urls.ts";
 
 /** Where a path leads after following every symlink (as `src/jail`'s resolver reports). */
@@ -94,12 +98,18 @@ function refuse(reason: string): never {
 
 class Inspection {
   readonly #reader: GitRepositoryReader;
+  /**
+   * The command ends a rebase, cherry-pick or revert in progress (`--abort`,
+   * `--quit`) without acting on its saved state: the way out of a refused one.
+   */
+  readonly endsSequence: boolean;
   /** Real paths of the git folders and common folders seen, for the work-tree rule. */
   readonly gitDirs: string[] = [];
   /** Remote names configured in any inspected repository (`[remote "name"]`). */
   readonly remoteNames = new Set<string>();
-  constructor(reader: GitRepositoryReader) {
+  constructor(reader: GitRepositoryReader, endsSequence: boolean) {
     this.#reader = reader;
+    this.endsSequence = endsSequence;
   }
 
   /** Resolves and requires the result inside the jail; `what` names it in the refusal. */
@@ -155,12 +165,49 @@ class Inspection {
       ...new Set([`${common}/config`, `${gitDir}/config.worktree`, `${common}/config.worktree`]),
     ];
     for (const file of files) await this.configFile(file, gitDir, [...bases, gitDir]);
+    if (!this.endsSequence) await this.sequencerState(gitDir);
     await this.alternates(`${common}/objects`, 0);
     // Submodules' git folders (`modules/<name>`, nested for nested
     // submodules): status, diff and fetch run git inside them too.
     await this.modules(`${common}/modules`, bases, 0);
     const top = bases[bases.length - 1] as string;
     await this.gitmodules(top, bases);
+  }
+
+  /**
+   * A rebase's or cherry-pick's saved state, which `--continue` acts on: it
+   * lives in the work tree's own git folder and is as writable as any file.
+   */
+  async sequencerState(gitDir: string): Promise<void> {
+    for (const list of [`${gitDir}/rebase-merge/git-rebase-todo`, `${gitDir}/sequencer/todo`]) {
+      const text = await this.readSmall(list, `the todo list "${list}"`);
+      const exec = text === null ? null : todoExecLine(text);
+      if (exec !== null) {
+        refuse(
+          `the todo list of the rebase in progress ("${list}") runs a shell command ("${exec}"); git rebase --abort ends that rebase`,
+        );
+      }
+    }
+    const saved = await this.readSmall(`${gitDir}/rebase-merge/strategy`, "the rebase's strategy");
+    if (saved !== null && !isBuiltinMergeStrategy(saved)) {
+      refuse(
+        `the rebase in progress uses the merge strategy "${saved.trim()}", which git runs as a program; git rebase --abort ends that rebase`,
+      );
+    }
+    const opts = await this.readSmall(`${gitDir}/sequencer/opts`, "the cherry-pick's options");
+    if (opts !== null) {
+      const parsed = parseGitConfig(opts);
+      if (!parsed.ok) {
+        refuse(`the cherry-pick's options cannot be read as git reads them: ${parsed.why}`);
+      }
+      for (const entry of parsed.entries) {
+        if (entry.name === "strategy" && !isBuiltinMergeStrategy(entry.value ?? "")) {
+          refuse(
+            `the cherry-pick or revert in progress uses the merge strategy "${entry.value}", which git runs as a program; git cherry-pick --abort ends it`,
+          );
+        }
+      }
+    }
   }
 
   #visited = 0;
@@ -318,9 +365,19 @@ function worktreeAddPaths(args: readonly string[]): string[] {
   return git.rest.slice(1).filter((word) => !word.startsWith("-"));
 }
 
+/** `rebase`, `cherry-pick` or `revert` with `--abort` or `--quit`: they run nothing of the saved state. */
+function endsSequence(subcommand: string | null, rest: readonly string[]): boolean {
+  if (subcommand !== "rebase" && subcommand !== "cherry-pick" && subcommand !== "revert") {
+    return false;
+  }
+  // Alone: any other word might be an operation that does act on the state.
+  return rest.length === 1 && (rest[0] === "--abort" || rest[0] === "--quit");
+}
+
 async function inspect(context: GitRepositoryContext, reader: GitRepositoryReader): Promise<void> {
   const { jailRoot } = context;
-  const inspection = new Inspection(reader);
+  const git = splitGitArgs(context.args);
+  const inspection = new Inspection(reader, endsSequence(git.subcommand, git.rest));
   const locations = globalLocations(context.args);
   // git -C applies each folder in turn, relative to the previous one.
   let cwd = context.cwd;
@@ -369,7 +426,12 @@ async function inspect(context: GitRepositoryContext, reader: GitRepositoryReade
   // A bare word given as the repository is a remote's name only if one is
   // configured; otherwise git reads it as a local path (and clone always
   // does), which is the local transport the other guard refuses.
-  const git = splitGitArgs(context.args);
+  const strategy = externalStrategyArgument(git.subcommand, git.rest);
+  if (strategy !== null) {
+    refuse(
+      `the merge strategy "${strategy}" is not built into git, which would run it as a program (git-merge-${strategy}); built in: ort, recursive, ours, subtree`,
+    );
+  }
   if (git.subcommand !== null) {
     for (const address of explicitGitAddresses(git.subcommand, git.rest)) {
       if (isNetworkGitUrl(address) || isLocalGitAddress(address)) continue;

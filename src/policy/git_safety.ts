@@ -32,6 +32,9 @@ export interface CommandHardening {
   readonly env: Readonly<Record<string, string>>;
 }
 
+/** Where git looks for a signing program: nowhere (no user can create a folder in `/`). */
+export const NO_SIGNING_PROGRAM = "/nonexistent/htmcp-starts-no-signing-program";
+
 /** `-c key=value` pairs every git run gets. */
 const GIT_CONFIG_OVERRIDES: readonly (readonly [string, string])[] = [
   ["core.fsmonitor", "false"], // runs a hook program on status/diff (CVE-2022-24765 class)
@@ -44,10 +47,15 @@ const GIT_CONFIG_OVERRIDES: readonly (readonly [string, string])[] = [
   ["core.alternateRefsCommand", ""],
   ["core.attributesFile", "/dev/null"],
   ["credential.helper", ""], // an empty value resets the helper list
-  ["gpg.program", "gpg"],
-  ["gpg.openpgp.program", "gpg"],
-  ["gpg.x509.program", "gpgsm"],
-  ["gpg.ssh.program", "ssh-keygen"],
+  // Signing and verifying start gpg, gpgsm or ssh-keygen, which no policy
+  // names (and which read their own configuration from HOME, in the jail):
+  // `commit -S`, `commit.gpgSign`, a rebase's saved `gpg_sign_opt` and
+  // `log --show-signature` all end at this path, which does not exist, so
+  // git reports "cannot run" and starts nothing.
+  ["gpg.program", NO_SIGNING_PROGRAM],
+  ["gpg.openpgp.program", NO_SIGNING_PROGRAM],
+  ["gpg.x509.program", NO_SIGNING_PROGRAM],
+  ["gpg.ssh.program", NO_SIGNING_PROGRAM],
   ["gpg.ssh.defaultKeyCommand", ""],
   ["log.showSignature", "false"],
   ["protocol.ext.allow", "never"], // ext:: URLs run an arbitrary command

@@ -388,3 +388,54 @@ Deno.test("git with htmcp's hardening finds no repository above the jail (GIT_CE
     ok(hardened.code !== 0, `hardened git stopped at the jail: ${hardened.out}`);
   });
 });
+
+Deno.test("the repository check refuses a rebase or cherry-pick in progress whose saved state starts a program, and lets --abort end it", async () => {
+  await withBox(async (box) => {
+    const rebase = `${box.jail}/.git/rebase-merge`;
+    await Deno.mkdir(rebase);
+    await Deno.writeTextFile(`${rebase}/git-rebase-todo`, "pick abc one\nx touch /tmp/x\n");
+    let verdict = await check(box, ["rebase", "--continue"]);
+    ok(!verdict.ok);
+    match(verdict.reason, /runs a shell command \("x touch \/tmp\/x"\)/);
+    // Any git command: the list is git's to act on, whatever the subcommand says.
+    ok(!(await check(box, ["status"])).ok);
+    for (const args of [["rebase", "--abort"], ["rebase", "--quit"]]) {
+      equal((await check(box, args)).ok, true, args.join(" "));
+    }
+    ok(!(await check(box, ["rebase", "--abort", "--exec=x"])).ok, "--abort alone only");
+
+    await Deno.writeTextFile(`${rebase}/git-rebase-todo`, "pick abc one\n");
+    await Deno.writeTextFile(`${rebase}/strategy`, "resolve\n");
+    verdict = await check(box, ["rebase", "--continue"]);
+    ok(!verdict.ok);
+    match(verdict.reason, /merge strategy "resolve", which git runs as a program/);
+    await Deno.writeTextFile(`${rebase}/strategy`, "ort\n");
+    equal((await check(box, ["rebase", "--continue"])).ok, true, "a built-in strategy");
+    await Deno.remove(rebase, { recursive: true });
+
+    const sequencer = `${box.jail}/.git/sequencer`;
+    await Deno.mkdir(sequencer);
+    await Deno.writeTextFile(`${sequencer}/opts`, "[options]\n\tstrategy = octopus\n");
+    verdict = await check(box, ["cherry-pick", "--continue"]);
+    ok(!verdict.ok);
+    match(verdict.reason, /cherry-pick or revert in progress uses the merge strategy "octopus"/);
+    equal((await check(box, ["cherry-pick", "--abort"])).ok, true);
+    await Deno.writeTextFile(`${sequencer}/opts`, "[options]\n\tstrategy = recursive\n");
+    await Deno.writeTextFile(`${sequencer}/todo`, "pick abc one\nexec touch /tmp/x\n");
+    ok(!(await check(box, ["cherry-pick", "--continue"])).ok);
+  });
+});
+
+Deno.test("the repository check refuses pull.twohead and pull.octopus naming a strategy git runs as a program", async () => {
+  await withBox(async (box) => {
+    await setConfig(box, "pull.twohead", "ort resolve");
+    const verdict = await check(box, ["pull", "origin"]);
+    ok(!verdict.ok);
+    match(verdict.reason, /pull\.twohead = "resolve"/);
+    await setConfig(box, "pull.twohead", "ort");
+    await setConfig(box, "pull.octopus", "octopus");
+    ok(!(await check(box, ["status"])).ok);
+    await setConfig(box, "pull.octopus", "ours");
+    equal((await check(box, ["status"])).ok, true);
+  });
+});

@@ -1,0 +1,61 @@
+import { deepEqual, equal } from "node:assert/strict";
+import {
+  externalStrategyArgument,
+  isBuiltinMergeStrategy,
+  todoExecLine,
+} from "../../src/policy/git_programs.ts";
+
+Deno.test("isBuiltinMergeStrategy() accepts only the strategies git runs itself", () => {
+  for (const name of ["ort", "recursive", "ours", "subtree", "ort\n"]) {
+    equal(isBuiltinMergeStrategy(name), true, name);
+  }
+  for (const name of ["resolve", "octopus", "evil", "", "../x", "ORT"]) {
+    equal(isBuiltinMergeStrategy(name), false, name);
+  }
+});
+
+const STRATEGIES: readonly (readonly [string, readonly string[], string | null])[] = [
+  ["merge", ["-s", "resolve", "other"], "resolve"],
+  ["merge", ["-sresolve", "other"], "resolve"],
+  ["merge", ["-nsoctopus", "a", "b"], "octopus"],
+  ["merge", ["--strategy", "resolve", "other"], "resolve"],
+  ["merge", ["--strategy=octopus", "other"], "octopus"],
+  ["pull", ["-s", "resolve", "origin"], "resolve"],
+  ["rebase", ["--strategy=resolve", "main"], "resolve"],
+  ["cherry-pick", ["--strategy", "resolve", "abc"], "resolve"],
+  ["revert", ["--strategy=resolve", "abc"], "resolve"],
+  // A strategy with no name after it is refused, not skipped.
+  ["merge", ["-s"], ""],
+  // Built in, or not a strategy at all.
+  ["merge", ["-s", "ort", "other"], null],
+  ["merge", ["-n", "-s", "ours", "other"], null],
+  ["merge", ["-Xtheirs", "other"], null],
+  // -m takes a value: "-mmessage" is the message "message", not -m -m -e -s sage.
+  ["merge", ["-mmessage", "other"], null],
+  // For cherry-pick and revert, -s is --signoff.
+  ["cherry-pick", ["-s", "abc"], null],
+  ["revert", ["-s", "abc"], null],
+  // Other subcommands have no strategy; after "--" are paths.
+  ["commit", ["-s", "-m", "x"], null],
+  ["merge", ["--", "-sresolve"], null],
+  [null as unknown as string, ["-s", "resolve"], null],
+];
+
+for (const [subcommand, rest, expected] of STRATEGIES) {
+  Deno.test(`externalStrategyArgument() reads git ${subcommand} ${rest.join(" ")} as ${JSON.stringify(expected)}`, () => {
+    equal(externalStrategyArgument(subcommand, rest), expected);
+  });
+}
+
+Deno.test("todoExecLine() finds exec and x lines as git's parser takes them, and nothing else", () => {
+  equal(todoExecLine("pick abc one\nexec touch x\n"), "exec touch x");
+  equal(todoExecLine("pick abc one\n  \tx touch x\n"), "x touch x");
+  equal(todoExecLine("EXEC touch x"), "EXEC touch x");
+  equal(todoExecLine("x\n"), "x");
+  deepEqual(
+    ["pick abc x", "# exec touch x", "execute", "break", "label x", "reset x", ""].map(
+      todoExecLine,
+    ),
+    [null, null, null, null, null, null, null],
+  );
+});
