@@ -45,6 +45,24 @@ export function gitRepositoryReader(jailRoot: string): GitRepositoryReader {
         return { error: errorName(error) };
       }
     },
+    async entries(path) {
+      try {
+        const found: { name: string; kind: "file" | "directory" | "symlink" | "other" }[] = [];
+        for await (const entry of Deno.readDir(path)) {
+          const kind = entry.isSymlink
+            ? "symlink"
+            : entry.isDirectory
+            ? "directory"
+            : entry.isFile
+            ? "file"
+            : "other";
+          found.push({ name: entry.name, kind });
+        }
+        return found.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+      } catch (error) {
+        return { error: errorName(error) };
+      }
+    },
     async readText(path, limitBytes) {
       try {
         const info = await Deno.lstat(path);

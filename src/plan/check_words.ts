@@ -88,7 +88,12 @@ export async function checkDecided(
   // run) and judged by the policy before git may use them.
   if (needsGitRepositoryCheck(decision.command, policy.disabledGuards)) {
     const repository = await inspectGitRepository(
-      { jailRoot: policy.jailRoot, cwd, args: decision.pathArgv.slice(1) },
+      {
+        jailRoot: policy.jailRoot,
+        cwd,
+        args: decision.pathArgv.slice(1),
+        sandboxed: policy.sandbox.mode !== "none",
+      },
       gitRepositoryReader(policy.jailRoot),
     );
     if (!repository.ok) {

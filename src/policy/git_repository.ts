@@ -21,7 +21,9 @@
  *   submodule `.gitmodules` lists, since git runs inside those too;
  * - a `core.worktree` (read from the git folder) leading outside the jail;
  * - a work tree (`--work-tree`, `git worktree add PATH`, `core.worktree`) inside a git
- *   folder, which would let checkout write `.git/config` or hooks.
+ *   folder, which would let checkout write `.git/config` or hooks;
+ * - without the kernel sandbox, a symlink anywhere in a git folder leading
+ *   outside the jail: git writes `COMMIT_EDITMSG`, refs and logs by name.
  *
  * Discovery is over-inclusive on purpose: every `.git` (folder or file) and
  * every folder that looks like a git folder from the cwd up to the jail root
@@ -65,6 +67,17 @@ export interface GitRepositoryReader {
   readText(path: string, limitBytes: number): Promise<string | null | { readonly error: string }>;
   /** The names in the real folder `path`, or an error sentence. */
   list(path: string): Promise<readonly string[] | { readonly error: string }>;
+  /**
+   * The entries of the real folder `path` with what each is (a symlink not
+   * followed), as one listing reports them, or an error sentence.
+   */
+  entries(path: string): Promise<readonly GitFolderEntry[] | { readonly error: string }>;
+}
+
+/** One entry of a folder, as `GitRepositoryReader.entries` lists it. */
+export interface GitFolderEntry {
+  readonly name: string;
+  readonly kind: "file" | "directory" | "symlink" | "other";
 }
 
 /** The check's verdict. */
@@ -81,6 +94,12 @@ export interface GitRepositoryContext {
   readonly cwd: string;
   /** git's arguments (argv without the command word), as typed. */
   readonly args: readonly string[];
+  /**
+   * True under the kernel sandbox, where a symlink leading out of the jail
+   * reaches nothing writable of the host; without it (the default) every
+   * git folder is searched for such links.
+   */
+  readonly sandboxed?: boolean;
 }
 
 const CONFIG_LIMIT_BYTES = 256 * 1024;
@@ -89,6 +108,8 @@ const MAX_CONFIG_ENTRIES = 2_000;
 const MAX_ALTERNATE_DEPTH = 5;
 const MAX_MODULE_DEPTH = 6;
 const MAX_MODULE_FOLDERS = 256;
+/** The most entries of one git folder searched for links (loose objects are not counted). */
+const MAX_GIT_FOLDER_ENTRIES = 50_000;
 
 class Refusal extends Error {}
 
@@ -103,13 +124,16 @@ class Inspection {
    * `--quit`) without acting on its saved state: the way out of a refused one.
    */
   readonly endsSequence: boolean;
+  /** Whether each git folder is searched for symlinks leading out (without the kernel sandbox). */
+  readonly searchLinks: boolean;
   /** Real paths of the git folders and common folders seen, for the work-tree rule. */
   readonly gitDirs: string[] = [];
   /** Remote names configured in any inspected repository (`[remote "name"]`). */
   readonly remoteNames = new Set<string>();
-  constructor(reader: GitRepositoryReader, endsSequence: boolean) {
+  constructor(reader: GitRepositoryReader, endsSequence: boolean, searchLinks: boolean) {
     this.#reader = reader;
     this.endsSequence = endsSequence;
+    this.searchLinks = searchLinks;
   }
 
   /** Resolves and requires the result inside the jail; `what` names it in the refusal. */
@@ -166,6 +190,10 @@ class Inspection {
     ];
     for (const file of files) await this.configFile(file, gitDir, [...bases, gitDir]);
     if (!this.endsSequence) await this.sequencerState(gitDir);
+    if (this.searchLinks) {
+      await this.linksLeadingOut(gitDir);
+      if (common !== gitDir) await this.linksLeadingOut(common);
+    }
     await this.alternates(`${common}/objects`, 0);
     // Submodules' git folders (`modules/<name>`, nested for nested
     // submodules): status, diff and fetch run git inside them too.
@@ -208,6 +236,39 @@ class Inspection {
         }
       }
     }
+  }
+
+  /**
+   * Symlinks anywhere in a git folder: git writes its own files there
+   * (`COMMIT_EDITMSG`, `index`, refs, logs, a rebase's state) by name, so
+   * a link planted in their place, or moved there with `mv`, makes git write
+   * through it. git itself makes none. Without the kernel sandbox one
+   * leading out of the jail is refused; the loose objects' fan-out folders
+   * are checked as entries but not listed (git writes an object to a new
+   * temporary name and links it, never through an existing one).
+   */
+  async linksLeadingOut(gitDir: string): Promise<void> {
+    let seen = 0;
+    const search = async (folder: string): Promise<void> => {
+      const entries = await this.#reader.entries(folder);
+      if ("error" in entries) refuse(`the folder "${folder}" cannot be listed (${entries.error})`);
+      const objects = folder === `${gitDir}/objects`;
+      for (const { name, kind } of entries) {
+        if (++seen > MAX_GIT_FOLDER_ENTRIES) {
+          refuse(
+            `the git folder "${gitDir}" holds more than ${MAX_GIT_FOLDER_ENTRIES} entries, more than htmcp searches for links without the kernel sandbox`,
+          );
+        }
+        const path = `${folder}/${name}`;
+        if (kind === "symlink") await this.insideJail("/", path, "the link in the git folder");
+        else if (
+          kind === "directory" && !(objects && (/^[0-9a-f]{2}$/.test(name) || name === "pack"))
+        ) {
+          await search(path);
+        }
+      }
+    };
+    await search(gitDir);
   }
 
   #visited = 0;
@@ -377,7 +438,11 @@ function endsSequence(subcommand: string | null, rest: readonly string[]): boole
 async function inspect(context: GitRepositoryContext, reader: GitRepositoryReader): Promise<void> {
   const { jailRoot } = context;
   const git = splitGitArgs(context.args);
-  const inspection = new Inspection(reader, endsSequence(git.subcommand, git.rest));
+  const inspection = new Inspection(
+    reader,
+    endsSequence(git.subcommand, git.rest),
+    context.sandboxed !== true,
+  );
   const locations = globalLocations(context.args);
   // git -C applies each folder in turn, relative to the previous one.
   let cwd = context.cwd;

@@ -507,7 +507,7 @@ const ARGUMENT_GUARDS: readonly Guard[] = [
     commands: ["git"],
     match: [{ kind: "git-repository" }],
     reason:
-      "would use a repository whose own files make git run a program or reach outside the jail (a gitfile, commondir, alternates or configuration value leading out; includes, URL rewrites, core.worktree, remote.*.uploadpack/receivepack, local remote URLs or keys naming programs; a rebase in progress whose todo runs a command), would use a merge strategy git runs as a program, or would check out into a git folder",
+      "would use a repository whose own files make git run a program or reach outside the jail (a gitfile, commondir, alternates, configuration value or, without the kernel sandbox, a link in the git folder leading out; includes, URL rewrites, core.worktree, remote.*.uploadpack/receivepack, local remote URLs or keys naming programs; a rebase in progress whose todo runs a command), would use a merge strategy git runs as a program, or would check out into a git folder",
     source: "https://git-scm.com/docs/git-config#_configuration_file",
   },
   {

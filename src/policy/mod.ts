@@ -38,6 +38,7 @@ export { findPromptHit, findRuleHit, type RuleHit, ruleWordMatches } from "./rul
 export { type PathPlan, planPathChecks, type PlanResult } from "./path_model/mod.ts";
 export { describeRepositoryRefusal, needsGitRepositoryCheck } from "./guard_check.ts";
 export {
+  type GitFolderEntry,
   type GitPathResolution,
   type GitRepositoryContext,
   type GitRepositoryReader,

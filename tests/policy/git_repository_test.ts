@@ -439,3 +439,25 @@ Deno.test("the repository check refuses pull.twohead and pull.octopus naming a s
     equal((await check(box, ["status"])).ok, true);
   });
 });
+
+Deno.test("the repository check refuses a link in the git folder leading out without the kernel sandbox, and leaves it to the sandbox under it", async () => {
+  await withBox(async (box) => {
+    await Deno.remove(`${box.jail}/.git/COMMIT_EDITMSG`);
+    await Deno.symlink(box.secret, `${box.jail}/.git/COMMIT_EDITMSG`);
+    const verdict = await check(box, ["commit", "-m", "x"]);
+    ok(!verdict.ok);
+    match(
+      verdict.reason,
+      /the link in the git folder ".*\/\.git\/COMMIT_EDITMSG" leads outside the jail/,
+    );
+    const sandboxed = await inspectGitRepository(
+      { jailRoot: box.jail, cwd: box.jail, args: ["commit", "-m", "x"], sandboxed: true },
+      gitRepositoryReader(box.jail),
+    );
+    equal(sandboxed.ok, true, "under bwrap the link reaches nothing writable of the host");
+    // A link inside the jail is the policy's business, as any file there.
+    await Deno.remove(`${box.jail}/.git/COMMIT_EDITMSG`);
+    await Deno.symlink("../f.txt", `${box.jail}/.git/COMMIT_EDITMSG`);
+    equal((await check(box, ["commit", "-m", "x"])).ok, true);
+  });
+});
