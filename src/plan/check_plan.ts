@@ -21,6 +21,7 @@ import { CheckBudget } from "../jail/mod.ts";
 import { checkWords } from "./check_words.ts";
 import type { ResultCode } from "../result/codes.ts";
 import { expandGlob } from "./expand_glob.ts";
+import { mayChangeWhatPathsLeadTo } from "./tree_changes.ts";
 import type { CommandStage, Connector, Plan, PlanWord, Redirection } from "./types.ts";
 
 /** A redirection with its target resolved to the path that will be opened. */
@@ -199,7 +200,25 @@ export async function checkPlan(
   let stageNumber = 0;
   // One budget for the whole call: a plan of many stages gets no more lookups than one command.
   const budget = new CheckBudget();
+  // Without the kernel sandbox, the stage that may change what paths lead
+  // to (`tree_changes.ts`), once one has been checked: every later step was
+  // checked against files that stage may have changed before it runs.
+  const unsandboxed = policy.sandbox.mode === "none";
+  let changer: { label: string; number: number } | null = null;
+  const afterChange = (what: string) => ({
+    ok: false as const,
+    code: "POLICY_DENIED" as const,
+    reason: `${what} runs after ${
+      changer!.label
+    }, which may rename files or make links, so the paths checked for it now may lead elsewhere by then; without the kernel sandbox htmcp checks each step against the files as they are when it runs: send them as separate calls.`,
+  });
   for (const { connector, step } of plan.steps) {
+    if (changer !== null) {
+      const what = step.kind === "cd"
+        ? `"cd ${step.dir.text}"`
+        : stageLabel(stageNumber + 1, step.pipeline.stages[0]?.words[0]?.text ?? "");
+      return { ...afterChange(what), stage: step.kind === "cd" ? null : stageNumber + 1 };
+    }
     if (step.kind === "cd") {
       // `cd DIR` is relative to the folder the previous `cd` led to.
       const target = posix.resolve(cwd, step.dir.text);
@@ -232,6 +251,26 @@ export async function checkPlan(
         };
       }
       stages.push(checked.stage);
+      if (unsandboxed && changer === null && mayChangeWhatPathsLeadTo(checked.stage.command)) {
+        changer = {
+          label: stageLabel(stageNumber, checked.stage.argv[0] ?? ""),
+          number: stageNumber,
+        };
+      }
+    }
+    // A pipeline's stages run at once: one that may change what paths lead
+    // to races every other stage's checked paths.
+    if (changer !== null && stages.length > 1) {
+      const other = changer.number === stageNumber - stages.length + 1
+        ? stageLabel(changer.number + 1, stages[1]!.argv[0] ?? "")
+        : stageLabel(stageNumber - stages.length + 1, stages[0]!.argv[0] ?? "");
+      return {
+        ok: false,
+        code: "POLICY_DENIED",
+        reason:
+          `${other} runs at the same time as ${changer.label}, which may rename files or make links, so the paths checked for it may lead elsewhere by the time it opens them; without the kernel sandbox htmcp checks each step against the files as they are when it runs: send them as separate calls.`,
+        stage: changer.number,
+      };
     }
     const joined = pipelines.length === 0 ? null : connector;
     pipelines.push(Object.freeze({ connector: joined, cwd, stages: Object.freeze(stages) }));

@@ -169,3 +169,32 @@ Deno.test("checkPlan() keeps sequence connectors for the runner", async () => {
   ok(result.ok);
   deepEqual(result.plan.pipelines.map((p) => p.connector), [null, "&&", "||", ";"]);
 });
+
+Deno.test("checkPlan() without the kernel sandbox refuses steps after or beside one that may change what paths lead to; under bwrap it checks them as usual", async () => {
+  using tree = makeTree();
+  const none = { ...tree.policy, allowlist: new Map(tree.policy.allowlist) };
+  const mv = makePolicy({ jailRoot: tree.jail, allow: ["mv", "cat", "mkdir", "touch"] });
+  for (const [name, entry] of mv.allowlist) none.allowlist.set(name, entry);
+  const parse = (text: string) => {
+    const parsed = parsePlan(text);
+    ok(parsed.ok, JSON.stringify(parsed));
+    return parsed.plan;
+  };
+  const refused = await checkPlan(
+    none,
+    parse("cat a.txt && mv a.txt c.txt && cat c.txt"),
+    undefined,
+  );
+  ok(!refused.ok);
+  equal(refused.code, "POLICY_DENIED");
+  equal(refused.stage, 3);
+  ok(refused.reason.startsWith('Stage 3 ("cat") runs after Stage 2 ("mv")'), refused.reason);
+  const beside = await checkPlan(none, parse("cat a.txt | mv a.txt c.txt"), undefined);
+  ok(!beside.ok);
+  equal(beside.stage, 2);
+  // Regular files and folders only, or the changing step last: checked as usual.
+  ok((await checkPlan(none, parse("mkdir n && touch n/x && cat a.txt"), undefined)).ok);
+  ok((await checkPlan(none, parse("cat a.txt && mv a.txt c.txt"), undefined)).ok);
+  const sandboxed = { ...none, sandbox: { ...none.sandbox, mode: "bwrap" as const } };
+  ok((await checkPlan(sandboxed, parse("mv a.txt c.txt && cat c.txt"), undefined)).ok);
+});
