@@ -207,12 +207,16 @@ class Inspection {
    * lives in the work tree's own git folder and is as writable as any file.
    */
   async sequencerState(gitDir: string): Promise<void> {
-    for (const list of [`${gitDir}/rebase-merge/git-rebase-todo`, `${gitDir}/sequencer/todo`]) {
+    const lists = [
+      [`${gitDir}/rebase-merge/git-rebase-todo`, "rebase", "git rebase --abort"],
+      [`${gitDir}/sequencer/todo`, "cherry-pick or revert", "git cherry-pick --abort"],
+    ] as const;
+    for (const [list, what, abort] of lists) {
       const text = await this.readSmall(list, `the todo list "${list}"`);
       const exec = text === null ? null : todoExecLine(text);
       if (exec !== null) {
         refuse(
-          `the todo list of the rebase in progress ("${list}") runs a shell command ("${exec}"); git rebase --abort ends that rebase`,
+          `the todo list of the ${what} in progress ("${list}") runs a shell command ("${exec}"); ${abort} ends it`,
         );
       }
     }
