@@ -13,7 +13,7 @@
  */
 
 import type { GitConfigEntry } from "./git_config.ts";
-import { isBuiltinMergeStrategy } from "./git_programs.ts";
+import { externalStrategyArgument, isBuiltinMergeStrategy } from "./git_programs.ts";
 import { isNetworkGitUrl } from "./git_urls.ts";
 
 /**
@@ -72,6 +72,14 @@ export function refusedConfigEntry(entry: GitConfigEntry): string | null {
       .find((strategy) => !isBuiltinMergeStrategy(strategy));
     if (external !== undefined) {
       return `names a merge strategy git runs as a program (pull.${name} = "${external}"; built in: ort, recursive, ours, subtree)`;
+    }
+    return null;
+  }
+  if (section === "branch" && name === "mergeoptions") {
+    // Options git merge reads as if typed: a strategy there runs like `-s`.
+    const external = externalStrategyArgument("merge", (entry.value ?? "").split(/\s+/));
+    if (external !== null) {
+      return `names a merge strategy git runs as a program (branch.*.mergeoptions "-s ${external}"; built in: ort, recursive, ours, subtree)`;
     }
     return null;
   }

@@ -59,6 +59,11 @@ const GIT_CONFIG_OVERRIDES: readonly (readonly [string, string])[] = [
   ["gpg.ssh.defaultKeyCommand", ""],
   ["log.showSignature", "false"],
   ["protocol.ext.allow", "never"], // ext:: URLs run an arbitrary command
+  // A merge of several heads uses the octopus strategy, a shell script, by
+  // default: with ort, which merges two heads only, git refuses it instead.
+  ["pull.octopus", "ort"],
+  // `add -i`/`-p` stays git's own code, not the Perl script a repository may ask for.
+  ["add.interactive.useBuiltin", "true"],
   ["remote.origin.uploadpack", "git-upload-pack"],
   ["remote.origin.receivepack", "git-receive-pack"],
   // An embedded bare repository in the jail is not discovered implicitly

@@ -89,7 +89,7 @@ const GTFO = "https://gtfobins.github.io/gtfobins/";
  */
 // deno-fmt-ignore
 export const GIT_SAFE_SUBCOMMANDS: readonly string[] = Object.freeze([
-  "add", "am", "annotate", "apply", "archive", "bisect", "blame", "branch", "bundle",
+  "add", "am", "annotate", "apply", "archive", "blame", "branch", "bundle",
   "cat-file", "check-attr", "check-ignore", "check-mailmap", "check-ref-format", "checkout",
   "cherry", "cherry-pick", "clean", "clone", "column", "commit",
   "commit-graph", "commit-tree", "count-objects", "describe", "diff", "diff-files",
@@ -375,6 +375,17 @@ const ARGUMENT_GUARDS: readonly Guard[] = [
       "https://git-scm.com/docs/git-fetch#Documentation/git-fetch.txt---upload-packltupload-packgt",
   },
   {
+    name: "git-apply-unsafe-paths",
+    commands: ["git"],
+    match: [{
+      kind: "flags",
+      scope: { in: "git-subcommand", subcommands: ["apply"] },
+      flags: flags({ long: [anyPrefixLong("unsafe-paths")] }),
+    }],
+    reason: "lets a patch create or change files outside the work tree, at paths no argument shows",
+    source: "https://git-scm.com/docs/git-apply#Documentation/git-apply.txt---unsafe-paths",
+  },
+  {
     name: "git-rebase-exec",
     commands: ["git"],
     match: [{
@@ -515,7 +526,7 @@ const ARGUMENT_GUARDS: readonly Guard[] = [
     commands: ["git"],
     match: [{ kind: "git-subcommand-allowlist", allowed: GIT_SAFE_SUBCOMMANDS }],
     reason:
-      "is not one of git's built-in subcommands that run no configured program (aliases, help, config, submodule, difftool, mergetool, credential and maintenance can run commands a repository names)",
+      "is not one of git's built-in subcommands that run no configured program (aliases, help, config, submodule, difftool, mergetool, credential and maintenance can run commands a repository names; bisect is a shell script in git 2.39)",
     source: "https://git-scm.com/docs/git-config#Documentation/git-config.txt-alias",
   },
   {

@@ -21,6 +21,7 @@ const SAMPLES: ReadonlyMap<string, string> = new Map([
   ["git-exec-path", "git --exec-path=. status"],
   ["git-upload-pack", "git fetch --upload-pack=sh origin"],
   ["git-rebase-exec", "git rebase -x sh main"],
+  ["git-apply-unsafe-paths", "git apply --unsafe-paths fix.patch"],
   ["git-bisect-run", "git bisect run sh"],
   ["git-bisect-view", "git bisect view -p"],
   ["git-help", "git log --help"],
@@ -43,6 +44,16 @@ const SAMPLES: ReadonlyMap<string, string> = new Map([
   ["man-pager", "man -P sh ls"],
   ["split-filter", "split --filter=sh f"],
   ["rsync-remote-shell", "rsync -e sh a b"],
+]);
+
+/**
+ * Guards whose samples another guard refuses as well: `git bisect` is a
+ * shell script in git 2.39, so the subcommand allowlist refuses it whole;
+ * its own guards stand where an operator lets it through.
+ */
+const BEHIND: ReadonlyMap<string, readonly string[]> = new Map([
+  ["git-bisect-run", ["git-subcommand"]],
+  ["git-bisect-view", ["git-subcommand"]],
 ]);
 
 function sampleFor(name: string): string {
@@ -78,7 +89,7 @@ for (const guard of GUARDS.filter((item) => !ON_DISK(item))) {
     const raw = sampleFor(guard.name);
     const relaxed = policyAllowing(
       allowFor(guard.name),
-      { disabledGuards: new Set([guard.name]) },
+      { disabledGuards: new Set([guard.name, ...(BEHIND.get(guard.name) ?? [])]) },
       [],
     );
     const decision = evaluateCommand(raw, relaxed);

@@ -156,6 +156,46 @@ for (const mode of ["none", "bwrap"] as const) {
         },
       );
 
+      await t.step(
+        "a merge of several heads runs no octopus script, and branch mergeoptions naming one is refused",
+        async () => {
+          const cwd = await makeRepository(h, "octopus");
+          for (const branch of ["b1", "b2"]) {
+            await gitOk(cwd, "checkout", "-q", "-b", branch, "main");
+            await Deno.writeTextFile(`${cwd}/${branch}.txt`, `${branch}\n`);
+            await gitOk(cwd, "add", `${branch}.txt`);
+            await gitOk(cwd, "commit", "-qm", branch);
+          }
+          await gitOk(cwd, "checkout", "-q", "main");
+          // The raw tool runs git-merge-octopus, whose shell prints these lines.
+          const ran = await raw(["merge", "--no-edit", "b1", "b2"], cwd);
+          ok(ran.out.includes("Trying simple merge with b2"), ran.out + ran.err);
+          await gitOk(cwd, "reset", "-q", "--hard", "HEAD~0");
+          await gitOk(cwd, "reset", "-q", "--hard", "b1~1");
+          await chownTree(cwd);
+          const merged = await h.call("run_command", {
+            command: "git merge --no-edit b1 b2",
+            cwd: "octopus",
+          });
+          equal(merged.code, "OK", merged.policy_reason);
+          ok(merged.exit_code !== 0, "the octopus merge was made");
+          ok(merged.stderr.includes("Merge with strategy ort failed"), merged.stderr);
+          ok(!merged.stdout.includes("Trying simple merge"), merged.stdout);
+          await gitOk(cwd, "config", "branch.main.mergeoptions", "--no-ff -s resolve");
+          const refused_ = await refused(h, cwd, "git merge --no-edit b1", []);
+          ok(refused_.policy_reason.includes("mergeoptions"), refused_.policy_reason);
+          await gitOk(cwd, "config", "--unset", "branch.main.mergeoptions");
+        },
+      );
+
+      await t.step("git bisect, a shell script in git 2.39, is refused whole", async () => {
+        await makeRepository(h, "bisect");
+        const result = await h.call("run_command", { command: "git bisect start", cwd: "bisect" });
+        equal(result.code, "POLICY_DENIED", result.policy_reason);
+        equal(result.exit_code, null);
+        ok(result.policy_reason.includes('guard "git-subcommand"'), result.policy_reason);
+      });
+
       await t.step("signing starts no gpg: git reports it cannot run the program", async () => {
         const cwd = await makeRepository(h, "signing");
         // The raw tool starts the signing program for -S (here one that leaves a canary).

@@ -7,12 +7,25 @@
  *
  * (`sort --files0-from` is refused by its guard in `guards.ts`.)
  *
+ * Also here, for the same reason: git subcommands that write files whose
+ * names no argument shows (`computedOutputNames`).
+ *
  * @module
  */
 
 import { anyPrefixLong, type FlagSet, matchFlag } from "../flags.ts";
+import { splitGitArgs } from "../git_args.ts";
+
+/** A checksum list (`sha256sum -c sums`) names the files it hashes: a yes/no oracle on their content. */
+const CHECK: FlagSet = { short: ["c"], long: [anyPrefixLong("check")], exact: [] };
 
 const LISTS: ReadonlyMap<string, FlagSet> = new Map([
+  ...["md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum"]
+    .map((tool) => [tool, CHECK] as const),
+  // `git hash-object --stdin-paths` hashes (and with -w stores) each file
+  // named on stdin, inside the repository or not. `--stdin` alone (the
+  // content itself) stays allowed: only an abbreviation past it matches.
+  ["git", { short: [], long: [{ name: "stdin-paths", minPrefix: "stdin-".length }], exact: [] }],
   ["tar", { short: ["T"], long: [anyPrefixLong("files-from")], exact: [] }],
   ["gtar", { short: ["T"], long: [anyPrefixLong("files-from")], exact: [] }],
   ["bsdtar", { short: ["T"], long: [anyPrefixLong("files-from")], exact: [] }],
@@ -38,6 +51,33 @@ export function pathListOption(argv: readonly string[], tool: string): string | 
     const cluster = tool.endsWith("tar") && index === 1 && !word.startsWith("-") ? word : null;
     const found = matchFlag(word, flags, cluster);
     if (found !== null) return found;
+  }
+  return null;
+}
+
+/**
+ * Why a command writes files whose names no argument shows, or null: `git
+ * format-patch` names each patch after its commit's subject, `git mailsplit`
+ * numbers its messages, each opened in the output folder through whatever
+ * link sits at that name. Without the kernel sandbox such a command is
+ * refused; `format-patch --stdout` writes nowhere.
+ *
+ * @param argv The whole argv.
+ * @param tool The command's name (or the real file's name).
+ */
+export function computedOutputNames(argv: readonly string[], tool: string): string | null {
+  if (tool !== "git") return null;
+  const git = splitGitArgs(argv.slice(1));
+  if (git.subcommand === "format-patch") {
+    const stdout = git.rest.some((word) =>
+      word === "--" ? false : word.startsWith("--std") && "--stdout".startsWith(word)
+    );
+    if (!stdout) {
+      return '"git format-patch" names each file it writes after a commit\'s subject, which no argument check can see; without the kernel sandbox htmcp refuses it. Use --stdout (with a redirection, "> name.patch") instead.';
+    }
+  }
+  if (git.subcommand === "mailsplit") {
+    return '"git mailsplit" writes numbered files no argument names; without the kernel sandbox htmcp refuses it.';
   }
   return null;
 }

@@ -10,7 +10,8 @@ import { pathArgumentCandidates } from "../path_candidates.ts";
 import { baseFolders, hasPathModel } from "./base_folders.ts";
 import { type CopyOperands, readCopyOperands } from "./copy_operands.ts";
 import { linkEffect } from "./links.ts";
-import { pathListOption } from "./path_lists.ts";
+import { computedOutputNames, pathListOption } from "./path_lists.ts";
+import { diffJoins } from "./diff_operands.ts";
 
 /** What the jail must check for one command. */
 export interface PathPlan {
@@ -89,6 +90,8 @@ export function planPathChecks(
       `"${list}" makes "${tool}" read the paths it opens from a file, which no argument check can see; without the kernel sandbox htmcp refuses it. Name the paths as arguments instead.`,
     );
   }
+  const computed = sandboxed ? null : computedOutputNames(argv, tool);
+  if (computed !== null) return deny(computed);
 
   // A folder value is checked as a folder change, from the folder the tool
   // is in at that point; checking it again from the folder it changes to
@@ -106,7 +109,7 @@ export function planPathChecks(
     if (!own.ok) return deny(own.reason);
     for (const text of own.candidates) if (text !== value) checked.add(text);
   }
-  const candidates = [...checked, ...(copy?.joins ?? [])];
+  const candidates = [...checked, ...(copy?.joins ?? []), ...diffJoins(argv, tool)];
   const walks = effect.kind === "walk"
     ? [...collected.candidates, ...(effect.defaultsToCwd ? ["."] : [])]
     : [];
