@@ -165,7 +165,8 @@ export function evaluateWords(
     ? gitDiffSafetyArgs(args)
     : args;
   const programWords = programWordIndexes(names, args);
-  const hardening = commandHardening(command, policy.jailRoot);
+  // git may start ssh (its ssh:// transport) only where the policy runs ssh itself.
+  const hardening = commandHardening(command, policy.jailRoot, policy.allowlist.has("ssh"));
   return {
     ok: true,
     argv: Object.freeze([first.text, ...runArgs]),

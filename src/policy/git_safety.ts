@@ -95,8 +95,17 @@ const GIT_ENV: Readonly<Record<string, string>> = Object.freeze({
   // rewrite or legacy remotes file named the address; the variable wins
   // over protocol.*.allow in any configuration (transport.c). ext:: is not
   // listed either.
-  GIT_ALLOW_PROTOCOL: "http:https:ssh:git",
+  GIT_ALLOW_PROTOCOL: "http:https:git",
 });
+
+/**
+ * The transports git may use: ssh only when the policy allowlists `ssh`
+ * itself, since git starts it as a program (a policy that denies ssh must
+ * not reach it through `git fetch ssh://...`).
+ */
+function allowedProtocols(sshAllowed: boolean): string {
+  return sshAllowed ? "http:https:ssh:git" : "http:https:git";
+}
 
 /**
  * The global options (before the subcommand) that neutralise repository
@@ -189,6 +198,8 @@ export function isGit(command: ResolvedCommand): boolean {
  * @param command The allowlisted command about to run.
  * @param jailRoot The jail's real path: git gets `GIT_CEILING_DIRECTORIES`
  *   set to its parent, so it never discovers a repository above the jail.
+ * @param sshAllowed Whether the policy allowlists `ssh`: only then may git's
+ *   ssh transport start it.
  * @returns `prependArgs` go before the decision's `argv.slice(1)`; `env`
  *   entries override the child environment.
  *
@@ -204,6 +215,7 @@ export function isGit(command: ResolvedCommand): boolean {
 export function commandHardening(
   command: ResolvedCommand,
   jailRoot: string | null = null,
+  sshAllowed = false,
 ): CommandHardening {
   if (!isGit(command)) return { prependArgs: [], env: {} };
   // git looks for a repository up from the cwd, past the jail root unless
@@ -212,5 +224,8 @@ export function commandHardening(
   // itself can still be the work tree; the sandbox mounts the jail at the
   // same path, so the value holds in both modes.
   const ceiling = jailRoot === null ? {} : { GIT_CEILING_DIRECTORIES: posix.dirname(jailRoot) };
-  return { prependArgs: gitSafetyArgs(), env: { ...gitSafetyEnv(), ...ceiling } };
+  return {
+    prependArgs: gitSafetyArgs(),
+    env: { ...gitSafetyEnv(), GIT_ALLOW_PROTOCOL: allowedProtocols(sshAllowed), ...ceiling },
+  };
 }

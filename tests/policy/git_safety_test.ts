@@ -309,7 +309,11 @@ Deno.test("evaluateCommand() returns the complete run specification for git: eve
       "--no-textconv",
       "HEAD",
     ]);
-    equal(decision.run.env.GIT_ALLOW_PROTOCOL, "http:https:ssh:git");
+    equal(
+      decision.run.env.GIT_ALLOW_PROTOCOL,
+      "http:https:git",
+      "no ssh: the policy does not allow it",
+    );
     equal(
       decision.run.env.GIT_CEILING_DIRECTORIES,
       policy.jailRoot.slice(0, policy.jailRoot.lastIndexOf("/")),

@@ -231,3 +231,24 @@ for (const mode of ["none", "bwrap"] as const) {
     }
   });
 }
+
+Deno.test("git starts no ssh for an ssh:// address unless the policy allowlists ssh", async () => {
+  const h = await startHarness({ allow: ALLOW, sandbox: "none" });
+  try {
+    await assertSandboxMode(h, "none");
+    const cwd = await makeRepository(h, "ssh");
+    // The raw tool starts ssh, whose own message says so.
+    const ran = await raw(["ls-remote", "ssh://127.0.0.1:1/x"], cwd);
+    ok(/^ssh: /m.test(ran.err), `raw git ls-remote did not start ssh: ${ran.err}`);
+    const result = await h.call("run_command", {
+      command: "git ls-remote ssh://127.0.0.1:1/x",
+      cwd: "ssh",
+    });
+    equal(result.code, "OK", result.policy_reason);
+    ok(result.exit_code !== 0);
+    ok(result.stderr.includes("transport 'ssh' not allowed"), result.stderr);
+    ok(!/^ssh: /m.test(result.stderr), `ssh started: ${result.stderr}`);
+  } finally {
+    await h.close();
+  }
+});
