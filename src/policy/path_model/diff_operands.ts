@@ -14,17 +14,21 @@ import * as posix from "../../path/mod.ts";
 /** The tools that compare a file with a folder's entry of its name. */
 const DIFF_TOOLS: ReadonlySet<string> = new Set(["diff", "diff3", "sdiff"]);
 
+/** The most operands whose pairs are joined: pairs grow with their square. */
+export const MAX_DIFF_OPERANDS = 32;
+
 /** Long options whose value is a path `diff` joins like an operand. */
 const FILE_OPTIONS = ["--from-file", "--to-file"];
 
 /**
  * `DIR/basename(FILE)` for every ordered pair of `diff`'s operands (and
- * `--from-file`/`--to-file` values), or none for another tool.
+ * `--from-file`/`--to-file` values), none for another tool, or null when
+ * there are more than MAX_DIFF_OPERANDS (refused, not checked in part).
  *
  * @param argv The whole argv.
  * @param tool The command's name (or the real file's name).
  */
-export function diffJoins(argv: readonly string[], tool: string): string[] {
+export function diffJoins(argv: readonly string[], tool: string): string[] | null {
   if (!DIFF_TOOLS.has(tool)) return [];
   const operands: string[] = [];
   let options = true;
@@ -43,6 +47,7 @@ export function diffJoins(argv: readonly string[], tool: string): string[] {
     // Option values read as operands only add joins that are checked too.
     if (!options || !word.startsWith("-") || word === "-") operands.push(word);
   }
+  if (operands.length > MAX_DIFF_OPERANDS) return null;
   const joins: string[] = [];
   for (const folder of operands) {
     for (const file of operands) {

@@ -11,7 +11,7 @@ import { baseFolders, hasPathModel } from "./base_folders.ts";
 import { type CopyOperands, readCopyOperands } from "./copy_operands.ts";
 import { linkEffect } from "./links.ts";
 import { computedOutputNames, pathListOption } from "./path_lists.ts";
-import { diffJoins } from "./diff_operands.ts";
+import { diffJoins, MAX_DIFF_OPERANDS } from "./diff_operands.ts";
 
 /** What the jail must check for one command. */
 export interface PathPlan {
@@ -109,7 +109,13 @@ export function planPathChecks(
     if (!own.ok) return deny(own.reason);
     for (const text of own.candidates) if (text !== value) checked.add(text);
   }
-  const candidates = [...checked, ...(copy?.joins ?? []), ...diffJoins(argv, tool)];
+  const joined = diffJoins(argv, tool);
+  if (joined === null) {
+    return deny(
+      `"${tool}" joins each of its operands with the others (diff f d reads d/f), and this command has more than ${MAX_DIFF_OPERANDS} of them for htmcp to check; split it into smaller commands.`,
+    );
+  }
+  const candidates = [...checked, ...(copy?.joins ?? []), ...joined];
   const walks = effect.kind === "walk"
     ? [...collected.candidates, ...(effect.defaultsToCwd ? ["."] : [])]
     : [];
