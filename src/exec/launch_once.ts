@@ -181,17 +181,12 @@ export async function launch(
     // reaches the sandbox before the attempt record is durable; the
     // backstop starts first, so no command of it runs without one. No go
     // closes its stdin unwritten: it ends having run nothing.
-    // The end of its stdin in the same turn: the helper gets them in one write.
     goAhead.then((go) => {
-      try {
-        if (!go) return;
-        child.startBackstop(backstopMs);
-        child.write(requestBytes);
-        if (spec.stdin !== null) child.write(spec.stdin);
-      } finally {
-        child.closeInput();
-      }
-    });
+      if (!go) return;
+      child.startBackstop(backstopMs);
+      child.write(requestBytes);
+      if (spec.stdin !== null) child.write(spec.stdin);
+    }).finally(() => child.closeInput());
   } else if (spec.stdin !== null || spec.go !== undefined) {
     // A plan: the helper reads all of it before anything starts. One
     // command's stdin text: a command that exits without reading it drops
@@ -200,15 +195,10 @@ export async function launch(
     // waits; no go closes its stdin unwritten and it ends having run nothing.
     const plan = spec.commandPath === null;
     goAhead.then((go) => {
-      try {
-        if (!go) return;
-        if (plan || spec.go === undefined) child.write(spec.stdin ?? new Uint8Array());
-        else child.write(spec.stdin === null ? GO_BYTE : withGoByte(spec.stdin));
-      } finally {
-        // In the same turn as the go: one write to the helper.
-        child.closeInput();
-      }
-    });
+      if (!go) return;
+      if (plan || spec.go === undefined) child.write(spec.stdin ?? new Uint8Array());
+      else child.write(spec.stdin === null ? GO_BYTE : withGoByte(spec.stdin));
+    }).finally(() => child.closeInput());
   }
   const timeoutMs = request.timeoutMs ?? policy.limits.timeoutMs;
 

@@ -43,8 +43,6 @@ const MAX_REQUEST_ENV = 4096;
 export const FRAME_HEAD_BYTES = 17;
 /** Input is sent in frames of at most this many bytes (the helper takes up to 1 MiB + 1). */
 const INPUT_FRAME_BYTES = 256 * 1024;
-/** Frames queued in one turn are joined into one write up to this many bytes. */
-const COALESCE_BYTES = 64 * 1024;
 
 const ENCODER = new TextEncoder();
 const DECODER = new TextDecoder();
@@ -322,12 +320,6 @@ export class ServingHelper {
   readonly #path: string;
   #child: Deno.ChildProcess | null = null;
   #writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
-  /** Frames queued in this turn, for one writer (`#send`). */
-  #outgoing: {
-    writer: WritableStreamDefaultWriter<Uint8Array> | null;
-    frames: Uint8Array[];
-    bytes: number;
-  } = { writer: null, frames: [], bytes: 0 };
   #ended: Promise<void> = Promise.resolve();
   readonly #calls = new Map<number, Running>();
   #nextId = 1;
@@ -430,7 +422,6 @@ export class ServingHelper {
     const writer = this.#writer;
     if (writer !== null) {
       this.#child?.ref();
-      this.#flush();
       await writer.close().catch(() => {});
     }
     await this.#ended;
@@ -443,43 +434,9 @@ export class ServingHelper {
     return this.#nextId;
   }
 
-  /**
-   * Queues a frame. Frames sent in one turn (a call's go and the end of its
-   * stdin; bwrap mode's backstop, request and end) leave in one write at the
-   * turn's end: each write is a round trip through the runtime, and the
-   * frames' order is kept.
-   */
   #send(writer: WritableStreamDefaultWriter<Uint8Array>, bytes: Uint8Array): void {
-    if (
-      this.#outgoing.writer !== writer || this.#outgoing.bytes + bytes.byteLength > COALESCE_BYTES
-    ) {
-      this.#flush();
-    }
-    const batch = this.#outgoing;
-    batch.writer = writer;
-    batch.frames.push(bytes);
-    batch.bytes += bytes.byteLength;
-    if (batch.frames.length === 1) queueMicrotask(this.#flushQueued);
-  }
-
-  readonly #flushQueued = () => this.#flush();
-
-  /** Writes the queued frames now, as one write. */
-  #flush(): void {
-    const { writer, frames, bytes } = this.#outgoing;
-    if (writer === null || frames.length === 0) return;
-    this.#outgoing = { writer: null, frames: [], bytes: 0 };
-    let chunk = frames[0]!;
-    if (frames.length > 1) {
-      chunk = new Uint8Array(bytes);
-      let at = 0;
-      for (const frame of frames) {
-        chunk.set(frame, at);
-        at += frame.byteLength;
-      }
-    }
     // A failed write means the helper is gone: its end is handled by the reader.
-    writer.write(chunk).catch(() => {});
+    writer.write(bytes).catch(() => {});
   }
 
   #ensure(): WritableStreamDefaultWriter<Uint8Array> {

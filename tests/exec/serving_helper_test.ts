@@ -513,9 +513,8 @@ for (const mode of ["none", "bwrap"] as const satisfies readonly SandboxMode[]) 
   Deno.test(`${mode}: eight calls in flight with large inputs each read exactly their own bytes, ended once`, async () => {
     const s = await setup({ mode, limits: { maxOutputBytes: 1_000_000 } });
     try {
-      // Each input spans several frames and is larger than the writes frames
-      // of one turn are joined into, so joined and lone writes interleave
-      // between the calls on the helper's one stdin.
+      // Each input spans several frames, so the frames of every call
+      // interleave on the helper's one stdin.
       const letters = ["A", "B", "C", "D", "E", "F", "G", "H"];
       const inputs = letters.map((letter, index) => `${letter}\n`.repeat(150_000 + index * 7));
       const outcomes = await Promise.all(letters.map((_, index) =>
