@@ -8,7 +8,24 @@
  */
 import { isInside } from "./is_inside.ts";
 import { resolveFollowingSymlinks } from "./resolve.ts";
+import { openRegularInJail, type OpenRegularRefusal } from "./open_regular.ts";
 import type { GitRepositoryReader } from "../policy/mod.ts";
+
+/** A refusal of the link-free open, as the repository check's sentences say it. */
+function describe(refusal: OpenRegularRefusal): string {
+  switch (refusal.kind) {
+    case "folder":
+    case "not-regular":
+      return "not a regular file";
+    case "escape":
+    case "unreadable":
+      return refusal.why;
+    case "changed":
+      return "it changed while it was read";
+    default:
+      return refusal.kind;
+  }
+}
 
 function errorName(error: unknown): string {
   return error instanceof Error ? error.name : "unknown error";
@@ -64,17 +81,29 @@ export function gitRepositoryReader(jailRoot: string): GitRepositoryReader {
       }
     },
     async readText(path, limitBytes) {
+      // The server reads with its own rights: never through a link, at any
+      // component, even one swapped in while it reads (`open_regular.ts`).
+      const opened = await openRegularInJail(jailRoot, path);
+      if (!opened.ok) {
+        if (opened.kind === "missing") return null;
+        return { error: opened.kind === "symlink" ? "a symbolic link" : describe(opened) };
+      }
       try {
-        const info = await Deno.lstat(path);
-        if (!info.isFile) return { error: "not a regular file" };
-        if (info.size > limitBytes) return { error: `larger than ${limitBytes} bytes` };
-        const bytes = await Deno.readFile(path);
-        if (bytes.length > limitBytes) return { error: `larger than ${limitBytes} bytes` };
-        return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+        if (opened.size > limitBytes) return { error: `larger than ${limitBytes} bytes` };
+        const bytes = new Uint8Array(limitBytes + 1);
+        let total = 0;
+        while (total < bytes.length) {
+          const read = await opened.file.read(bytes.subarray(total));
+          if (read === null) break;
+          total += read;
+        }
+        if (total > limitBytes) return { error: `larger than ${limitBytes} bytes` };
+        return new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(0, total));
       } catch (error) {
-        if (error instanceof Deno.errors.NotFound) return null;
         if (error instanceof TypeError) return { error: "not UTF-8" };
         return { error: errorName(error) };
+      } finally {
+        opened.file.close();
       }
     },
   };

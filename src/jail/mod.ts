@@ -15,5 +15,10 @@ export { confinePlan, MAX_BASE_FOLDERS } from "./confine_plan.ts";
 export { CheckBudget, MAX_PATH_LOOKUPS, PATH_CHECK_DEADLINE_MS } from "./budget.ts";
 export { describeError, isMissing, type Resolution, resolveFollowingSymlinks } from "./resolve.ts";
 export { gitRepositoryReader } from "./git_repository_reader.ts";
+export {
+  openRegularInJail,
+  type OpenRegularRefusal,
+  type OpenRegularResult,
+} from "./open_regular.ts";
 // The policy's types the jail's functions take and return, so the surface is complete.
 export type { GitPathResolution, GitRepositoryReader, PathPlan } from "../policy/mod.ts";

@@ -19,18 +19,9 @@
  * - A huge file, or one that grows while it is read: the copy stops at
  *   `max_file_bytes + 1` bytes and is refused; nothing larger reaches disk.
  *
- * Check-then-use race, stated plainly. Deno has no `openat`/`O_NOFOLLOW`
- * (its `node:fs` flags are dropped under a scoped read grant: verified on
- * 2.9.6), so the open goes by path and follows whatever is there at that
- * instant. The answer here: walk and `lstat` before the open, `fstat` the
- * opened file and require the same device and inode, then walk again with
- * the file still open and require the same again. While we hold the file
- * open its inode cannot be reused, so passing means the bytes come from the
- * file that sits, at the second walk, at a symlink-free path inside the
- * jail. What remains is a writer in the jail that swaps a folder on the path
- * for a symlink exactly during the open and swaps it back before the second
- * walk; and a regular file swapped for a pipe just before the open makes
- * this call wait for a writer (it hangs its own call, reads nothing else).
+ * Check-then-use race: the open is the jail's link-free open
+ * (`openRegularInJail`), which walks the path before and after opening and
+ * requires the same file each time; its module comment says what remains.
  * The kernel sandbox does not help here, because the server reads, not a
  * sandboxed command. SECURITY.md states this; `[links] enabled = false`
  * removes the feature for operators who let models run loops in the jail.
@@ -39,7 +30,7 @@
  */
 import * as posix from "../path/mod.ts";
 import { newFileHash } from "./file_hash.ts";
-import { describeError, isInside, isMissing, resolveFollowingSymlinks } from "../jail/mod.ts";
+import { isInside, openRegularInJail, type OpenRegularRefusal } from "../jail/mod.ts";
 
 /** The codes a snapshot is refused with. */
 export type SnapshotRefusalCode =
@@ -65,17 +56,6 @@ export type SnapshotResult =
 function refuse(code: SnapshotRefusalCode, reason: string): SnapshotResult {
   return { ok: false, code, reason };
 }
-
-/** Where the path stands before any bytes are read: a regular file's identity, or a refusal. */
-type Located =
-  | {
-    readonly ok: true;
-    readonly path: string;
-    readonly dev: number;
-    readonly ino: number;
-    readonly size: number;
-  }
-  | Extract<SnapshotResult, { ok: false }>;
 
 /** Judges the text alone: no filesystem access. */
 function judgeText(jailRoot: string, requested: string): string | SnapshotResult {
@@ -104,116 +84,44 @@ function judgeText(jailRoot: string, requested: string): string | SnapshotResult
   return absolute;
 }
 
-/**
- * The no-symlink rule: `lstat` of every component below the jail root, in
- * order, never following one. It runs first so a link is named as a link
- * whatever it points at: following one out of the jail would meet Deno's
- * read grant (`NotCapable`) and be reported as an escape under the real
- * permission set but as a link in a test, one input with two codes.
- */
-async function refuseSymlinks(
-  jailRoot: string,
-  requested: string,
-  absolute: string,
-): Promise<Extract<SnapshotResult, { ok: false }> | null> {
-  const below = posix.relative(jailRoot, absolute).split("/");
-  let current = jailRoot;
-  for (const [index, segment] of below.entries()) {
-    current = posix.join(current, segment);
-    let info: Deno.FileInfo;
-    try {
-      info = await Deno.lstat(current);
-    } catch (error) {
-      if (isMissing(error)) {
-        return {
-          ok: false,
-          code: "NOT_A_REGULAR_FILE",
-          reason: `The path "${requested}" does not exist in the jail.`,
-        };
-      }
-      return {
-        ok: false,
-        code: "PATH_ESCAPE",
-        reason: `The path "${requested}" cannot be examined (${describeError(error)}).`,
-      };
-    }
-    if (info.isSymlink) {
-      return {
-        ok: false,
-        code: "SYMLINK_REFUSED",
-        reason: `The path "${requested}" goes through a symbolic link ("${
-          below.slice(0, index + 1).join("/")
-        }"); links are never followed: name the file itself.`,
-      };
-    }
+/** The refusal, in this feature's codes, of a file the jail's link-free open did not open. */
+function refusalOf(requested: string, refusal: OpenRegularRefusal): SnapshotResult {
+  switch (refusal.kind) {
+    case "missing":
+      return refuse("NOT_A_REGULAR_FILE", `The path "${requested}" does not exist in the jail.`);
+    case "symlink":
+      return refuse(
+        "SYMLINK_REFUSED",
+        `The path "${requested}" goes through a symbolic link${
+          refusal.component === null ? "" : ` ("${refusal.component}")`
+        }; links are never followed: name the file itself.`,
+      );
+    case "folder":
+      return refuse(
+        "NOT_A_REGULAR_FILE",
+        `The path "${requested}" is a folder; only a regular file can be linked.`,
+      );
+    case "not-regular":
+      return refuse(
+        "NOT_A_REGULAR_FILE",
+        `The path "${requested}" is not a regular file; only a regular file can be linked.`,
+      );
+    case "escape":
+      return refuse(
+        "PATH_ESCAPE",
+        `The path "${requested}" cannot be shown to stay inside the jail (${refusal.why}).`,
+      );
+    case "unreadable":
+      return refuse(
+        "NOT_A_REGULAR_FILE",
+        `The path "${requested}" cannot be examined (${refusal.why}).`,
+      );
+    case "changed":
+      return refuse(
+        "NOT_A_REGULAR_FILE",
+        `The file "${requested}" changed while it was opened; nothing was copied.`,
+      );
   }
-  return null;
-}
-
-/**
- * One walk: no component may be a symlink, the jail's resolver must agree
- * that the path leads to itself inside the jail, and it must be a regular file.
- */
-async function locate(jailRoot: string, requested: string, absolute: string): Promise<Located> {
-  const link = await refuseSymlinks(jailRoot, requested, absolute);
-  if (link !== null) return link;
-  // The jail's own resolver, as the second, independent judge of containment.
-  const resolved = await resolveFollowingSymlinks(jailRoot, jailRoot, absolute);
-  if (!resolved.ok) {
-    return {
-      ok: false,
-      code: "PATH_ESCAPE",
-      reason: `The path "${requested}" cannot be shown to stay inside the jail (${resolved.why}).`,
-    };
-  }
-  // Where a walk that follows links ends is where the text points only when
-  // no component was a link: any difference is a link, wherever it leads.
-  if (resolved.path !== absolute) {
-    return {
-      ok: false,
-      code: "SYMLINK_REFUSED",
-      reason:
-        `The path "${requested}" goes through a symbolic link; links are never followed: name the file itself.`,
-    };
-  }
-  if (!resolved.exists) {
-    return {
-      ok: false,
-      code: "NOT_A_REGULAR_FILE",
-      reason: `The path "${requested}" does not exist in the jail.`,
-    };
-  }
-  let info: Deno.FileInfo;
-  try {
-    info = await Deno.lstat(absolute);
-  } catch (error) {
-    return {
-      ok: false,
-      code: "NOT_A_REGULAR_FILE",
-      reason: `The path "${requested}" cannot be examined (${errorName(error)}).`,
-    };
-  }
-  if (info.isSymlink) {
-    return {
-      ok: false,
-      code: "SYMLINK_REFUSED",
-      reason: `The path "${requested}" is a symbolic link; links are never followed.`,
-    };
-  }
-  if (!info.isFile || info.dev === null || info.ino === null) {
-    return {
-      ok: false,
-      code: "NOT_A_REGULAR_FILE",
-      reason: `The path "${requested}" is ${
-        info.isDirectory ? "a folder" : "not a regular file"
-      }; only a regular file can be linked.`,
-    };
-  }
-  return { ok: true, path: absolute, dev: info.dev, ino: info.ino, size: info.size };
-}
-
-function sameFile(a: { dev: number; ino: number }, info: Deno.FileInfo): boolean {
-  return info.dev === a.dev && info.ino === a.ino;
 }
 
 /**
@@ -233,42 +141,16 @@ export async function snapshotJailFile(
 ): Promise<SnapshotResult> {
   const judged = judgeText(jailRoot, requested);
   if (typeof judged !== "string") return judged;
-  const before = await locate(jailRoot, requested, judged);
-  if (!before.ok) return before;
   const tooLarge = (size: number) =>
     refuse(
       "FILE_TOO_LARGE",
       `The file "${requested}" is ${size} bytes; links hold at most ${maxBytes} (links.max_file_bytes).`,
     );
-  // Refused before the open: a file known to be too large is never read.
-  if (before.size > maxBytes) return tooLarge(before.size);
-
-  let source: Deno.FsFile;
+  const opened = await openRegularInJail(jailRoot, judged);
+  if (!opened.ok) return refusalOf(requested, opened);
+  const source = opened.file;
   try {
-    source = await Deno.open(judged, { read: true });
-  } catch (error) {
-    return refuse(
-      "NOT_A_REGULAR_FILE",
-      `The file "${requested}" cannot be opened (${errorName(error)}).`,
-    );
-  }
-  try {
-    const opened = await source.stat();
-    if (!opened.isFile || !sameFile(before, opened)) {
-      return refuse(
-        "NOT_A_REGULAR_FILE",
-        `The file "${requested}" changed while it was opened; nothing was copied.`,
-      );
-    }
-    // The second walk, with the file held open (see the module comment).
-    const after = await locate(jailRoot, requested, judged);
-    if (!after.ok) return after;
-    if (!sameFile(after, opened)) {
-      return refuse(
-        "NOT_A_REGULAR_FILE",
-        `The file "${requested}" changed while it was opened; nothing was copied.`,
-      );
-    }
+    // Refused before any byte is read: a file known to be too large is never copied.
     if (opened.size > maxBytes) return tooLarge(opened.size);
     const copied = await copyBounded(source, destination, maxBytes);
     if (!copied.ok) return tooLarge(copied.total);

@@ -190,9 +190,9 @@ export function parseGitConfig(text: string): GitConfigParse {
     while (d === " " || d === "\t") d = source.next();
     let value: string | null = null;
     if (d !== "\n") {
-      if (d !== "=") return { ok: false, why: `its variable "${name}" is not followed by "="` };
+      if (d !== "=") return { ok: false, why: 'a variable is not followed by "="' };
       value = parseValue(source);
-      if (value === null) return { ok: false, why: `the value of "${name}" is malformed` };
+      if (value === null) return { ok: false, why: "a value is malformed" };
     }
     entries.push({ ...header, name, value });
     if (source.eof) return { ok: true, entries };

@@ -62,7 +62,7 @@ export function refusedConfigEntry(entry: GitConfigEntry): string | null {
   }
   if (section === "remote" && (name === "url" || name === "pushurl")) {
     if (entry.value === null || !isNetworkGitUrl(entry.value)) {
-      return `names a local or non-network remote (remote.*.${name} = "${entry.value}"): receive-pack and upload-pack would run in that repository, with its hooks`;
+      return `names a local or non-network remote (remote.*.${name}): receive-pack and upload-pack would run in that repository, with its hooks`;
     }
     return null;
   }
@@ -71,7 +71,7 @@ export function refusedConfigEntry(entry: GitConfigEntry): string | null {
     const external = (entry.value ?? "").split(/\s+/).filter(Boolean)
       .find((strategy) => !isBuiltinMergeStrategy(strategy));
     if (external !== undefined) {
-      return `names a merge strategy git runs as a program (pull.${name} = "${external}"; built in: ort, recursive, ours, subtree)`;
+      return `names a merge strategy git runs as a program (pull.${name}; built in: ort, recursive, ours, subtree)`;
     }
     return null;
   }
@@ -79,7 +79,7 @@ export function refusedConfigEntry(entry: GitConfigEntry): string | null {
     // Options git merge reads as if typed: a strategy there runs like `-s`.
     const external = externalStrategyArgument("merge", (entry.value ?? "").split(/\s+/));
     if (external !== null) {
-      return `names a merge strategy git runs as a program (branch.*.mergeoptions "-s ${external}"; built in: ort, recursive, ours, subtree)`;
+      return "names a merge strategy git runs as a program (branch.*.mergeoptions; built in: ort, recursive, ours, subtree)";
     }
     return null;
   }

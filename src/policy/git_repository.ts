@@ -137,16 +137,25 @@ class Inspection {
   }
 
   /** Resolves and requires the result inside the jail; `what` names it in the refusal. */
-  async insideJail(base: string, path: string, what: string): Promise<string> {
+  async insideJail(
+    base: string,
+    path: string,
+    what: string,
+    quoted: "quoted" | "read from a file" = "quoted",
+  ): Promise<string> {
+    // Text the server read from a file is never quoted back: a read the
+    // jail's link-free open did not catch would otherwise hand a host file's
+    // content to the model (`src/jail/open_regular.ts` says what remains).
+    const named = quoted === "quoted" ? `${what} "${path}"` : what;
     if (!this.#reader.isInsideJail(posix.resolve(base, path))) {
-      refuse(`${what} "${path}" leads outside the jail`);
+      refuse(`${named} leads outside the jail`);
     }
     const resolved = await this.#reader.resolve(base, path);
     if (!resolved.ok) {
-      refuse(`${what} "${path}" cannot be shown to stay inside the jail (${resolved.why})`);
+      refuse(`${named} cannot be shown to stay inside the jail (${resolved.why})`);
     }
     if (!this.#reader.isInsideJail(resolved.path)) {
-      refuse(`${what} "${path}" leads outside the jail`);
+      refuse(`${named} leads outside the jail`);
     }
     return resolved.path;
   }
@@ -173,6 +182,7 @@ class Inspection {
       posix.dirname(file),
       match[1] as string,
       `the folder named by the gitfile`,
+      "read from a file",
     );
   }
 
@@ -181,9 +191,12 @@ class Inspection {
     if (this.gitDirs.includes(gitDir)) return;
     this.gitDirs.push(gitDir);
     const commonText = await this.readSmall(`${gitDir}/commondir`, "the commondir file");
-    const common = commonText === null
-      ? gitDir
-      : await this.insideJail(gitDir, commonText.replace(/\r?\n$/, ""), "the commondir");
+    const common = commonText === null ? gitDir : await this.insideJail(
+      gitDir,
+      commonText.replace(/\r?\n$/, ""),
+      "the commondir",
+      "read from a file",
+    );
     if (!this.gitDirs.includes(common)) this.gitDirs.push(common);
     const files = [
       ...new Set([`${common}/config`, `${gitDir}/config.worktree`, `${common}/config.worktree`]),
@@ -216,14 +229,14 @@ class Inspection {
       const exec = text === null ? null : todoExecLine(text);
       if (exec !== null) {
         refuse(
-          `the todo list of the ${what} in progress ("${list}") runs a shell command ("${exec}"); ${abort} ends it`,
+          `the todo list of the ${what} in progress ("${list}") has an exec line, which runs a shell command; ${abort} ends it`,
         );
       }
     }
     const saved = await this.readSmall(`${gitDir}/rebase-merge/strategy`, "the rebase's strategy");
     if (saved !== null && !isBuiltinMergeStrategy(saved)) {
       refuse(
-        `the rebase in progress uses the merge strategy "${saved.trim()}", which git runs as a program; git rebase --abort ends that rebase`,
+        `the rebase in progress uses a merge strategy git runs as a program (built in: ort, recursive, ours, subtree); git rebase --abort ends that rebase`,
       );
     }
     const opts = await this.readSmall(`${gitDir}/sequencer/opts`, "the cherry-pick's options");
@@ -235,7 +248,7 @@ class Inspection {
       for (const entry of parsed.entries) {
         if (entry.name === "strategy" && !isBuiltinMergeStrategy(entry.value ?? "")) {
           refuse(
-            `the cherry-pick or revert in progress uses the merge strategy "${entry.value}", which git runs as a program; git cherry-pick --abort ends it`,
+            `the cherry-pick or revert in progress uses a merge strategy git runs as a program (built in: ort, recursive, ours, subtree); git cherry-pick --abort ends it`,
           );
         }
       }
@@ -301,7 +314,12 @@ class Inspection {
     if (!parsed.ok) refuse(`the .gitmodules file cannot be read as git reads it: ${parsed.why}`);
     for (const entry of parsed.entries) {
       if (entry.section !== "submodule" || entry.name !== "path" || entry.value === null) continue;
-      const folder = await this.insideJail(top, entry.value, "the submodule path");
+      const folder = await this.insideJail(
+        top,
+        entry.value,
+        "a submodule path in .gitmodules",
+        "read from a file",
+      );
       const dotGit = `${folder}/.git`;
       const kind = await this.kind(dotGit);
       if (kind === "directory") await this.gitDir(await this.real(dotGit), [...bases, folder]);
@@ -331,8 +349,13 @@ class Inspection {
       if (entry.section === "core" && entry.name === "worktree") {
         // git reads core.worktree relative to the git folder (a submodule's
         // is `../../../sub`): it must stay in the jail and out of git folders.
-        const tree = await this.insideJail(gitDir, entry.value ?? "", "core.worktree");
-        if (this.isInGitDir(tree)) refuse(`core.worktree "${entry.value}" is inside a git folder`);
+        const tree = await this.insideJail(
+          gitDir,
+          entry.value ?? "",
+          "core.worktree",
+          "read from a file",
+        );
+        if (this.isInGitDir(tree)) refuse("core.worktree is inside a git folder");
         continue;
       }
       if (entry.value !== null) await this.configValue(file, entry.value, bases);
@@ -343,12 +366,17 @@ class Inspection {
   async configValue(file: string, value: string, bases: readonly string[]): Promise<void> {
     if (/^(~|%\(prefix\)|file:)/i.test(value)) {
       refuse(
-        `the repository's configuration (${file}) has the value "${value}", which names a file outside the jail`,
+        `the repository's configuration (${file}) has a value starting with "~", "%(prefix)" or "file:", which names a file outside the jail`,
       );
     }
     if (value.length === 0) return;
     for (const base of bases) {
-      await this.insideJail(base, value, `the value in the configuration file "${file}"`);
+      await this.insideJail(
+        base,
+        value,
+        `a value in the configuration file "${file}"`,
+        "read from a file",
+      );
     }
   }
 
@@ -359,9 +387,14 @@ class Inspection {
     for (const line of text.split("\n")) {
       if (line === "" || line.startsWith("#")) continue;
       if (line.startsWith('"')) {
-        refuse(`the object alternate ${line} is quoted, which htmcp does not read`);
+        refuse("an object alternate is quoted, which htmcp does not read");
       }
-      const target = await this.insideJail(objectsDir, line, "the object alternate");
+      const target = await this.insideJail(
+        objectsDir,
+        line,
+        "an object alternate",
+        "read from a file",
+      );
       await this.alternates(target, depth + 1);
     }
   }

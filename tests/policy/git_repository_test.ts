@@ -396,7 +396,7 @@ Deno.test("the repository check refuses a rebase or cherry-pick in progress whos
     await Deno.writeTextFile(`${rebase}/git-rebase-todo`, "pick abc one\nx touch /tmp/x\n");
     let verdict = await check(box, ["rebase", "--continue"]);
     ok(!verdict.ok);
-    match(verdict.reason, /runs a shell command \("x touch \/tmp\/x"\)/);
+    match(verdict.reason, /has an exec line, which runs a shell command/);
     // Any git command: the list is git's to act on, whatever the subcommand says.
     ok(!(await check(box, ["status"])).ok);
     for (const args of [["rebase", "--abort"], ["rebase", "--quit"]]) {
@@ -408,7 +408,7 @@ Deno.test("the repository check refuses a rebase or cherry-pick in progress whos
     await Deno.writeTextFile(`${rebase}/strategy`, "resolve\n");
     verdict = await check(box, ["rebase", "--continue"]);
     ok(!verdict.ok);
-    match(verdict.reason, /merge strategy "resolve", which git runs as a program/);
+    match(verdict.reason, /uses a merge strategy git runs as a program/);
     await Deno.writeTextFile(`${rebase}/strategy`, "ort\n");
     equal((await check(box, ["rebase", "--continue"])).ok, true, "a built-in strategy");
     await Deno.remove(rebase, { recursive: true });
@@ -418,7 +418,7 @@ Deno.test("the repository check refuses a rebase or cherry-pick in progress whos
     await Deno.writeTextFile(`${sequencer}/opts`, "[options]\n\tstrategy = octopus\n");
     verdict = await check(box, ["cherry-pick", "--continue"]);
     ok(!verdict.ok);
-    match(verdict.reason, /cherry-pick or revert in progress uses the merge strategy "octopus"/);
+    match(verdict.reason, /cherry-pick or revert in progress uses a merge strategy git runs/);
     equal((await check(box, ["cherry-pick", "--abort"])).ok, true);
     await Deno.writeTextFile(`${sequencer}/opts`, "[options]\n\tstrategy = recursive\n");
     await Deno.writeTextFile(`${sequencer}/todo`, "pick abc one\nexec touch /tmp/x\n");
@@ -431,7 +431,7 @@ Deno.test("the repository check refuses pull.twohead and pull.octopus naming a s
     await setConfig(box, "pull.twohead", "ort resolve");
     const verdict = await check(box, ["pull", "origin"]);
     ok(!verdict.ok);
-    match(verdict.reason, /pull\.twohead = "resolve"/);
+    match(verdict.reason, /pull\.twohead;/);
     await setConfig(box, "pull.twohead", "ort");
     await setConfig(box, "pull.octopus", "octopus");
     ok(!(await check(box, ["status"])).ok);
@@ -459,5 +459,52 @@ Deno.test("the repository check refuses a link in the git folder leading out wit
     await Deno.remove(`${box.jail}/.git/COMMIT_EDITMSG`);
     await Deno.symlink("../f.txt", `${box.jail}/.git/COMMIT_EDITMSG`);
     equal((await check(box, ["commit", "-m", "x"])).ok, true);
+  });
+});
+
+Deno.test("the repository check quotes no text it read from the repository's files, only their paths and key names", async () => {
+  await withBox(async (box) => {
+    // Were a read ever turned to a host file (a link swapped in while the
+    // server reads), a refusal quoting what it read would hand it to the model.
+    const secret = "SECRET-CONTENT-9f3c";
+    const planted: [string, string, readonly string[]][] = [
+      [".git/rebase-merge/strategy", `${secret}\n`, ["rebase", "--continue"]],
+      [".git/rebase-merge/git-rebase-todo", `exec ${secret}\n`, ["rebase", "--continue"]],
+      [".git/sequencer/opts", `[options]\n\tstrategy = ${secret}\n`, ["cherry-pick", "--continue"]],
+      [".git/commondir", `../../${secret}\n`, ["status"]],
+      [".git/objects/info/alternates", `/${secret}\n`, ["status"]],
+      [".git/objects/info/alternates", `"${secret}"\n`, ["status"]],
+    ];
+    for (const [file, text, args] of planted) {
+      await Deno.mkdir(`${box.jail}/${file.slice(0, file.lastIndexOf("/"))}`, { recursive: true });
+      await Deno.writeTextFile(`${box.jail}/${file}`, text);
+      const verdict = await check(box, args);
+      ok(!verdict.ok, file);
+      ok(!verdict.reason.includes(secret), `${file}: ${verdict.reason}`);
+      await Deno.remove(`${box.jail}/${file}`);
+    }
+    for (
+      const [key, value] of [
+        ["remote.origin.url", `/${secret}`],
+        ["pull.twohead", secret],
+        ["branch.main.mergeoptions", `-s ${secret}`],
+        ["blame.ignoreRevsFile", `../${secret}`],
+        ["commit.template", `~/${secret}`],
+        // Last: git itself no longer runs in this repository after it (the config is rewritten below).
+        ["core.worktree", `../../${secret}`],
+      ]
+    ) {
+      await setConfig(box, key!, value!);
+      const verdict = await check(box, ["status"]);
+      ok(!verdict.ok, key);
+      ok(!verdict.reason.includes(secret), `${key}: ${verdict.reason}`);
+      if (key !== "core.worktree") {
+        equal((await git(box.jail, ["config", "--unset", key!])).code, 0);
+      }
+    }
+    await Deno.writeTextFile(`${box.jail}/.git/config`, `[core]\n\t${secret} x\n`);
+    const malformed = await check(box, ["status"]);
+    ok(!malformed.ok);
+    ok(!malformed.reason.includes(secret), malformed.reason);
   });
 });
