@@ -107,7 +107,13 @@ Deno.test("layer 1 refuses git format-patch without --stdout: it names each file
   await using fx = await layer1(ALLOW);
   await makeRepository(fx.jail);
   await Deno.symlink(`${fx.outside}/made.patch`, `${fx.jail}/0001-x.patch`);
-  for (const command of ["git format-patch -1", "git format-patch -o out -1"]) {
+  for (
+    const command of [
+      "git format-patch -1",
+      "git format-patch -o out -1",
+      "git format-patch -1 -- --stdout",
+    ]
+  ) {
     const refused = await assertRefused(fx, command, "POLICY_DENIED");
     match(refused.policy_reason, /Use --stdout/);
   }

@@ -69,9 +69,10 @@ export function computedOutputNames(argv: readonly string[], tool: string): stri
   if (tool !== "git") return null;
   const git = splitGitArgs(argv.slice(1));
   if (git.subcommand === "format-patch") {
-    const stdout = git.rest.some((word) =>
-      word === "--" ? false : word.startsWith("--std") && "--stdout".startsWith(word)
-    );
+    // Options end at "--": a "--stdout" after it is a path.
+    const end = git.rest.indexOf("--");
+    const options = end === -1 ? git.rest : git.rest.slice(0, end);
+    const stdout = options.some((word) => word.startsWith("--std") && "--stdout".startsWith(word));
     if (!stdout) {
       return '"git format-patch" names each file it writes after a commit\'s subject, which no argument check can see; without the kernel sandbox htmcp refuses it. Use --stdout (with a redirection, "> name.patch") instead.';
     }
