@@ -204,20 +204,19 @@ export async function checkPlan(
   // to (`tree_changes.ts`), once one has been checked: every later step was
   // checked against files that stage may have changed before it runs.
   const unsandboxed = policy.sandbox.mode === "none";
-  let changer: { label: string; number: number } | null = null;
-  const afterChange = (what: string) => ({
-    ok: false as const,
-    code: "POLICY_DENIED" as const,
-    reason: `${what} runs after ${
-      changer!.label
-    }, which may rename files or make links, so the paths checked for it now may lead elsewhere by then; without the kernel sandbox htmcp checks each step against the files as they are when it runs: send them as separate calls.`,
-  });
+  let changer = null as { label: string; number: number } | null;
   for (const { connector, step } of plan.steps) {
     if (changer !== null) {
       const what = step.kind === "cd"
         ? `"cd ${step.dir.text}"`
         : stageLabel(stageNumber + 1, step.pipeline.stages[0]?.words[0]?.text ?? "");
-      return { ...afterChange(what), stage: step.kind === "cd" ? null : stageNumber + 1 };
+      return {
+        ok: false,
+        code: "POLICY_DENIED",
+        reason:
+          `${what} runs after ${changer.label}, which may rename files or make links, so the paths checked for it now may lead elsewhere by then; without the kernel sandbox htmcp checks each step against the files as they are when it runs: send them as separate calls.`,
+        stage: step.kind === "cd" ? null : stageNumber + 1,
+      };
     }
     if (step.kind === "cd") {
       // `cd DIR` is relative to the folder the previous `cd` led to.
