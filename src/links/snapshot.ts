@@ -212,7 +212,3 @@ async function copyBounded(
   }
   return { ok: true, file: { size: total, sha256: hash.digestHex(), text } };
 }
-
-function errorName(error: unknown): string {
-  return error instanceof Error ? error.name : "unknown error";
-}

@@ -76,7 +76,9 @@ export interface GitRepositoryReader {
 
 /** One entry of a folder, as `GitRepositoryReader.entries` lists it. */
 export interface GitFolderEntry {
+  /** The entry's name in its folder. */
   readonly name: string;
+  /** What the entry itself is: a symlink is reported as one, never followed. */
   readonly kind: "file" | "directory" | "symlink" | "other";
 }
 
