@@ -13,7 +13,7 @@
  */
 
 import type { GitConfigEntry } from "./git_config.ts";
-import { externalStrategyArgument, isBuiltinMergeStrategy } from "./git_programs.ts";
+import { externalStrategyArgument, isBuiltinMergeStrategy, rebasesMerges } from "./git_programs.ts";
 import { isNetworkGitUrl } from "./git_urls.ts";
 
 /**
@@ -72,6 +72,15 @@ export function refusedConfigEntry(entry: GitConfigEntry): string | null {
       .find((strategy) => !isBuiltinMergeStrategy(strategy));
     if (external !== undefined) {
       return `names a merge strategy git runs as a program (pull.${name}; built in: ort, recursive, ours, subtree)`;
+    }
+    return null;
+  }
+  if ((section === "pull" || section === "branch") && name === "rebase") {
+    // Rebasing merges writes merge lines git may run with the octopus script.
+    if (rebasesMerges(entry.value ?? "")) {
+      return `rebases merges (${section}${
+        section === "branch" ? ".*" : ""
+      }.rebase), writing merge lines git may run with the octopus strategy, a shell script`;
     }
     return null;
   }

@@ -11,7 +11,12 @@
  * - an `exec` (`x`) line in the todo list of a rebase in progress: `git
  *   rebase --continue` runs it with the shell. The list is a file in the git
  *   folder, so a command that writes files in the jail can plant one; the
- *   `--exec` guard sees only the arguments.
+ *   `--exec` guard sees only the arguments;
+ * - a `merge` line with more than one parent in that list, which the
+ *   sequencer runs as `git merge -s octopus` (a shell script); and a rebase
+ *   that writes such lines itself (`rebase -r`, `pull --rebase=merges`,
+ *   `pull.rebase`/`branch.*.rebase = merges`), whose list git makes and
+ *   runs in one go, before any check could read it.
  *
  * One predicate per question, used by every caller. Pure.
  *
@@ -111,6 +116,65 @@ export function todoExecLine(todo: string): string | null {
   for (const line of todo.split("\n")) {
     const word = line.trimStart().split(/[ \t\r]/, 1)[0]!.toLowerCase();
     if (word === "exec" || word === "x") return line.trim();
+  }
+  return null;
+}
+
+/**
+ * The first line of a sequencer todo list that merges more than one parent
+ * (`merge -C abc one two`), or null: the sequencer runs it with the octopus
+ * strategy, a shell script, whatever the strategy options say.
+ *
+ * @param todo The list's text.
+ */
+export function todoOctopusLine(todo: string): string | null {
+  for (const line of todo.split("\n")) {
+    const words = line.trim().split(/[ \t\r]+/);
+    const command = words[0]?.toLowerCase();
+    if (command !== "merge" && command !== "m") continue;
+    let parents = 0;
+    for (let index = 1; index < words.length; index++) {
+      const word = words[index] as string;
+      if (word.startsWith("#")) break;
+      if (word === "-C" || word === "-c") {
+        index++;
+        continue;
+      }
+      if (word !== "") parents++;
+    }
+    if (parents > 1) return line.trim();
+  }
+  return null;
+}
+
+/**
+ * Whether a configuration value of `pull.rebase` or `branch.*.rebase` makes
+ * git rebase merges (`merges`, or git's older `preserve`), writing merge
+ * lines of its own that may merge several parents.
+ *
+ * @param value The configured value.
+ */
+export function rebasesMerges(value: string): boolean {
+  const word = value.trim().toLowerCase();
+  return word === "merges" || word === "m" || word === "preserve" || word === "p";
+}
+
+/**
+ * The option of a `git pull` that rebases merges (`--rebase=merges`), or null.
+ *
+ * @param subcommand git's subcommand.
+ * @param rest The words after it.
+ */
+export function pullRebasingMerges(
+  subcommand: string | null,
+  rest: readonly string[],
+): string | null {
+  if (subcommand !== "pull") return null;
+  for (const word of rest) {
+    if (word === "--") break;
+    const named = /^--reb(?:a(?:s(?:e)?)?)?=(.*)$/.exec(word);
+    if (named !== null && rebasesMerges(named[1] as string)) return word;
+    if (/^-r./.test(word) && rebasesMerges(word.slice(2))) return word;
   }
   return null;
 }

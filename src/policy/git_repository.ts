@@ -41,7 +41,13 @@ import * as posix from "../path/mod.ts";
 import { parseGitConfig } from "./git_config.ts";
 import { refusedConfigEntry } from "./git_config_rules.ts";
 import { splitGitArgs } from "./git_args.ts";
-import { externalStrategyArgument, isBuiltinMergeStrategy, todoExecLine } from "./git_programs.ts";
+import {
+  externalStrategyArgument,
+  isBuiltinMergeStrategy,
+  pullRebasingMerges,
+  todoExecLine,
+  todoOctopusLine,
+} from "./git_programs.ts";
 import { explicitGitAddresses, isLocalGitAddress, isNetworkGitUrl } from "./git_urls.ts";
 
 /** Where a path leads after following every symlink (as `src/jail`'s resolver reports). */
@@ -232,6 +238,11 @@ class Inspection {
       if (exec !== null) {
         refuse(
           `the todo list of the ${what} in progress ("${list}") has an exec line, which runs a shell command; ${abort} ends it`,
+        );
+      }
+      if (text !== null && todoOctopusLine(text) !== null) {
+        refuse(
+          `the todo list of the ${what} in progress ("${list}") merges more than one parent in one line, which git does with the octopus strategy, a shell script; ${abort} ends it`,
         );
       }
     }
@@ -530,6 +541,12 @@ async function inspect(context: GitRepositoryContext, reader: GitRepositoryReade
   // A bare word given as the repository is a remote's name only if one is
   // configured; otherwise git reads it as a local path (and clone always
   // does), which is the local transport the other guard refuses.
+  const merges = pullRebasingMerges(git.subcommand, git.rest);
+  if (merges !== null) {
+    refuse(
+      `"${merges}" rebases merges, writing merge lines git may run with the octopus strategy, a shell script`,
+    );
+  }
   const strategy = externalStrategyArgument(git.subcommand, git.rest);
   if (strategy !== null) {
     refuse(

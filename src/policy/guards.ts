@@ -386,6 +386,19 @@ const ARGUMENT_GUARDS: readonly Guard[] = [
     source: "https://git-scm.com/docs/git-apply#Documentation/git-apply.txt---unsafe-paths",
   },
   {
+    name: "git-rebase-merges",
+    commands: ["git"],
+    match: [{
+      kind: "flags",
+      scope: { in: "git-subcommand", subcommands: ["rebase"] },
+      flags: flags({ long: [anyPrefixLong("rebase-merges")], short: ["r"] }),
+    }],
+    reason:
+      "writes and runs merge lines of its own, which git runs with the octopus strategy (a shell script) when a merge has more than one parent",
+    source:
+      "https://git-scm.com/docs/git-rebase#Documentation/git-rebase.txt---rebase-mergesrebase-cousinsno-rebase-cousins",
+  },
+  {
     name: "git-rebase-exec",
     commands: ["git"],
     match: [{

@@ -2,7 +2,10 @@ import { deepEqual, equal } from "node:assert/strict";
 import {
   externalStrategyArgument,
   isBuiltinMergeStrategy,
+  pullRebasingMerges,
+  rebasesMerges,
   todoExecLine,
+  todoOctopusLine,
 } from "../../src/policy/git_programs.ts";
 
 Deno.test("isBuiltinMergeStrategy() accepts only the strategies git runs itself", () => {
@@ -58,4 +61,22 @@ Deno.test("todoExecLine() finds exec and x lines as git's parser takes them, and
     ),
     [null, null, null, null, null, null, null],
   );
+});
+
+Deno.test("todoOctopusLine() finds a merge line with more than one parent, past -C/-c and before a comment", () => {
+  equal(todoOctopusLine("pick a one\nmerge -C abc x y # octo\n"), "merge -C abc x y # octo");
+  equal(todoOctopusLine("m x y"), "m x y");
+  equal(todoOctopusLine("merge -c abc x # one parent\nmerge x\n"), null);
+  equal(todoOctopusLine("pick a merge x y"), null);
+});
+
+Deno.test("pullRebasingMerges() and rebasesMerges() read git pull's --rebase value and the configuration's", () => {
+  equal(pullRebasingMerges("pull", ["--rebase=merges", "origin"]), "--rebase=merges");
+  equal(pullRebasingMerges("pull", ["--reb=m"]), "--reb=m");
+  equal(pullRebasingMerges("pull", ["-rmerges"]), "-rmerges");
+  equal(pullRebasingMerges("pull", ["--rebase", "origin"]), null);
+  equal(pullRebasingMerges("pull", ["--rebase=true"]), null);
+  equal(pullRebasingMerges("fetch", ["--rebase=merges"]), null);
+  deepEqual(["merges", "m", "preserve", " Merges "].map(rebasesMerges), [true, true, true, true]);
+  deepEqual(["true", "false", "interactive", ""].map(rebasesMerges), [false, false, false, false]);
 });

@@ -188,6 +188,48 @@ for (const mode of ["none", "bwrap"] as const) {
         },
       );
 
+      await t.step(
+        "no rebase runs an octopus merge: rebase -r is guarded, a planted merge line of several parents refused",
+        async () => {
+          const cwd = await makeRepository(h, "octorebase");
+          // Three branches: a merge of three heads is an octopus.
+          for (const branch of ["x", "y", "z"]) {
+            await gitOk(cwd, "checkout", "-q", "-b", branch, "main");
+            await Deno.writeTextFile(`${cwd}/${branch}.txt`, `${branch}\n`);
+            await gitOk(cwd, "add", `${branch}.txt`);
+            await gitOk(cwd, "commit", "-qm", branch);
+          }
+          await gitOk(cwd, "checkout", "-q", "main");
+          await Deno.writeTextFile(`${cwd}/f.txt`, "two\n");
+          await gitOk(cwd, "commit", "-qam", "two on main");
+          const octo = (await raw(
+            ["commit-tree", "-p", "x", "-p", "y", "-p", "z", "-m", "octo", "z^{tree}"],
+            cwd,
+          ))
+            .out.trim();
+          await gitOk(cwd, "checkout", "-q", "-b", "o", octo);
+          // The raw tool runs git-merge-octopus, whose shell prints these lines.
+          const ran = await raw(["rebase", "-r", "--onto", "main", "main~1"], cwd);
+          ok(ran.out.includes("Trying simple merge with"), ran.out + ran.err);
+          await gitOk(cwd, "reset", "-q", "--hard", octo);
+          for (
+            const command of ["git rebase -r --onto main main~1", "git rebase --rebase-merges main"]
+          ) {
+            await chownTree(cwd);
+            const result = await h.call("run_command", { command, cwd: "octorebase" });
+            equal(result.code, "POLICY_DENIED", result.policy_reason);
+            ok(result.policy_reason.includes('guard "git-rebase-merges"'), result.policy_reason);
+          }
+          await plantRebase(cwd, "merge -C HEAD x y");
+          const planted = await refused(h, cwd, "git rebase --continue", []);
+          ok(planted.policy_reason.includes("octopus"), planted.policy_reason);
+          await gitOk(cwd, "config", "pull.rebase", "merges");
+          await Deno.remove(`${cwd}/.git/rebase-merge`, { recursive: true });
+          const byConfig = await refused(h, cwd, "git status", []);
+          ok(byConfig.policy_reason.includes("pull.rebase"), byConfig.policy_reason);
+        },
+      );
+
       await t.step("git bisect, a shell script in git 2.39, is refused whole", async () => {
         await makeRepository(h, "bisect");
         const result = await h.call("run_command", { command: "git bisect start", cwd: "bisect" });
