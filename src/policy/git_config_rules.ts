@@ -27,14 +27,15 @@ import { isNetworkGitUrl } from "./git_urls.ts";
  * `credential[.<url>].helper`, `gpg[.<format>].program`,
  * `gpg.ssh.defaultKeyCommand`, `uploadpack.packObjectsHook`,
  * `sendemail.sendmailCmd`/`smtpServer`, `init.templateDir`, `man.viewer`,
- * `web.browser`/`help.browser`, `sequence.editor`.
+ * `web.browser`/`help.browser`, `sequence.editor`, `interactive.diffFilter`
+ * (run on `add -p` and its kin), `imap.tunnel`.
  */
 // deno-fmt-ignore
 const PROGRAM_NAMES: ReadonlySet<string> = new Set([
   "fsmonitor", "editor", "pager", "askpass", "sshcommand", "gitproxy", "alternaterefscommand",
   "hookspath", "external", "command", "textconv", "cmd", "driver", "clean", "smudge", "process",
   "helper", "program", "defaultkeycommand", "packobjectshook", "sendmailcmd", "smtpserver",
-  "templatedir", "viewer", "browser",
+  "templatedir", "viewer", "browser", "difffilter", "tunnel",
 ]);
 
 /** Sections whose `path` is a program (`mergetool.<tool>.path`, ...). */

@@ -76,6 +76,10 @@ const GIT_ENV: Readonly<Record<string, string>> = Object.freeze({
   GIT_CONFIG_NOSYSTEM: "1",
   GIT_CONFIG_SYSTEM: "/dev/null",
   GIT_CONFIG_GLOBAL: "/dev/null",
+  // git's per-user files (`ignore`, `attributes`, `config` under
+  // `$XDG_CONFIG_HOME/git/`, else `$HOME/.config/git/`) live outside the
+  // jail: a folder that does not exist keeps git from reading the host's.
+  XDG_CONFIG_HOME: "/nonexistent/htmcp-no-user-config",
   GIT_ATTR_NOSYSTEM: "1",
   GIT_PAGER: "cat",
   PAGER: "cat",

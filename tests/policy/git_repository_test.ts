@@ -508,3 +508,15 @@ Deno.test("the repository check quotes no text it read from the repository's fil
     ok(!malformed.reason.includes(secret), malformed.reason);
   });
 });
+
+Deno.test("the repository check refuses interactive.diffFilter and imap.tunnel, which name programs git runs", async () => {
+  await withBox(async (box) => {
+    for (const key of ["interactive.diffFilter", "imap.tunnel"]) {
+      await setConfig(box, key, "touch /tmp/x; cat");
+      const verdict = await check(box, ["add", "-p", "f.txt"]);
+      ok(!verdict.ok, key);
+      match(verdict.reason, /names a program git would run/);
+      equal((await git(box.jail, ["config", "--unset", key])).code, 0);
+    }
+  });
+});

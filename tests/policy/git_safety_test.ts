@@ -314,6 +314,8 @@ Deno.test("evaluateCommand() returns the complete run specification for git: eve
       "http:https:git",
       "no ssh: the policy does not allow it",
     );
+    // Not the host user's ignore, attributes or config files under HOME.
+    equal(decision.run.env.XDG_CONFIG_HOME, "/nonexistent/htmcp-no-user-config");
     equal(
       decision.run.env.GIT_CEILING_DIRECTORIES,
       policy.jailRoot.slice(0, policy.jailRoot.lastIndexOf("/")),
