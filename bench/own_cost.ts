@@ -71,18 +71,13 @@ export async function measureOwnCost(rounds = 300): Promise<OwnCost> {
     const jail = `${dir}/executor-jail`;
     await Deno.mkdir(jail);
     await prepareJail(jail);
+    // The test policy's sandbox is mode none with the opt-in, as the server's here.
     const base = makePolicy({ jailRoot: jail, allow: ["true"] });
-    const built = await createExecutor({
-      ...base,
-      sandbox: {
-        mode: "none",
-        network: "none",
-        networkAllow: [],
-        acceptPathCheckOnly: true,
-        user: null,
-      },
-    });
+    const built = await createExecutor(base);
     if (!built.ok) throw new Error(built.message);
+    if (built.executor.describe().mode !== "none") {
+      throw new Error("the spawn path is not mode none");
+    }
     const executor = built.executor;
     const request = {
       callId: "bench",

@@ -61,6 +61,17 @@ async function makeRepository(h: Harness, name: string): Promise<string> {
   return cwd;
 }
 
+/** One branch off main per name, each adding a file of its name; back on main after. */
+async function branchesOffMain(cwd: string, names: readonly string[]): Promise<void> {
+  for (const branch of names) {
+    await gitOk(cwd, "checkout", "-q", "-b", branch, "main");
+    await Deno.writeTextFile(`${cwd}/${branch}.txt`, `${branch}\n`);
+    await gitOk(cwd, "add", `${branch}.txt`);
+    await gitOk(cwd, "commit", "-qm", branch);
+  }
+  await gitOk(cwd, "checkout", "-q", "main");
+}
+
 /** Plants what `git rebase --continue` reads: a rebase in progress whose todo runs `line`. */
 async function plantRebase(cwd: string, line: string): Promise<void> {
   const head = (await raw(["rev-parse", "HEAD"], cwd)).out.trim();
@@ -72,6 +83,14 @@ async function plantRebase(cwd: string, line: string): Promise<void> {
   await Deno.writeTextFile(`${state}/interactive`, "");
   await Deno.writeTextFile(`${state}/git-rebase-todo`, `${line}\n`);
   await chownTree(state);
+}
+
+/** Runs `command` in `<jail>/<folder>` through htmcp and asserts it ran and exited 0. */
+async function ranClean(h: Harness, command: string, folder: string) {
+  const result = await h.call("run_command", { command, cwd: folder });
+  equal(result.code, "OK", result.policy_reason);
+  equal(result.exit_code, 0, result.stderr);
+  return result;
 }
 
 async function refused(h: Harness, cwd: string, command: string, canaries: readonly string[]) {
@@ -121,12 +140,7 @@ for (const mode of ["none", "bwrap"] as const) {
           await refused(h, cwd, "git rebase --continue", [inside, outside]);
           // What the refusal says to do still works, and ends the rebase.
           await chownTree(cwd);
-          const aborted = await h.call("run_command", {
-            command: "git rebase --abort",
-            cwd: "rebase",
-          });
-          equal(aborted.code, "OK", aborted.policy_reason);
-          equal(aborted.exit_code, 0, aborted.stderr);
+          await ranClean(h, "git rebase --abort", "rebase");
           ok(!(await exists(`${cwd}/.git/rebase-merge`)));
         },
       );
@@ -147,12 +161,7 @@ for (const mode of ["none", "bwrap"] as const) {
           }
           // The built-in strategies run in git's own process: allowed.
           await chownTree(cwd);
-          const merged = await h.call("run_command", {
-            command: "git merge -s ort other",
-            cwd: "strategy",
-          });
-          equal(merged.code, "OK", merged.policy_reason);
-          equal(merged.exit_code, 0, merged.stderr);
+          await ranClean(h, "git merge -s ort other", "strategy");
         },
       );
 
@@ -160,13 +169,7 @@ for (const mode of ["none", "bwrap"] as const) {
         "a merge of several heads runs no octopus script, and branch mergeoptions naming one is refused",
         async () => {
           const cwd = await makeRepository(h, "octopus");
-          for (const branch of ["b1", "b2"]) {
-            await gitOk(cwd, "checkout", "-q", "-b", branch, "main");
-            await Deno.writeTextFile(`${cwd}/${branch}.txt`, `${branch}\n`);
-            await gitOk(cwd, "add", `${branch}.txt`);
-            await gitOk(cwd, "commit", "-qm", branch);
-          }
-          await gitOk(cwd, "checkout", "-q", "main");
+          await branchesOffMain(cwd, ["b1", "b2"]);
           // The raw tool runs git-merge-octopus, whose shell prints these lines.
           const ran = await raw(["merge", "--no-edit", "b1", "b2"], cwd);
           ok(ran.out.includes("Trying simple merge with b2"), ran.out + ran.err);
@@ -193,13 +196,7 @@ for (const mode of ["none", "bwrap"] as const) {
         async () => {
           const cwd = await makeRepository(h, "octorebase");
           // Three branches: a merge of three heads is an octopus.
-          for (const branch of ["x", "y", "z"]) {
-            await gitOk(cwd, "checkout", "-q", "-b", branch, "main");
-            await Deno.writeTextFile(`${cwd}/${branch}.txt`, `${branch}\n`);
-            await gitOk(cwd, "add", `${branch}.txt`);
-            await gitOk(cwd, "commit", "-qm", branch);
-          }
-          await gitOk(cwd, "checkout", "-q", "main");
+          await branchesOffMain(cwd, ["x", "y", "z"]);
           await Deno.writeTextFile(`${cwd}/f.txt`, "two\n");
           await gitOk(cwd, "commit", "-qam", "two on main");
           const octo = (await raw(
