@@ -25,7 +25,7 @@ import { CheckBudget } from "./budget.ts";
 import { describeError, isMissing, NAME_MAX, resolveFollowingSymlinks } from "./resolve.ts";
 import type { JailResult } from "./types.ts";
 
-function escape(reason: string): JailResult<void> {
+function escape(reason: string): JailResult<never> {
   return { ok: false, code: "PATH_ESCAPE", reason };
 }
 
@@ -50,7 +50,9 @@ async function namesExistingEntry(
  * @param cwd The confined real working directory (from `confineCwd`).
  * @param candidates From `pathArgumentCandidates(argv)`.
  * @param budget The call's lookup count and deadline.
- * @returns `{ ok: true }` or `PATH_ESCAPE` naming the first offending argument.
+ * @returns The real paths the candidates lead to (bare words naming no
+ *   entry are not paths and are left out), or `PATH_ESCAPE` naming the first
+ *   offending argument.
  *
  * @example
  * ```ts
@@ -64,7 +66,8 @@ export async function confineArgs(
   cwd: string,
   candidates: readonly string[],
   budget: CheckBudget = new CheckBudget(),
-): Promise<JailResult<void>> {
+): Promise<JailResult<readonly string[]>> {
+  const reached: string[] = [];
   for (const candidate of candidates) {
     if (candidate.startsWith("~")) {
       return escape(
@@ -96,6 +99,7 @@ export async function confineArgs(
     if (!isInside(jailRoot, resolved.path)) {
       return escape(`The argument "${candidate}" names a path outside the jail.`);
     }
+    reached.push(resolved.path);
   }
-  return { ok: true, value: undefined };
+  return { ok: true, value: reached };
 }

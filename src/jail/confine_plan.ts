@@ -23,8 +23,16 @@ import type { JailResult } from "./types.ts";
 /** The most distinct folders one command may change to. */
 export const MAX_BASE_FOLDERS = 16;
 
-function escape(reason: string): JailResult<void> {
+function escape(reason: string): JailResult<never> {
   return { ok: false, code: "PATH_ESCAPE", reason };
+}
+
+/** The real paths a checked plan reaches, for checks that judge where, not whether inside. */
+export interface PlanReach {
+  /** Every folder the tool may be in: the cwd, then each folder change's target. */
+  readonly folders: readonly string[];
+  /** Where each candidate path leads, from each of those folders. */
+  readonly paths: readonly string[];
 }
 
 /**
@@ -77,14 +85,15 @@ async function checkLinkCopies(
  * @param cwd The confined real working directory.
  * @param plan From `planPathChecks`.
  * @param budget The call's lookup count and deadline.
- * @returns `{ ok: true }` or PATH_ESCAPE with a sentence naming the argument.
+ * @returns The folders and paths the plan reaches, or PATH_ESCAPE with a
+ *   sentence naming the argument.
  */
 export async function confinePlan(
   jailRoot: string,
   cwd: string,
   plan: PathPlan,
   budget: CheckBudget = new CheckBudget(),
-): Promise<JailResult<void>> {
+): Promise<JailResult<PlanReach>> {
   const folders: { real: string; via: string | null }[] = [{ real: cwd, via: null }];
   // The tool's current folder: `tar -C a -C ..` is back in the cwd.
   let current = folders[0] as { real: string; via: string | null };
@@ -110,16 +119,19 @@ export async function confinePlan(
       );
     }
   }
+  const paths: string[] = [];
   for (const folder of folders) {
     const checked = await confineArgs(jailRoot, folder.real, plan.candidates, budget);
     if (!checked.ok) {
       if (folder.via === null) return checked;
       return escape(`${checked.reason} (resolved from the folder "${folder.via}" it changes to)`);
     }
+    paths.push(...checked.value);
   }
+  const reach = { folders: folders.map((folder) => folder.real), paths };
   const copied = await checkLinkCopies(jailRoot, folders, plan.linkCopySources, budget);
   if (!copied.ok) return copied;
-  if (plan.walks.length === 0) return { ok: true, value: undefined };
+  if (plan.walks.length === 0) return { ok: true, value: reach };
   const visited = new Set<string>();
   for (const folder of folders) {
     for (const text of plan.walks) {
@@ -145,5 +157,5 @@ export async function confinePlan(
       }
     }
   }
-  return { ok: true, value: undefined };
+  return { ok: true, value: reach };
 }

@@ -18,6 +18,7 @@
 import * as posix from "../path/mod.ts";
 import type { CheckBudget } from "./budget.ts";
 import { isInside } from "./is_inside.ts";
+import { listFolderInJail } from "./list_folder.ts";
 import { describeError, resolveFollowingSymlinks } from "./resolve.ts";
 
 /** Where the walk found a problem, relative to the jail, or null when the tree is clean. */
@@ -46,17 +47,11 @@ export async function findEscapingLink(
     const folder = pending.pop() as string;
     if (visited.has(folder)) continue;
     visited.add(folder);
-    const entries: Deno.DirEntry[] = [];
-    try {
-      for await (const entry of Deno.readDir(folder)) {
-        const spent = budget.spend();
-        if (spent !== null) return { path: relative(folder), why: spent };
-        entries.push(entry);
-      }
-    } catch (error) {
-      return { path: relative(folder), why: `it cannot be listed (${describeError(error)})` };
-    }
-    for (const entry of entries) {
+    // By its real path, link-free before and after: a folder swapped for a
+    // link to a host folder must not be walked, nor its names quoted.
+    const listed = await listFolderInJail(jailRoot, folder, budget);
+    if (!listed.ok) return { path: relative(folder), why: listed.why };
+    for (const entry of listed.entries) {
       const path = posix.join(folder, entry.name);
       if (entry.isDirectory) {
         pending.push(path);

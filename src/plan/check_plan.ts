@@ -22,6 +22,7 @@ import { checkWords } from "./check_words.ts";
 import type { ResultCode } from "../result/codes.ts";
 import { expandGlob } from "./expand_glob.ts";
 import { mayChangeWhatPathsLeadTo } from "./tree_changes.ts";
+import { gitFolderRefusal } from "./git_folder_paths.ts";
 import type { CommandStage, Connector, Plan, PlanWord, Redirection } from "./types.ts";
 
 /** A redirection with its target resolved to the path that will be opened. */
@@ -86,6 +87,7 @@ async function checkTarget(
   policy: Policy,
   cwd: string,
   target: PlanWord,
+  budget: CheckBudget,
 ): Promise<{ ok: true; path: string } | { ok: false; code: ResultCode; reason: string }> {
   if (target.globAt.length > 0) {
     return {
@@ -99,13 +101,23 @@ async function checkTarget(
   // Redirection targets are confined whether or not `[paths] confine_args`
   // is on: the server itself opens them, so they are never the command's
   // own business.
-  const confined = await confineArgs(policy.jailRoot, cwd, [path]);
+  const confined = await confineArgs(policy.jailRoot, cwd, [path], budget);
   if (!confined.ok) {
     return {
       ok: false,
       code: confined.code,
       reason: `the redirection target "${target.text}" is not inside the jail.`,
     };
+  }
+  if (policy.sandbox.mode === "none") {
+    // The server opens it, for whichever command: git included, since what
+    // it would write there is the command's output, not git's own state.
+    const places = confined.value.map((real) => ({
+      path: real,
+      what: `the redirection target "${target.text}"`,
+    }));
+    const refused = await gitFolderRefusal(policy.jailRoot, places, false, budget);
+    if (refused !== null) return { ok: false, code: "POLICY_DENIED", reason: refused };
   }
   return { ok: true, path };
 }
@@ -131,7 +143,7 @@ async function checkStage(
         argv0,
       };
     }
-    const expanded = await expandGlob(policy.jailRoot, cwd, word);
+    const expanded = await expandGlob(policy.jailRoot, cwd, word, budget);
     if (!expanded.ok) return { ok: false, code: "PATH_ESCAPE", reason: expanded.reason, argv0 };
     for (const text of expanded.words) words.push({ text, quoted: word.quoted });
   }
@@ -139,7 +151,7 @@ async function checkStage(
   if (!checked.ok) return { ok: false, code: checked.code, reason: checked.reason, argv0 };
   const redirections: CheckedRedirection[] = [];
   for (const redirection of stage.redirections) {
-    const checked = await checkRedirection(policy, cwd, redirection);
+    const checked = await checkRedirection(policy, cwd, redirection, budget);
     if (!checked.ok) return { ok: false, code: checked.code, reason: checked.reason, argv0 };
     redirections.push(checked.redirection);
   }
@@ -160,11 +172,12 @@ async function checkRedirection(
   policy: Policy,
   cwd: string,
   redirection: Redirection,
+  budget: CheckBudget,
 ): Promise<
   { ok: true; redirection: CheckedRedirection } | { ok: false; code: ResultCode; reason: string }
 > {
   if (redirection.kind === "dup") return { ok: true, redirection };
-  const target = await checkTarget(policy, cwd, redirection.target);
+  const target = await checkTarget(policy, cwd, redirection.target, budget);
   if (!target.ok) return target;
   return {
     ok: true,

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { basename } from "../path/mod.ts";
+import { basename, relative } from "../path/mod.ts";
 import type { Policy, ResolvedCommand } from "../config/types.ts";
 import { CheckBudget, confinePlan, gitRepositoryReader } from "../jail/mod.ts";
 import {
@@ -18,6 +18,7 @@ import {
   describeRepositoryRefusal,
   evaluateWords,
   inspectGitRepository,
+  isGitCommand,
   needsGitRepositoryCheck,
   planPathChecks,
   type PromptHit,
@@ -25,6 +26,7 @@ import {
   type Word,
 } from "../policy/mod.ts";
 import type { ResultCode } from "../result/codes.ts";
+import { gitFolderRefusal, type NamedPlace } from "./git_folder_paths.ts";
 
 /** The verdict on one command in a confined cwd. */
 export type WordsCheck =
@@ -69,6 +71,7 @@ export async function checkDecided(
   budget: CheckBudget = new CheckBudget(),
 ): Promise<WordsCheck> {
   const argv = decision.argv;
+  const isGit = isGitCommand(decision.command);
   // `[paths] confine_args = false` is the operator's opt-out of the whole
   // path model (folder changes, link refusals, tree walks), not only of the
   // per-argument check: they are one claim, "paths stay in the jail".
@@ -83,6 +86,21 @@ export async function checkDecided(
     if (!planned.ok) return { ok: false, code: planned.code, reason: planned.reason, argv };
     const confined = await confinePlan(policy.jailRoot, cwd, planned.plan, budget);
     if (!confined.ok) return { ok: false, code: confined.code, reason: confined.reason, argv };
+    if (policy.sandbox.mode === "none") {
+      const { folders, paths } = confined.value;
+      const places: NamedPlace[] = [
+        ...folders.map((path, index) => ({
+          path,
+          what: index === 0 ? "The working folder" : "A folder the command changes to",
+        })),
+        ...paths.map((path) => ({
+          path,
+          what: `The path "${relativeToJail(policy.jailRoot, path)}"`,
+        })),
+      ];
+      const refused = await gitFolderRefusal(policy.jailRoot, places, isGit, budget);
+      if (refused !== null) return { ok: false, code: "POLICY_DENIED", reason: refused, argv };
+    }
   }
   // A repository in the jail is untrusted input: its files are read (never
   // run) and judged by the policy before git may use them.
@@ -116,6 +134,10 @@ export async function checkDecided(
     ruleWarnings: decision.ruleWarnings,
     prompt: decision.prompt,
   };
+}
+
+function relativeToJail(jailRoot: string, path: string): string {
+  return relative(jailRoot, path) || ".";
 }
 
 /**

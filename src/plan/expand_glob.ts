@@ -10,8 +10,14 @@
  *   the jail, so it is refused.
  * - No folder outside the jail is ever listed: before a folder is read, its
  *   real path must be inside the jail (a symlinked folder leading out is a
- *   refusal, not a silent skip). Matches themselves are confined afterwards
- *   like any path argument, so a match that is a symlink out is refused.
+ *   refusal, not a silent skip), and it is read by that real path, checked
+ *   link-free before and after the listing (`listFolderInJail`: a folder
+ *   swapped for a link while it is read is a refusal). Matches themselves
+ *   are confined afterwards like any path argument, so a match that is a
+ *   symlink out is refused.
+ * - The call's check budget bounds it: one lookup per folder and per entry
+ *   read, and the checks' deadline, so a pattern over a huge folder cannot
+ *   hold the call (or the server's call slots) past it.
  * - A match that starts with `-` in the working folder is passed as `./-x`,
  *   so a file named `-rf` can never become an option (a classic injection
  *   through shell globs).
@@ -24,7 +30,7 @@
  */
 
 import * as posix from "../path/mod.ts";
-import { isInside } from "../jail/mod.ts";
+import { CheckBudget, isInside, listFolderInJail } from "../jail/mod.ts";
 import type { PlanWord } from "./types.ts";
 
 /** Bounds on one call's glob work. */
@@ -100,11 +106,8 @@ function segmentRegex(segment: Segment): RegExp {
   return new RegExp(`^${source}$`, "u");
 }
 
-/** Whether `folder` is a folder inside the jail, missing (or not a folder), or leads out. */
-async function folderState(
-  jailRoot: string,
-  folder: string,
-): Promise<"inside" | "missing" | "out"> {
+/** The real path of `folder` when it is inside the jail, missing, or leading out. */
+async function realFolder(jailRoot: string, folder: string): Promise<string | "missing" | "out"> {
   let real: string;
   try {
     real = await Deno.realPath(folder);
@@ -113,12 +116,7 @@ async function folderState(
     // leading out: refusing is the only safe answer to what we cannot see.
     return error instanceof Deno.errors.NotFound ? "missing" : "out";
   }
-  if (!isInside(jailRoot, real)) return "out";
-  try {
-    return (await Deno.stat(real)).isDirectory ? "inside" : "missing";
-  } catch {
-    return "out";
-  }
+  return isInside(jailRoot, real) ? real : "out";
 }
 
 /**
@@ -128,6 +126,8 @@ async function folderState(
  * @param jailRoot The jail's real path.
  * @param cwd The confined real working folder of the command.
  * @param word The word, with its unquoted pattern positions.
+ * @param budget The call's check budget (lookups and deadline), shared with
+ *   its path checks.
  * @returns The words to pass (sorted matches, or the word as typed when
  *   nothing matched), or a refusal sentence.
  */
@@ -135,6 +135,7 @@ export async function expandGlob(
   jailRoot: string,
   cwd: string,
   word: PlanWord,
+  budget: CheckBudget = new CheckBudget(),
 ): Promise<GlobResult> {
   if (word.globAt.length === 0) return { ok: true, words: [word.text] };
   if (word.text.startsWith("/")) {
@@ -163,9 +164,11 @@ export async function expandGlob(
     const matchesDot = segment.text.startsWith(".");
     for (const prefix of partial) {
       const folder = posix.resolve(cwd, prefix === "" ? "." : prefix);
-      const state = await folderState(jailRoot, folder);
-      if (state === "missing") continue;
-      if (state === "out") {
+      const spent = budget.spend();
+      if (spent !== null) return { ok: false, reason: `The pattern "${word.text}": ${spent}.` };
+      const real = await realFolder(jailRoot, folder);
+      if (real === "missing") continue;
+      if (real === "out") {
         return {
           ok: false,
           reason: `The pattern "${word.text}" would list "${prefix || "."}", which leads ` +
@@ -179,8 +182,16 @@ export async function expandGlob(
             `The pattern "${word.text}" reads more than ${GLOB_LIMITS.maxFoldersRead} folders.`,
         };
       }
+      const listed = await listFolderInJail(jailRoot, real, budget);
+      if (!listed.ok) {
+        if (listed.missing) continue;
+        return {
+          ok: false,
+          reason: `The pattern "${word.text}" cannot list "${prefix || "."}": ${listed.why}.`,
+        };
+      }
       const names: string[] = [];
-      for await (const entry of Deno.readDir(folder)) {
+      for (const entry of listed.entries) {
         if (entry.name.startsWith(".") && !matchesDot) continue;
         if (!regex.test(entry.name)) continue;
         if (!last && !entry.isDirectory && !entry.isSymlink) continue;

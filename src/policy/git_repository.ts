@@ -23,7 +23,10 @@
  * - a work tree (`--work-tree`, `git worktree add PATH`, `core.worktree`) inside a git
  *   folder, which would let checkout write `.git/config` or hooks;
  * - without the kernel sandbox, a symlink anywhere in a git folder leading
- *   outside the jail: git writes `COMMIT_EDITMSG`, refs and logs by name.
+ *   outside the jail: git writes `COMMIT_EDITMSG`, refs and logs by name;
+ * - without the kernel sandbox, `init --bare` or `--separate-git-dir` naming
+ *   a folder that already holds files (the rest of a git folder's files are
+ *   kept from other commands by `src/plan/git_folder_paths.ts`).
  *
  * Discovery is over-inclusive on purpose: every `.git` (folder or file) and
  * every folder that looks like a git folder from the cwd up to the jail root
@@ -476,6 +479,32 @@ function worktreeAddPaths(args: readonly string[]): string[] {
   return git.rest.slice(1).filter((word) => !word.startsWith("-"));
 }
 
+/**
+ * The folders `git init --bare` or `--separate-git-dir` (init, clone) would
+ * make a git folder of: every word that may name one (over-inclusive: a
+ * branch name after `-b` is checked too), or the cwd for a bare `init`
+ * naming none.
+ */
+function newGitFolders(args: readonly string[]): string[] {
+  const git = splitGitArgs(args);
+  if (git.subcommand !== "init" && git.subcommand !== "clone") return [];
+  const folders: string[] = [];
+  const words = git.rest;
+  for (let index = 0; index < words.length; index++) {
+    const word = words[index] as string;
+    if (word === "--separate-git-dir" && words[index + 1] !== undefined) {
+      folders.push(words[++index] as string);
+    } else if (word.startsWith("--separate-git-dir=")) {
+      folders.push(word.slice("--separate-git-dir=".length));
+    }
+  }
+  if (git.subcommand === "init" && words.includes("--bare")) {
+    const named = words.filter((word) => !word.startsWith("-"));
+    folders.push(...(named.length === 0 ? ["."] : named));
+  }
+  return folders;
+}
+
 /** `rebase`, `cherry-pick` or `revert` with `--abort` or `--quit`: they run nothing of the saved state. */
 function endsSequence(subcommand: string | null, rest: readonly string[]): boolean {
   if (subcommand !== "rebase" && subcommand !== "cherry-pick" && subcommand !== "revert") {
@@ -559,6 +588,25 @@ async function inspect(context: GitRepositoryContext, reader: GitRepositoryReade
       if (git.subcommand === "clone" || !inspection.remoteNames.has(address)) {
         refuse(
           `"${address}" names no configured remote, so git would reach it as a local path, where the other repository's hooks run`,
+        );
+      }
+    }
+  }
+
+  // Without the kernel sandbox, files written into a git folder by other
+  // commands are refused (`src/plan/git_folder_paths.ts`); a folder that is
+  // not one yet is not protected, so git must not make one of a folder
+  // already holding files: they would become git's state (MERGE_RR, ...).
+  if (context.sandboxed !== true) {
+    for (const text of newGitFolders(context.args)) {
+      const folder = await inspection.insideJail(cwd, text, "the new git folder");
+      if ((await inspection.kind(folder)) !== "directory") continue;
+      if ((await inspection.kind(`${folder}/HEAD`)) !== "missing") continue;
+      const names = await reader.list(folder);
+      if (!Array.isArray(names)) refuse(`the folder "${text}" cannot be listed`);
+      if ((names as readonly string[]).length > 0) {
+        refuse(
+          `"${text}" already holds files, which would become the new git folder's own state; without the kernel sandbox git may make a git folder only of a new or empty folder`,
         );
       }
     }

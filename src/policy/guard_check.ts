@@ -205,6 +205,20 @@ export function describeGuardHit(typed: string, hit: GuardHit): string {
 }
 
 /**
+ * Whether `command` is git (by its name or its binary's): the command whose
+ * repository the check step inspects, and the one command that may name a
+ * git folder itself without the kernel sandbox (`src/plan/git_folder_paths.ts`).
+ *
+ * @param command The allowlisted command about to run.
+ * @returns True for git.
+ */
+export function isGitCommand(command: ResolvedCommand): boolean {
+  return guardsFor([command.name, basenameOf(command.realPath)]).some((guard) =>
+    guard.match.some((match) => match.kind === "git-repository")
+  );
+}
+
+/**
  * Whether the check step must run the repository check (`git_repository.ts`)
  * for this command: it is git and the `git-repository` guard is on.
  *

@@ -36,7 +36,7 @@ export {
 } from "./git_safety.ts";
 export { findPromptHit, findRuleHit, type RuleHit, ruleWordMatches } from "./rules.ts";
 export { type PathPlan, planPathChecks, type PlanResult } from "./path_model/mod.ts";
-export { describeRepositoryRefusal, needsGitRepositoryCheck } from "./guard_check.ts";
+export { describeRepositoryRefusal, isGitCommand, needsGitRepositoryCheck } from "./guard_check.ts";
 export {
   type GitFolderEntry,
   type GitPathResolution,

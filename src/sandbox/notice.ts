@@ -20,5 +20,5 @@ export const PATH_CHECK_ONLY_WARNING =
  * @param commandUid The uid commands run as on the host.
  */
 export function pathCheckOnlyNotice(commandUid: number): string {
-  return `The kernel sandbox is OFF ([sandbox] mode = "none"): the jail is advisory. Commands run as uid ${commandUid} directly on the host, confined only by the policy's path checks, which races and tool compositions can defeat; the network is reachable. Each step of a command line is checked before any runs, so in this mode nothing may follow a step that may rename files or make links (mv, cp, tar, git, ...): send such steps as separate calls.`;
+  return `The kernel sandbox is OFF ([sandbox] mode = "none"): the jail is advisory. Commands run as uid ${commandUid} directly on the host, confined only by the policy's path checks, which races and tool compositions can defeat; the network is reachable. Each step of a command line is checked before any runs, so in this mode nothing may follow a step that may rename files or make links (mv, cp, tar, git, ...): send such steps as separate calls. Only git itself works inside a git folder (.git): other commands may not read, write or run there.`;
 }

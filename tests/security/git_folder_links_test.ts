@@ -6,7 +6,9 @@
  * `git commit -m TEXT` writes TEXT through it, over a host file. No argument
  * names the link, so only a search of the git folder sees it: layer 1
  * refuses every git command while one leads out (POLICY_DENIED, guard
- * git-repository). The raw tool shows git really writes through it.
+ * git-repository). The raw tool shows git really writes through it. The
+ * move itself is now refused too (only git works in a git folder without the
+ * sandbox); the link is planted, as a repository handed to the jail may hold it.
  */
 import { equal, match, ok } from "node:assert/strict";
 import { assertRefused, layer1, makeTree, runRaw } from "./_layer1.ts";
@@ -64,9 +66,12 @@ Deno.test("layer 1 refuses git while a link in the git folder leads out (.git/CO
   // Before the move the link leads nowhere outside: git runs.
   const status = await fx.run("git status --short");
   equal(status.code, "OK", status.policy_reason);
-  // The move itself is allowed (both names inside, the link inside where it is).
-  const moved = await fx.run("mv d1/d2/c .git/COMMIT_EDITMSG");
-  equal(moved.code, "OK", moved.policy_reason);
+  // The move itself is refused now: without the sandbox only git works in a
+  // git folder (git_state_files_test.ts). A repository the jail was given
+  // may hold such a link already: planted here, the repository check finds it.
+  const moved = await assertRefused(fx, "mv d1/d2/c .git/COMMIT_EDITMSG", "POLICY_DENIED");
+  match(moved.policy_reason, /inside the git folder ".git"/);
+  await Deno.rename(`${fx.jail}/d1/d2/c`, `${fx.jail}/.git/COMMIT_EDITMSG`);
   const refused = await assertRefused(
     fx,
     "git commit --allow-empty -m ATTACKER-KEY",

@@ -1,0 +1,112 @@
+/**
+ * Lists a folder of the jail for the server itself (glob expansion, the
+ * link-following tree walk), never a folder a link leads to. The server
+ * lists with its own rights, outside any sandbox: a folder swapped for a
+ * link to `/root` between resolving its path and reading it would hand the
+ * host's file names to the model, which the red team showed with a rename
+ * loop racing `echo d/.*`, under bwrap as well.
+ *
+ * Deno lists only by path (no `fdopendir`; `/proc/self/fd` needs
+ * `--allow-all`), so the listing is bracketed the way `open_regular.ts`
+ * brackets an open: every component from the jail root down is `lstat`ed
+ * (none may be a link, the last must be a folder) and its device and inode
+ * kept; the folder is listed; the walk is made again and must see the same
+ * components; then all of it once more, and only entries both listings hold
+ * are returned. What remains is a link swapped in and out inside both
+ * listings with every walk between them seeing the folder: about 1 listing
+ * in 400 under a dedicated rename loop (SECURITY.md). Only a listing by
+ * descriptor (`openat` with `O_NOFOLLOW` per component) closes it. Each
+ * name is looked up again, under the jail's resolver, before it is used as
+ * a path.
+ *
+ * @module
+ */
+import * as posix from "../path/mod.ts";
+import { nextTask } from "../concurrency/mod.ts";
+import type { CheckBudget } from "./budget.ts";
+import { describeError, isMissing } from "./resolve.ts";
+
+/** The listing, or why there is none. */
+export type FolderListing =
+  | { readonly ok: true; readonly entries: readonly Deno.DirEntry[] }
+  | { readonly ok: false; readonly missing: boolean; readonly why: string };
+
+type Walk = { readonly ok: true; readonly identity: string } | {
+  readonly ok: false;
+  readonly missing: boolean;
+  readonly why: string;
+};
+
+/** lstat of every component from below the jail root to `folder`: no link, a folder at the end. */
+function walk(jailRoot: string, folder: string): Walk {
+  const relative = posix.relative(jailRoot, folder);
+  const parts = relative === "" ? [] : relative.split("/");
+  let identity = "";
+  for (let depth = 0; depth <= parts.length; depth++) {
+    const path = posix.join(jailRoot, ...parts.slice(0, depth));
+    let info: Deno.FileInfo;
+    try {
+      // Synchronous: a handful of cached lookups (budget.ts says why).
+      info = Deno.lstatSync(path);
+    } catch (error) {
+      return { ok: false, missing: isMissing(error), why: describeError(error) };
+    }
+    if (info.isSymlink) return { ok: false, missing: false, why: "it is reached through a link" };
+    if (!info.isDirectory) {
+      return { ok: false, missing: depth === parts.length, why: "it is not a folder" };
+    }
+    identity += `${info.dev}:${info.ino}/`;
+  }
+  return { ok: true, identity };
+}
+
+/**
+ * The entries of the real folder `folder` inside the jail, listed only if
+ * it is that folder before and after the listing.
+ *
+ * @param jailRoot The jail's real path.
+ * @param folder A real path inside the jail (symlinks resolved).
+ * @param budget The call's budget: one lookup per entry listed.
+ * @returns The entries, or why not (`missing` when it is not there or not a folder).
+ */
+export async function listFolderInJail(
+  jailRoot: string,
+  folder: string,
+  budget: CheckBudget,
+): Promise<FolderListing> {
+  // The listing below is synchronous (it keeps the race windows short):
+  // let the event loop take a turn first, as the budget's own lookups do.
+  await nextTask();
+  const first = walk(jailRoot, folder);
+  if (!first.ok) return first;
+  // Twice, each bracketed by walks, and only names both listings agree on:
+  // a listing that met a swapped-in link would have to be matched by a
+  // second one that met it too, with every walk between them seeing the
+  // folder. Synchronous, so the windows are system calls, not event-loop
+  // turns (budget.ts says why; the listing is paid for per entry).
+  const listings: Deno.DirEntry[][] = [];
+  for (let round = 0; round < 2; round++) {
+    const entries: Deno.DirEntry[] = [];
+    try {
+      for (const entry of Deno.readDirSync(folder)) {
+        const spent = budget.spend();
+        if (spent !== null) return { ok: false, missing: false, why: spent };
+        entries.push(entry);
+      }
+    } catch (error) {
+      return { ok: false, missing: false, why: `it cannot be listed (${describeError(error)})` };
+    }
+    const again = walk(jailRoot, folder);
+    if (!again.ok || again.identity !== first.identity) {
+      return { ok: false, missing: false, why: "it changed while it was listed" };
+    }
+    listings.push(entries);
+  }
+  const second = new Set(listings[1]!.map((entry) => `${entry.name}\0${entryKind(entry)}`));
+  const entries = listings[0]!.filter((entry) => second.has(`${entry.name}\0${entryKind(entry)}`));
+  return { ok: true, entries };
+}
+
+function entryKind(entry: Deno.DirEntry): string {
+  return entry.isSymlink ? "l" : entry.isDirectory ? "d" : entry.isFile ? "f" : "o";
+}

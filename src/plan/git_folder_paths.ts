@@ -1,0 +1,58 @@
+/**
+ * Without the kernel sandbox, only git works inside a git folder. git reads
+ * paths and options from its own files and acts on them unchecked
+ * (`src/jail/git_folders.ts` lists them), so a file written there by
+ * another command (`tr ... > .git/MERGE_RR`, `cp crafted .git/index`) would
+ * make the next git command read, write or delete any host path the server
+ * can. git writes those files only from input it checks itself.
+ *
+ * So, in mode `none`, a command's working folder, every folder it changes
+ * to, every path argument and every redirection target must not be a git
+ * folder or inside one. git alone may be in, or name, a git folder itself
+ * (`git -C repo/.git log`, `--git-dir=repo/.git`), never a file inside one:
+ * `git log --output=.git/MERGE_RR` writes text the model chose. Under the
+ * kernel sandbox, a path git takes from its files reaches only the jail.
+ *
+ * @module
+ */
+import * as posix from "../path/mod.ts";
+import { type CheckBudget, gitFolderHolding } from "../jail/mod.ts";
+
+/** One place a command may open or be in, with how to name it in a refusal. */
+export interface NamedPlace {
+  /** The real path (symlinks resolved), inside the jail. */
+  readonly path: string;
+  /** How the refusal names it: `the argument ".git/x"`, `the working folder`. */
+  readonly what: string;
+}
+
+/**
+ * The first place that is a git folder or inside one, as a refusal sentence,
+ * or null when none is.
+ *
+ * @param jailRoot The jail's real path.
+ * @param places Where the command may be and what it may open.
+ * @param gitItself True for git: a git folder itself is allowed, a path
+ *   inside one is not.
+ * @param budget The call's lookup budget.
+ * @returns The refusal sentence, or null.
+ */
+export async function gitFolderRefusal(
+  jailRoot: string,
+  places: readonly NamedPlace[],
+  gitItself: boolean,
+  budget: CheckBudget,
+): Promise<string | null> {
+  for (const { path, what } of places) {
+    const held = await gitFolderHolding(jailRoot, path, budget);
+    if (!held.ok) {
+      return `${what} cannot be shown to be outside every git folder (${held.why}).`;
+    }
+    if (held.folder === null || (gitItself && held.folder === path)) continue;
+    const folder = posix.relative(jailRoot, held.folder) || ".";
+    return `${what} is ${
+      held.folder === path ? "the git folder" : "inside the git folder"
+    } "${folder}"; without the kernel sandbox only git itself works there, since git acts on the paths and options its own files hold (use git's own commands; git may name the folder itself, not a file in it).`;
+  }
+  return null;
+}

@@ -1,0 +1,83 @@
+/**
+ * Glob expansion lists folders with the server's own rights, outside any
+ * sandbox. The red team's race: a folder `d` renamed to and from a link to a
+ * host folder as fast as a process can, while `echo d/.*` is expanded; the
+ * expansion resolved the path, then listed it by name, and handed the host
+ * folder's names to the model (under bwrap too). The listing now goes by the
+ * real path, twice, each checked link-free before and after.
+ */
+import { equal, ok } from "node:assert/strict";
+import { expandGlob } from "../../src/plan/expand_glob.ts";
+import { CheckBudget } from "../../src/jail/mod.ts";
+
+Deno.test("while a folder is swapped for a link to a host folder, a glob lists it by its real path and refuses the swaps it sees", async () => {
+  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-globrace-" }));
+  const jail = `${base}/jail`;
+  const host = `${base}/host`;
+  await Deno.mkdir(`${jail}/d/.inside`, { recursive: true });
+  await Deno.mkdir(host);
+  await Deno.writeTextFile(`${host}/.host-name-CANARY`, "");
+  const swapper = new Deno.Command("python3", {
+    args: [
+      "-c",
+      `import os, time
+os.chdir(${JSON.stringify(jail)})
+os.symlink(${JSON.stringify(host)}, "l")
+end = time.time() + 20
+for _ in range(2_000_000):
+    if time.time() > end or os.path.exists("stop"): break
+    os.rename("d", "tmp"); os.rename("l", "d")
+    os.rename("d", "l"); os.rename("tmp", "d")`,
+    ],
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const outcomes = new Map<string, number>();
+  try {
+    const waitUntil = Date.now() + 10_000;
+    while (Date.now() < waitUntil) {
+      if (await Deno.lstat(`${jail}/l`).then(() => true, () => false)) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const word = { text: "d/.*", quoted: false, globAt: [3] };
+    const started = Date.now();
+    for (let i = 0; i < 20_000 && Date.now() - started < 4_000; i++) {
+      const expanded = await expandGlob(jail, jail, word, new CheckBudget());
+      const key = expanded.ok ? expanded.words.join(" ") : expanded.reason;
+      outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+    }
+  } finally {
+    await Deno.writeTextFile(`${jail}/stop`, "");
+    const { success, stderr } = await swapper.output();
+    ok(success, new TextDecoder().decode(stderr));
+    await Deno.remove(base, { recursive: true });
+  }
+  // What the bracketed listing must show: it saw the swaps and refused them,
+  // and no refusal quotes a host name. What it cannot promise (SECURITY.md):
+  // a swap in and out inside both listings, measured at about 1 expansion
+  // in 400 under this loop (the red team saw 1 call in 25 leak before).
+  const refusals = [...outcomes.keys()].filter((key) => key.startsWith("The pattern"));
+  ok(
+    refusals.some((key) => /reached through a link|changed while it was listed/.test(key)),
+    JSON.stringify([...outcomes]),
+  );
+  equal(refusals.filter((key) => key.includes("CANARY")).length, 0);
+  ok(outcomes.has("d/.inside"), JSON.stringify([...outcomes]));
+});
+
+Deno.test("glob expansion spends the call's check budget: a pattern over more entries than it allows is refused", async () => {
+  const jail = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-globbudget-" }));
+  try {
+    await Deno.mkdir(`${jail}/big`);
+    for (let i = 0; i < 300; i++) await Deno.writeTextFile(`${jail}/big/f${i}`, "");
+    const word = { text: "big/q*", quoted: false, globAt: [5] };
+    ok((await expandGlob(jail, jail, word, new CheckBudget(5_000, 1_000))).ok);
+    const refused = await expandGlob(jail, jail, word, new CheckBudget(5_000, 100));
+    ok(!refused.ok);
+    ok(refused.reason.includes("100 filesystem lookups"), refused.reason);
+    const late = await expandGlob(jail, jail, word, new CheckBudget(-1, 1_000));
+    ok(!late.ok && late.reason.includes("did not finish"), JSON.stringify(late));
+  } finally {
+    await Deno.remove(jail, { recursive: true });
+  }
+});

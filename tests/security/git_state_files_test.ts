@@ -1,0 +1,221 @@
+/**
+ * Attack class (mode none): git's own files, written by other commands.
+ * git reads paths and options from the files of its git folder and acts on
+ * them unchecked: `MERGE_RR` names files rerere copies into `rr-cache`,
+ * `worktrees/<id>/gitdir` names a folder `git worktree repair` writes a
+ * gitfile into (and `move`/`remove` move or delete), `rebase-apply/apply-opt`
+ * holds `git apply` options, the index names the files checkout writes.
+ * The red team built each with `tr`, `echo` and `cp` and read or wrote host
+ * files through git. Without the kernel sandbox, htmcp now lets no command
+ * but git work inside a git folder (POLICY_DENIED): not as its working
+ * folder, a path argument or a redirection, nor through a link, nor by
+ * building a git folder under another name. Each attack's git half is first
+ * shown against the raw tool. Under bwrap the same files are allowed and
+ * what git reads through them is only the jail.
+ */
+import { equal, match, ok } from "node:assert/strict";
+import { exists, type Harness, startHarness } from "../_helpers/stdio_harness.ts";
+import { assertSandboxMode, chownTree } from "../_helpers/jail.ts";
+
+const ALLOW = ["ls", "cat", "echo", "touch", "mkdir", "cp", "tr", "git"];
+const RERERE_ID = "0123456789abcdef0123456789abcdef01234567";
+const SECRET = "TOP-SECRET-HOST-FILE";
+
+async function raw(args: readonly string[], cwd: string) {
+  const result = await new Deno.Command("git", {
+    args: ["-c", "core.hooksPath=/dev/null", "-c", "safe.directory=*", ...args],
+    cwd,
+    clearEnv: true,
+    env: { PATH: "/usr/bin:/bin", HOME: cwd },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(20_000),
+  }).output();
+  const text = new TextDecoder();
+  return { code: result.code, out: text.decode(result.stdout), err: text.decode(result.stderr) };
+}
+
+async function gitOk(cwd: string, ...args: string[]): Promise<void> {
+  const result = await raw(args, cwd);
+  equal(result.code, 0, `setup: git ${args.join(" ")}: ${result.err}`);
+}
+
+/** A repository with one commit on `main` in `<base>/<name>`, handed to the jail's owner. */
+async function makeRepository(base: string, name: string): Promise<string> {
+  const cwd = `${base}/${name}`;
+  await Deno.mkdir(cwd, { recursive: true });
+  await Deno.writeTextFile(`${cwd}/f.txt`, "one\n");
+  await gitOk(cwd, "init", "-q", "-b", "main", ".");
+  await gitOk(cwd, "config", "user.name", "t");
+  await gitOk(cwd, "config", "user.email", "t@example.invalid");
+  await gitOk(cwd, "add", "f.txt");
+  await gitOk(cwd, "commit", "-qm", "one");
+  await chownTree(cwd);
+  return cwd;
+}
+
+/** Every file and link under `root` but `skip` with its content, to show a refusal changed nothing. */
+async function snapshot(root: string, skip: string): Promise<string> {
+  const found: string[] = [];
+  const walk = async (folder: string) => {
+    for await (const entry of Deno.readDir(folder)) {
+      const path = `${folder}/${entry.name}`;
+      if (path === skip) continue;
+      if (entry.isSymlink) found.push(`${path} -> ${await Deno.readLink(path)}`);
+      else if (entry.isDirectory) {
+        found.push(`${path}/`);
+        await walk(path);
+      } else found.push(`${path}: ${await Deno.readTextFile(path).catch(() => "(binary)")}`);
+    }
+  };
+  await walk(root);
+  return found.sort().join("\n");
+}
+
+/**
+ * Asserts `command` in `<jail>/<cwd>` is refused with POLICY_DENIED by the
+ * git-folder rule, that nothing ran or changed in the jail or outside it,
+ * and that the attempt is audited as denied.
+ */
+async function refusedInGitFolder(h: Harness, command: string, cwd: string) {
+  const before = await snapshot(h.dir, h.auditLog);
+  const result = await h.call("run_command", { command, cwd });
+  equal(result.code, "POLICY_DENIED", `${command}: ${JSON.stringify(result)}`);
+  equal(result.exit_code, null, "nothing ran");
+  match(result.policy_reason, /git folder/);
+  equal(await snapshot(h.dir, h.auditLog), before, `${command}: something changed`);
+  const attempt = (await h.records()).findLast((record) => record.command_raw === command);
+  ok(attempt !== undefined, `no audit record for ${command}`);
+  equal(attempt.verdict, "deny");
+  equal(attempt.code, "POLICY_DENIED");
+  return result;
+}
+
+async function ran(h: Harness, command: string, cwd: string) {
+  const result = await h.call("run_command", { command, cwd });
+  equal(result.code, "OK", `${command}: ${result.policy_reason}`);
+  equal(result.exit_code, 0, `${command}: ${result.stderr}`);
+  return result;
+}
+
+Deno.test("raw git acts on a planted MERGE_RR and worktrees/<id>/gitdir: rerere prints a host file, worktree repair writes outside", async () => {
+  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-gitstate-raw-" }));
+  try {
+    await Deno.writeTextFile(`${base}/secret.txt`, `${SECRET}\n`);
+    const cwd = await makeRepository(base, "repo");
+    await Deno.mkdir(`${cwd}/.git/rr-cache/${RERERE_ID}`, { recursive: true });
+    await Deno.writeTextFile(`${cwd}/.git/rr-cache/${RERERE_ID}/preimage`, "");
+    await Deno.writeTextFile(`${cwd}/.git/MERGE_RR`, `${RERERE_ID}\t${base}/secret.txt\0`);
+    const diff = await raw(["rerere", "diff"], cwd);
+    ok(diff.out.includes(SECRET), `raw rerere diff printed the host file: ${diff.out}${diff.err}`);
+
+    await Deno.mkdir(`${base}/victim`);
+    await Deno.mkdir(`${cwd}/.git/worktrees/x`, { recursive: true });
+    await Deno.writeTextFile(`${cwd}/.git/worktrees/x/gitdir`, `${base}/victim/.git\n`);
+    await Deno.writeTextFile(`${cwd}/.git/worktrees/x/commondir`, "../..\n");
+    await Deno.copyFile(`${cwd}/.git/HEAD`, `${cwd}/.git/worktrees/x/HEAD`);
+    await raw(["worktree", "repair"], cwd);
+    ok(await exists(`${base}/victim/.git`), "raw worktree repair wrote into the outside folder");
+  } finally {
+    await Deno.remove(base, { recursive: true });
+  }
+});
+
+Deno.test("none: no command but git works inside a git folder (MERGE_RR, index, worktrees, links, a git folder under another name)", async (t) => {
+  const h = await startHarness({ allow: ALLOW, sandbox: "none" });
+  try {
+    await t.step("the server under test runs commands in mode none", async () => {
+      await assertSandboxMode(h, "none");
+    });
+    await Deno.writeTextFile(`${h.dir}/secret.txt`, `${SECRET}\n`);
+    const cwd = await makeRepository(h.jail, "repo");
+    // What the red team fed tr: MERGE_RR's tab, slashes and NUL spelled as letters.
+    await Deno.writeTextFile(
+      `${cwd}/t.txt`,
+      `${RERERE_ID}Q${h.dir.replaceAll("/", "S")}Ssecret.txtZ`,
+    );
+    await Deno.copyFile(`${cwd}/.git/index`, `${cwd}/crafted-index`);
+    await chownTree(h.jail);
+    // A link into the git folder, as a checkout of a repository's links makes one.
+    await Deno.symlink("repo/.git/MERGE_RR", `${h.jail}/w`);
+
+    await t.step(
+      "writing MERGE_RR, rr-cache, the index or a worktree's gitdir is refused",
+      async () => {
+        await refusedInGitFolder(h, `mkdir -p .git/rr-cache/${RERERE_ID}`, "repo");
+        await refusedInGitFolder(h, "tr QSZ '\\011\\057\\000' < t.txt > .git/MERGE_RR", "repo");
+        await refusedInGitFolder(h, "cp crafted-index .git/index", "repo");
+        await refusedInGitFolder(h, "mkdir -p .git/worktrees/x", "repo");
+        await refusedInGitFolder(h, "echo victim/.git > .git/worktrees/x/gitdir", "repo");
+      },
+    );
+
+    await t.step("from inside the git folder, or through a link into it", async () => {
+      await refusedInGitFolder(h, "echo x > MERGE_RR", "repo/.git");
+      await refusedInGitFolder(h, "echo x > w", ".");
+      // Reading is refused too: the rule cannot tell which arguments a tool writes.
+      await refusedInGitFolder(h, "cat .git/HEAD", "repo");
+    });
+
+    await t.step("git may name its folder itself, never a file in it", async () => {
+      // git archive's -o is allowed elsewhere; into the git folder it writes what the model chose.
+      await refusedInGitFolder(h, "git archive -o .git/MERGE_RR HEAD", "repo");
+      await refusedInGitFolder(h, "git -C .git/refs log --oneline", "repo");
+      await ran(h, "git --git-dir=.git log --oneline", "repo");
+      await ran(h, "git --git-dir=. log --oneline", "repo/.git");
+    });
+
+    await t.step(
+      "a git folder built under another name is refused at the step that completes it",
+      async () => {
+        await ran(h, "mkdir st", ".");
+        await ran(h, "echo x > st/MERGE_RR", ".");
+        await ran(h, "mkdir st/objects", ".");
+        await ran(h, "mkdir st/refs", ".");
+        await refusedInGitFolder(h, "echo 'ref: refs/heads/main' > st/HEAD", ".");
+        const init = await h.call("run_command", { command: "git init -q --bare st", cwd: "." });
+        equal(init.code, "POLICY_DENIED", init.policy_reason);
+        match(init.policy_reason, /already holds files/);
+        ok(!(await exists(`${h.jail}/st/HEAD`)), "git made no git folder of st");
+        await ran(h, "git init -q --bare fresh", ".");
+      },
+    );
+
+    await t.step("work in the repository itself goes on", async () => {
+      await ran(h, "echo two > f.txt", "repo");
+      await ran(h, "git commit -qam two", "repo");
+      const status = await ran(h, "git status --short", "repo");
+      equal(status.stdout, "?? crafted-index\n?? t.txt\n");
+      ok(!(await exists(`${cwd}/.git/MERGE_RR`)));
+    });
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("bwrap: writing git's files is allowed, and a crafted MERGE_RR reaches no host file", async (t) => {
+  const h = await startHarness({ allow: ALLOW, sandbox: "bwrap" });
+  try {
+    await t.step("the server under test runs commands in mode bwrap", async () => {
+      await assertSandboxMode(h, "bwrap");
+    });
+    await Deno.chmod(h.dir, 0o755);
+    await Deno.writeTextFile(`${h.dir}/secret.txt`, `${SECRET}\n`);
+    await Deno.chmod(`${h.dir}/secret.txt`, 0o644);
+    const cwd = await makeRepository(h.jail, "repo");
+    await Deno.writeTextFile(
+      `${cwd}/t.txt`,
+      `${RERERE_ID}Q${h.dir.replaceAll("/", "S")}Ssecret.txtZ`,
+    );
+    await chownTree(h.jail);
+    await ran(h, `mkdir -p .git/rr-cache/${RERERE_ID}`, "repo");
+    await ran(h, `touch .git/rr-cache/${RERERE_ID}/preimage`, "repo");
+    await ran(h, "tr QSZ '\\011\\057\\000' < t.txt > .git/MERGE_RR", "repo");
+    const diff = await h.call("run_command", { command: "git rerere diff", cwd: "repo" });
+    equal(diff.code, "OK", diff.policy_reason);
+    ok(!diff.stdout.includes(SECRET), `the sandbox kept the host file out: ${diff.stdout}`);
+  } finally {
+    await h.close();
+  }
+});
