@@ -24,6 +24,8 @@ import {
 Deno.test("authorize: a missing or foreign resource is redirected back as invalid_target with state and iss", async () => {
   await withAuth({}, async (f) => {
     const clientId = await register(f.auth);
+    // Errors go back only to an approved client's redirect URI.
+    await obtainCode(f.auth, { clientId });
     const { challenge } = pkce();
     for (
       const resource of [
@@ -89,6 +91,7 @@ Deno.test("authorize: an unknown or missing client_id is shown on a page", async
 Deno.test("authorize: missing state, non-S256 PKCE, bad response_type and unknown scope are redirected errors", async () => {
   await withAuth({}, async (f) => {
     const clientId = await register(f.auth, { scope: "shell:read" });
+    await obtainCode(f.auth, { clientId, scope: "shell:read" });
     const { challenge, verifier } = pkce();
     const cases: [Record<string, string | null>, string, string | null][] = [
       [{ state: null }, "invalid_request", null],
@@ -109,6 +112,23 @@ Deno.test("authorize: missing state, non-S256 PKCE, bad response_type and unknow
       assert.equal(location.searchParams.get("error"), error, JSON.stringify(overrides));
       assert.equal(location.searchParams.get("state"), state);
       assert.equal(location.searchParams.get("iss"), BASE);
+    }
+  });
+});
+
+Deno.test("authorize: a client not yet approved is never redirected to, even with an error (no open redirector)", async () => {
+  await withAuth({}, async (f) => {
+    const clientId = await register(f.auth, { redirect_uris: ["https://evil.example/phish"] });
+    const { challenge } = pkce();
+    for (const overrides of [{ response_type: "x" }, { resource: null }, { state: null }]) {
+      const params = authorizeParams(clientId, challenge, {
+        redirect_uri: "https://evil.example/phish",
+        ...overrides,
+      });
+      const response = await authorizeGet(f.auth, params);
+      assert.equal(response.status, 400, JSON.stringify(overrides));
+      assert.equal(response.headers.get("location"), null);
+      await response.body?.cancel();
     }
   });
 });

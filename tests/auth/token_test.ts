@@ -66,6 +66,23 @@ Deno.test("token: a replayed code gets invalid_grant and revokes the token it is
   });
 });
 
+Deno.test("token: two redemptions of one code at once leave no token that works", async () => {
+  await withAuth({}, async (f) => {
+    // The red team's race: the replay arrived while the first redemption
+    // awaited its client lookup, revoked the still-empty list, and the first
+    // then issued a token nothing revoked.
+    for (let trial = 0; trial < 10; trial++) {
+      const got = await obtainCode(f.auth);
+      const both = await Promise.all([redeem(f.auth, got), redeem(f.auth, got)]);
+      assert.ok(both.some((one) => one.status === 400), JSON.stringify(both.map((b) => b.body)));
+      for (const one of both.filter((one) => one.status === 200)) {
+        const verdict = await f.auth.verifyBearer(mcpRequest(`Bearer ${one.body.access_token}`));
+        assert.equal(verdict.ok, false, `trial ${trial}: the token issued still works`);
+      }
+    }
+  });
+});
+
 Deno.test("token: a replay whose revocation cannot be stored is audited as such, and the token is still refused here", async () => {
   await withAuth({}, async (f) => {
     const got = await obtainCode(f.auth);

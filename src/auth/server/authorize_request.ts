@@ -3,8 +3,10 @@
  *
  * Errors about the client or the redirect URI are shown on a page and never
  * redirected (RFC 6749 §4.1.2.1: the server "MUST NOT automatically redirect
- * the user-agent to the invalid redirection URI"); every other error is sent
- * back to the verified redirect URI with `state` and `iss`.
+ * the user-agent to the invalid redirection URI"), and so is every error of a
+ * client the operator has not approved yet (its URI is only self-asserted);
+ * every other error is sent back to the verified redirect URI with `state`
+ * and `iss`.
  *
  * @module
  */
@@ -75,10 +77,14 @@ export async function checkAuthorizeRequest(deps: ServerDeps, url: URL): Promise
   const state = rawState !== undefined && rawState !== "" && rawState.length <= MAX_STATE_LENGTH
     ? rawState
     : null;
-  const back = (error: string, description: string): AuthorizeCheck => ({
-    ok: false,
-    refusal: { to: "redirect", redirectUri, state, error, description },
-  });
+  // A client only registered, not yet approved by the operator, is anyone's
+  // registration: its redirect URI is not one this server trusts, so its
+  // errors are shown here rather than sent there, or /authorize would be an
+  // open redirector to any address (RFC 9700 §4.11.2).
+  const back = (error: string, description: string): AuthorizeCheck =>
+    known.approved
+      ? { ok: false, refusal: { to: "redirect", redirectUri, state, error, description } }
+      : page(error, description);
 
   const responseType = q.get("response_type");
   if (responseType === undefined) return back("invalid_request", "response_type is missing.");

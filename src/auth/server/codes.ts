@@ -38,7 +38,11 @@ export interface CodeGrant {
   /** Milliseconds; the code cannot be redeemed after this. */
   readonly expiresAt: number;
   /** Set at the first redemption attempt; a token it produced is listed here. */
-  redeemed: { tokens: { jti: string; exp: number }[] } | null;
+  /**
+   * Set at the first redemption: the tokens it issued, and whether a replay
+   * has been seen (a redemption still in flight then issues nothing).
+   */
+  redeemed: { tokens: { jti: string; exp: number }[]; replayed: boolean } | null;
 }
 
 /**

@@ -22,6 +22,7 @@ import { formatScopes, scopeList } from "../scopes.ts";
 import { signAccessToken } from "./access_token.ts";
 import { findClient, type RequestInfo, type ServerDeps } from "./deps.ts";
 import { verifyPkce } from "./pkce.ts";
+import type { CodeGrant } from "./codes.ts";
 
 /** Handles a token request. */
 export async function handleToken(
@@ -91,6 +92,9 @@ export async function handleToken(
   if (grant.redeemed !== null) {
     const revoked = grant.redeemed.tokens;
     grant.redeemed.tokens = [];
+    // The first redemption may still be awaiting its checks: it must then
+    // issue nothing, since the list revoked here does not hold its token yet.
+    grant.redeemed.replayed = true;
     // The revocation holds in this process whatever happens; the append that
     // tells the other servers sharing state_dir may fail, and then the
     // operator must learn of it from the log, not find out from a live token.
@@ -118,7 +122,7 @@ export async function handleToken(
     );
   }
   // Consumed now, before any await: one attempt per code.
-  const redeemed: { tokens: { jti: string; exp: number }[] } = { tokens: [] };
+  const redeemed: NonNullable<CodeGrant["redeemed"]> = { tokens: [], replayed: false };
   grant.redeemed = redeemed;
   if (grant.expiresAt <= deps.now()) {
     return fail(400, "invalid_grant", "The authorization code is invalid or expired.");
@@ -149,10 +153,19 @@ export async function handleToken(
     return fail(400, "invalid_grant", "The client was revoked.");
   }
 
+  // A replay that arrived during the awaits above revoked an empty list:
+  // this redemption is the one it revokes, so it issues nothing.
+  if (redeemed.replayed) {
+    return fail(
+      400,
+      "invalid_grant",
+      "The authorization code was already used; the tokens it issued are revoked.",
+    );
+  }
   const nowMs = deps.now();
   const jti = randomToken(16);
   const ttl = deps.settings.accessTokenTtlSeconds;
-  // Listed before signing, so a replay racing this request revokes it too.
+  // Listed before signing, so a replay racing what follows revokes it too.
   redeemed.tokens.push({ jti, exp: Math.floor(nowMs / 1000) + ttl });
   const issued = await signAccessToken({
     key: deps.key,
