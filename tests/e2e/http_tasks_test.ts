@@ -9,10 +9,47 @@ import { CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { join } from "node:path";
 import { verifyAuditChain } from "../../src/audit/mod.ts";
 import { harnessPolicy, PIN, serveSandboxed } from "../transport/http/_harness.ts";
-import { connectWithOAuth } from "../transport/http/_oauth.ts";
+import { approve, connectWithOAuth, REDIRECT_URI } from "../transport/http/_oauth.ts";
 import { prepareJail } from "../_helpers/jail.ts";
 import { procStates } from "../exec/_fixtures.ts";
 import { foreignSeesNothing, taskLifecycle } from "./_task_script.ts";
+
+/** A token of `clientId` for `scope` alone, through the whole flow (approved with the PIN). */
+async function tokenFor(base: string, clientId: string, scope: string): Promise<string> {
+  const verifier = crypto.randomUUID() + crypto.randomUUID();
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier));
+  const challenge = btoa(String.fromCharCode(...new Uint8Array(digest)))
+    .replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "");
+  const authorize = new URL(`${base}/authorize`);
+  for (
+    const [key, value] of Object.entries({
+      response_type: "code",
+      client_id: clientId,
+      redirect_uri: REDIRECT_URI,
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+      state: "s",
+      resource: `${base}/mcp`,
+      scope,
+    })
+  ) authorize.searchParams.set(key, value);
+  const { code } = await approve(authorize, PIN);
+  const token = await fetch(`${base}/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      grant_type: "authorization_code",
+      code,
+      code_verifier: verifier,
+      client_id: clientId,
+      redirect_uri: REDIRECT_URI,
+      resource: `${base}/mcp`,
+    }),
+  });
+  const body = await token.json();
+  equal(token.status, 200, JSON.stringify(body));
+  return body.access_token;
+}
 
 Deno.test("MCP Tasks over HTTP with OAuth: a task is a job of its client only", async () => {
   const dir = await Deno.makeTempDir({ prefix: "htmcp-http-tasks-" });
@@ -45,11 +82,41 @@ Deno.test("MCP Tasks over HTTP with OAuth: a task is a job of its client only", 
     const runner = await connectWithOAuth(url, PIN, "shell:execute");
     try {
       deepEqual((await reader.client.experimental.tasks.listTasks()).tasks, []);
-      await rejects(runner.client.experimental.tasks.listTasks(), /lacks the "shell:read" scope/);
+      // The HTTP layer refuses first (403 insufficient_scope, which the SDK client
+      // reports as Unauthorized once it cannot step up), on the current token.
+      await rejects(
+        runner.client.experimental.tasks.listTasks(),
+        /Unauthorized|403|insufficient_scope/,
+      );
       await rejects(
         runner.client.experimental.tasks.getTask(left.runningTaskId),
-        /lacks the "shell:read" scope/,
+        /Unauthorized|403|insufficient_scope/,
       );
+      // The red team's case: a narrower token of the same client, sent on the
+      // session a wider one opened, may not cancel (or read) that session's tasks.
+      const clientId = owner.provider.clientInformation()?.client_id ?? "";
+      const narrow = await tokenFor(served.server.url, clientId, "shell:read");
+      const cancel = await fetch(url, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${narrow}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-session-id": owner.transport.sessionId ?? "",
+          "mcp-protocol-version": "2025-11-25",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 77,
+          method: "tasks/cancel",
+          params: { taskId: left.runningTaskId },
+        }),
+      });
+      equal(cancel.status, 403, await cancel.text());
+      const denied = (await records()).filter((r) =>
+        r.kind === "event" && r.event === "scope_denied" && r.method === "tasks/cancel"
+      );
+      equal(denied.length, 1);
       // A read-only token cannot start one: the HTTP layer refuses the tool call (403).
       const before = (await records()).filter((r) => r.kind === "attempt").length;
       await rejects(

@@ -42,12 +42,13 @@ declare module "../../audit/mod.ts" {
       readonly count: number;
       readonly total: number;
     };
-    /** A tool call refused because the token lacks the tool's scope. */
-    scope_denied: {
-      readonly client_id: string;
-      readonly tool: string;
-      readonly scope: string;
-    };
+    /**
+     * A tool call refused because the token lacks the tool's scope (`tool`),
+     * or a tasks or resources request for the same reason (`method`).
+     */
+    scope_denied:
+      | { readonly client_id: string; readonly tool: string; readonly scope: string }
+      | { readonly client_id: string; readonly method: string; readonly scope: string };
     /** A new session refused because a session cap is reached. */
     session_limit: {
       readonly client_id: string | null;

@@ -32,7 +32,7 @@ import {
   sessionOwner,
   type SessionTable,
 } from "./sessions.ts";
-import { containsInitialize, type ToolCall, toolCallsIn } from "./tool_calls.ts";
+import { containsInitialize, scopedMethodsIn, type ToolCall, toolCallsIn } from "./tool_calls.ts";
 import { noteRequestClient } from "../../telemetry/mod.ts";
 import type { ModernRoute } from "./modern_route.ts";
 
@@ -157,6 +157,16 @@ async function handleBody(
           scope: call.scope,
         });
         return deps.auth.insufficientScope(call.scope);
+      }
+    }
+    for (const { method, scope } of scopedMethodsIn(parsedBody)) {
+      if (!caller.scopes.has(scope)) {
+        await deps.audit.writeEvent("scope_denied", {
+          client_id: caller.clientId,
+          method,
+          scope,
+        });
+        return deps.auth.insufficientScope(scope);
       }
     }
   }

@@ -50,6 +50,50 @@ export function toolCallsIn(body: unknown): ToolCall[] {
   return calls;
 }
 
+/**
+ * The scope each non-tool method that reaches a caller's jobs needs, checked
+ * against the token of the request that carries it. A 2025 session's task
+ * store and job resources check the scopes its session opened with; a
+ * narrower token sent on that session must not act with the wider ones.
+ */
+const METHOD_SCOPES: ReadonlyMap<string, Scope> = new Map<string, Scope>([
+  ["tasks/get", "shell:read"],
+  ["tasks/result", "shell:read"],
+  ["tasks/list", "shell:read"],
+  ["tasks/cancel", "shell:execute"],
+  ["tasks/update", "shell:execute"],
+  ["resources/list", "shell:read"],
+  ["resources/templates/list", "shell:read"],
+  ["resources/read", "shell:read"],
+]);
+
+/** One request for a method of `METHOD_SCOPES`, with the scope it needs. */
+export interface ScopedMethod {
+  readonly method: string;
+  readonly scope: Scope;
+}
+
+/**
+ * Lists the requests (single or batched) for methods that need a scope
+ * although they are not tool calls.
+ *
+ * @example
+ * ```ts
+ * scopedMethodsIn({ jsonrpc: "2.0", id: 1, method: "tasks/cancel", params: { taskId: "t" } });
+ * // [{ method: "tasks/cancel", scope: "shell:execute" }]
+ * ```
+ */
+export function scopedMethodsIn(body: unknown): ScopedMethod[] {
+  const messages = Array.isArray(body) ? body : [body];
+  const found: ScopedMethod[] = [];
+  for (const message of messages) {
+    if (!isRecord(message) || typeof message.method !== "string") continue;
+    const scope = METHOD_SCOPES.get(message.method);
+    if (scope !== undefined) found.push({ method: message.method, scope });
+  }
+  return found;
+}
+
 /** True when the body is (or, in a batch, contains) an `initialize` request. */
 export function containsInitialize(body: unknown): boolean {
   const messages = Array.isArray(body) ? body : [body];
