@@ -270,6 +270,22 @@ async function load(options: LoadOptions): Promise<Checked<Policy>> {
   // --- the kernel sandbox --------------------------------------------------
   const sandbox = buildSandboxSettings(file, warnings);
   if (!sandbox.ok) return sandbox;
+  // Without the kernel sandbox, commands read their own configuration from
+  // HOME (curl's .curlrc, wget's .wgetrc, npm's .npmrc, pip's, ...): a HOME in
+  // the jail is configuration the model writes, which can name host files or
+  // programs (the red team read a host file through a .curlrc). Under bwrap
+  // it reaches only the jail. git never reads HOME (git_safety.ts).
+  const home = children.value.childEnv["HOME"];
+  if (
+    sandbox.value.mode !== "bwrap" && home !== undefined && home !== "" &&
+    await mayBeInside(jailRoot, home)
+  ) {
+    return fail(
+      `Policy key "env.pass" gives children HOME ${
+        quote(home)
+      }, which is inside the jail root: without the kernel sandbox commands would read configuration the model writes there; pass another HOME, or leave HOME out of env.pass.`,
+    );
+  }
   const telemetry = buildTelemetrySettings(file);
   if (!telemetry.ok) return telemetry;
   const log = buildLogSettings(file);

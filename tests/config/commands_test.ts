@@ -111,6 +111,24 @@ Deno.test("loadPolicy() refuses a PATH folder inside the jail", async () => {
   });
 });
 
+Deno.test("loadPolicy() refuses a HOME inside the jail without the kernel sandbox, and keeps it under bwrap", async () => {
+  await withScratch(async (s) => {
+    const none = '[sandbox]\nmode = "none"\naccept_path_check_only = true\n';
+    const pass = '[env]\npass = ["PATH", "HOME"]\n';
+    for (const home of [s.jail, `${s.jail}/sub`]) {
+      assertRefused(
+        await s.load(`${MINIMAL}${none}${pass}`, { PATH: "/usr/bin:/bin", HOME: home }),
+        `Policy key "env.pass" gives children HOME "${home}", which is inside the jail root: without the kernel sandbox commands would read configuration the model writes there; pass another HOME, or leave HOME out of env.pass.`,
+      );
+    }
+    assertLoaded(await s.load(`${MINIMAL}${none}${pass}`, { PATH: "/usr/bin:/bin", HOME: s.dir }));
+    const bwrap = assertLoaded(
+      await s.load(`${MINIMAL}${pass}`, { PATH: "/usr/bin:/bin", HOME: s.jail }),
+    );
+    assert.equal(bwrap.childEnv["HOME"], s.jail);
+  });
+});
+
 Deno.test("loadPolicy() refuses a command whose binary is a symlink into the jail", async () => {
   await withScratch(async (s) => {
     const planted = await s.write("jail/tool", SCRIPT, 0o755);
