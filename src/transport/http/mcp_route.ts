@@ -159,6 +159,17 @@ async function handleBody(
         return deps.auth.insufficientScope(call.scope);
       }
     }
+  }
+
+  const era = deps.modern.classify(request, parsedBody);
+  if (era.kind !== "legacy") {
+    await auditToolCalls(deps, caller, calls);
+    return await deps.modern.handle(request, caller, parsedBody, era);
+  }
+  // A 2025 session's task store and job resources check the scopes its
+  // session opened with; the token of this request may be narrower. (A 2026
+  // request is judged on its own token by its handler.)
+  if (caller.scopes !== null && caller.clientId !== null && deps.auth !== null) {
     for (const { method, scope } of scopedMethodsIn(parsedBody)) {
       if (!caller.scopes.has(scope)) {
         await deps.audit.writeEvent("scope_denied", {
@@ -169,12 +180,6 @@ async function handleBody(
         return deps.auth.insufficientScope(scope);
       }
     }
-  }
-
-  const era = deps.modern.classify(request, parsedBody);
-  if (era.kind !== "legacy") {
-    await auditToolCalls(deps, caller, calls);
-    return await deps.modern.handle(request, caller, parsedBody, era);
   }
 
   if (sessionId === null) {

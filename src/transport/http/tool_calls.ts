@@ -52,9 +52,10 @@ export function toolCallsIn(body: unknown): ToolCall[] {
 
 /**
  * The scope each non-tool method that reaches a caller's jobs needs, checked
- * against the token of the request that carries it. A 2025 session's task
- * store and job resources check the scopes its session opened with; a
- * narrower token sent on that session must not act with the wider ones.
+ * against the token of the request that carries it on a 2025 session: its
+ * task store and job resources check the scopes the session opened with,
+ * and a narrower token sent on that session must not act with the wider
+ * ones. (`tasks/update` is the 2026 era's, listed for completeness.)
  */
 const METHOD_SCOPES: ReadonlyMap<string, Scope> = new Map<string, Scope>([
   ["tasks/get", "shell:read"],
