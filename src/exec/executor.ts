@@ -32,6 +32,8 @@ import {
 import { lookupUser, probePlan, probeServerUid } from "./probe.ts";
 import { verifyHelper } from "./spawn/helper.ts";
 import { ServingHelper } from "./serving_helper.ts";
+import { helperFolderLister } from "./list_beneath.ts";
+import type { FolderLister } from "../jail/mod.ts";
 import { jailIdentity, SandboxAhead } from "./sandbox_ahead.ts";
 import {
   emptyOutcome,
@@ -312,6 +314,7 @@ function probeRefusal(
 }
 
 class ContainedExecutor implements Executor {
+  readonly listFolder: FolderLister;
   readonly #settings: RunSettings;
   readonly #description: ExecutorDescription;
   readonly #running = new Set<RunHandle>();
@@ -321,6 +324,7 @@ class ContainedExecutor implements Executor {
   constructor(settings: RunSettings, description: ExecutorDescription) {
     this.#settings = settings;
     this.#description = description;
+    this.listFolder = helperFolderLister(settings.helper);
   }
 
   run(request: ExecRequest): Promise<ExecOutcome> {

@@ -9,10 +9,10 @@
 import type { Policy, ResolvedCommand } from "../config/types.ts";
 import { createRedactor } from "../redact/mod.ts";
 import { type HostLayout, layoutFromLinks, SYSTEM_DIRS, type UserEntry } from "../sandbox/mod.ts";
-import { after } from "../timers/mod.ts";
 import { type LaunchPlan, SANDBOX_EGRESS_SOCKET } from "./launcher.ts";
 import { runContained } from "./run.ts";
 import type { ServingHelper } from "./serving_helper.ts";
+import { callHelper } from "./helper_call.ts";
 import type { SandboxAhead } from "./sandbox_ahead.ts";
 import type { ProbeResult } from "./types.ts";
 
@@ -41,36 +41,20 @@ interface HelperOutput {
   readonly stderr: string;
 }
 
-/**
- * Runs the helper with `args` as a call of the serving helper (a fork of it,
- * which runs as a spawn of the helper with those arguments would), in `/`
- * with an empty environment, and collects what it prints. The first call
- * spawns the serving helper itself.
- *
- * @throws As `ServingHelper.start` does when the helper cannot be spawned.
- */
+/** A startup call of the serving helper (`callHelper`), its output as text. */
 async function runThroughHelper(
   helper: ServingHelper,
   args: readonly string[],
 ): Promise<HelperOutput> {
-  const kept = { stdout: [] as Uint8Array[], stderr: [] as Uint8Array[] };
-  let size = 0;
-  const call = helper.start("/", {}, args, "null", {
-    output(stream, bytes) {
-      if (size + bytes.byteLength > STARTUP_OUTPUT_BYTES) return;
-      size += bytes.byteLength;
-      kept[stream].push(bytes.slice());
-    },
+  const output = await callHelper(helper, args, {
+    maxBytes: STARTUP_OUTPUT_BYTES,
+    timeoutMs: PROBE_TIMEOUT_MS,
   });
-  // Bounded like the plan probe; the timer also keeps the event loop alive
-  // while the call runs (the idle serving helper does not).
-  const timer = after(PROBE_TIMEOUT_MS, () => call.kill("SIGKILL"));
-  const [status] = await Promise.all([call.status, call.drained]).finally(() => timer.cancel());
-  const text = (parts: Uint8Array[]) => {
-    const decoder = new TextDecoder();
-    return parts.map((part) => decoder.decode(part, { stream: true })).join("") + decoder.decode();
+  return {
+    status: output.status,
+    stdout: new TextDecoder().decode(output.stdout),
+    stderr: output.stderr,
   };
-  return { status, stdout: text(kept.stdout), stderr: text(kept.stderr) };
 }
 
 /**

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import type { FolderLister } from "../jail/mod.ts";
 import type { ResolvedCommand } from "../config/types.ts";
 import type { Redactor } from "../redact/mod.ts";
 import type { CommandPlan, StageStatus } from "./plan.ts";
@@ -155,6 +156,12 @@ export interface ExecutorDescription {
 
 /** Runs allowed commands inside process-tree containment (and the sandbox when enabled). */
 export interface Executor {
+  /**
+   * Lists a folder of the jail for the path checks by descriptor, through
+   * the helper, never through a link (`list_beneath.ts`): what the checks of
+   * every call this executor runs are given.
+   */
+  readonly listFolder: FolderLister;
   /**
    * Runs one command; never throws for expected failures.
    *

@@ -19,6 +19,23 @@ export const MAX_PATH_LOOKUPS = 200_000;
  */
 export const LOOKUPS_PER_TURN = 256;
 
+/** A folder's entries, or why there are none (`missing`: not there, or not a folder). */
+export type FolderListing =
+  | { readonly ok: true; readonly entries: readonly Deno.DirEntry[] }
+  | { readonly ok: false; readonly missing: boolean; readonly why: string };
+
+/**
+ * Lists the real folder `folder` inside the jail `jailRoot` without
+ * following a link, for glob expansion and the link-following tree walk
+ * (`list_folder.ts` says why; the server's executor lists through its
+ * helper, by descriptor).
+ */
+export type FolderLister = (
+  jailRoot: string,
+  folder: string,
+  budget: CheckBudget,
+) => Promise<FolderListing>;
+
 /**
  * Counts lookups against a deadline; shared by every check of one call.
  * It also remembers each `lstat` it paid for, so a path that names the same
@@ -32,14 +49,23 @@ export class CheckBudget {
   #lookupsLeft: number;
   #sinceTurn = 0;
   readonly #lstats = new Map<string, Deno.FileInfo | { readonly error: unknown }>();
+  /** How this call lists folders; null: in this process (`listFolderInJail`). */
+  readonly lister: FolderLister | null;
 
   /**
    * Starts a budget: a deadline from now and a number of lookups.
    *
    * @param deadlineMs Milliseconds from now.
    * @param lookups The most filesystem lookups allowed.
+   * @param lister How folders are listed (the executor's, by descriptor), or
+   *   null to list in this process.
    */
-  constructor(deadlineMs: number = PATH_CHECK_DEADLINE_MS, lookups: number = MAX_PATH_LOOKUPS) {
+  constructor(
+    deadlineMs: number = PATH_CHECK_DEADLINE_MS,
+    lookups: number = MAX_PATH_LOOKUPS,
+    lister: FolderLister | null = null,
+  ) {
+    this.lister = lister;
     this.#deadline = performance.now() + deadlineMs;
     this.#deadlineMs = deadlineMs;
     this.#lookups = lookups;

@@ -1,6 +1,9 @@
 /**
- * Lists a folder of the jail for the server itself (glob expansion, the
- * link-following tree walk), never a folder a link leads to. The server
+ * Lists a folder of the jail for the checks (glob expansion, the
+ * link-following tree walk), never a folder a link leads to. The server's
+ * calls list through the executor's helper, by descriptor
+ * (`src/exec/list_beneath.ts`); this module is the way without one (the
+ * operator's CLI) and the one entry point (`listFolder`) for both. The server
  * lists with its own rights, outside any sandbox: a folder swapped for a
  * link to `/root` between resolving its path and reading it would hand the
  * host's file names to the model, which the red team showed with a rename
@@ -23,13 +26,8 @@
  */
 import * as posix from "../path/mod.ts";
 import { nextTask } from "../concurrency/mod.ts";
-import type { CheckBudget } from "./budget.ts";
+import type { CheckBudget, FolderListing } from "./budget.ts";
 import { describeError, isMissing } from "./resolve.ts";
-
-/** The listing, or why there is none. */
-export type FolderListing =
-  | { readonly ok: true; readonly entries: readonly Deno.DirEntry[] }
-  | { readonly ok: false; readonly missing: boolean; readonly why: string };
 
 type Walk = { readonly ok: true; readonly identity: string } | {
   readonly ok: false;
@@ -109,4 +107,21 @@ export async function listFolderInJail(
 
 function entryKind(entry: Deno.DirEntry): string {
   return entry.isSymlink ? "l" : entry.isDirectory ? "d" : entry.isFile ? "f" : "o";
+}
+
+/**
+ * Lists `folder` the call's way: through the budget's lister (the server's
+ * helper, by descriptor) when it has one, else in this process.
+ *
+ * @param jailRoot The jail's real path.
+ * @param folder A real path inside the jail.
+ * @param budget The call's budget and lister.
+ * @returns The entries, or why not.
+ */
+export function listFolder(
+  jailRoot: string,
+  folder: string,
+  budget: CheckBudget,
+): Promise<FolderListing> {
+  return (budget.lister ?? listFolderInJail)(jailRoot, folder, budget);
 }

@@ -18,7 +18,7 @@
 import * as posix from "../path/mod.ts";
 import type { CheckBudget } from "./budget.ts";
 import { isInside } from "./is_inside.ts";
-import { listFolderInJail } from "./list_folder.ts";
+import { listFolder } from "./list_folder.ts";
 import { describeError, resolveFollowingSymlinks } from "./resolve.ts";
 
 /** Where the walk found a problem, relative to the jail, or null when the tree is clean. */
@@ -49,7 +49,7 @@ export async function findEscapingLink(
     visited.add(folder);
     // By its real path, link-free before and after: a folder swapped for a
     // link to a host folder must not be walked, nor its names quoted.
-    const listed = await listFolderInJail(jailRoot, folder, budget);
+    const listed = await listFolder(jailRoot, folder, budget);
     if (!listed.ok) return { path: relative(folder), why: listed.why };
     for (const entry of listed.entries) {
       const path = posix.join(folder, entry.name);

@@ -17,7 +17,12 @@ import * as posix from "../path/mod.ts";
 import type { Policy, ResolvedCommand } from "../config/types.ts";
 import { confineArgs, confineCwd } from "../jail/mod.ts";
 import type { PromptHit, RunSpec, Word } from "../policy/mod.ts";
-import { CheckBudget } from "../jail/mod.ts";
+import {
+  CheckBudget,
+  type FolderLister,
+  MAX_PATH_LOOKUPS,
+  PATH_CHECK_DEADLINE_MS,
+} from "../jail/mod.ts";
 import { checkWords } from "./check_words.ts";
 import type { ResultCode } from "../result/codes.ts";
 import { expandGlob } from "./expand_glob.ts";
@@ -198,6 +203,7 @@ async function checkRedirection(
  * @param policy The loaded policy.
  * @param plan The parsed plan.
  * @param requestedCwd The caller's cwd (undefined = the jail root), as for a single command.
+ * @param lister How its checks list folders (the executor's), or null for in this process.
  * @returns The plan as it will run, or the first refusal with its code,
  *   a reason naming the stage, and the stage's number.
  */
@@ -205,6 +211,7 @@ export async function checkPlan(
   policy: Policy,
   plan: Plan,
   requestedCwd: string | undefined,
+  lister: FolderLister | null = null,
 ): Promise<PlanCheckResult> {
   const start = await confineCwd(policy.jailRoot, requestedCwd);
   if (!start.ok) return { ok: false, code: start.code, reason: start.reason, stage: null };
@@ -212,7 +219,7 @@ export async function checkPlan(
   const pipelines: CheckedPipeline[] = [];
   let stageNumber = 0;
   // One budget for the whole call: a plan of many stages gets no more lookups than one command.
-  const budget = new CheckBudget();
+  const budget = new CheckBudget(PATH_CHECK_DEADLINE_MS, MAX_PATH_LOOKUPS, lister);
   // Without the kernel sandbox, the stage that may change what paths lead
   // to (`tree_changes.ts`), once one has been checked: every later step was
   // checked against files that stage may have changed before it runs.

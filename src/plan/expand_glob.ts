@@ -10,11 +10,11 @@
  *   the jail, so it is refused.
  * - No folder outside the jail is ever listed: before a folder is read, its
  *   real path must be inside the jail (a symlinked folder leading out is a
- *   refusal, not a silent skip), and it is read by that real path, checked
- *   link-free before and after the listing (`listFolderInJail`: a folder
- *   swapped for a link while it is read is a refusal). Matches themselves
- *   are confined afterwards like any path argument, so a match that is a
- *   symlink out is refused.
+ *   refusal, not a silent skip), and it is read by that real path the
+ *   call's way (`listFolder`: the executor's helper, by descriptor beneath
+ *   the jail, so a folder swapped for a link while it is read is a refusal).
+ *   Matches themselves are confined afterwards like any path argument, so a
+ *   match that is a symlink out is refused.
  * - The call's check budget bounds it: one lookup per folder and per entry
  *   read, and the checks' deadline, so a pattern over a huge folder cannot
  *   hold the call (or the server's call slots) past it.
@@ -30,7 +30,7 @@
  */
 
 import * as posix from "../path/mod.ts";
-import { CheckBudget, isInside, listFolderInJail } from "../jail/mod.ts";
+import { CheckBudget, isInside, listFolder } from "../jail/mod.ts";
 import type { PlanWord } from "./types.ts";
 
 /** Bounds on one call's glob work. */
@@ -182,7 +182,7 @@ export async function expandGlob(
             `The pattern "${word.text}" reads more than ${GLOB_LIMITS.maxFoldersRead} folders.`,
         };
       }
-      const listed = await listFolderInJail(jailRoot, real, budget);
+      const listed = await listFolder(jailRoot, real, budget);
       if (!listed.ok) {
         if (listed.missing) continue;
         return {

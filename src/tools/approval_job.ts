@@ -322,7 +322,11 @@ class Watch {
     }
     // Judged again, completely: what runs is what the policy allows now,
     // and it must be exactly what was approved.
-    const checked = await checkCommandInput(context.policy, deferral.judged);
+    const checked = await checkCommandInput(
+      context.policy,
+      deferral.judged,
+      context.executor.listFolder,
+    );
     if (!checked.ok) {
       await this.approvals.retire(id, "expired");
       return await this.#endUnrun(checked.code, checked.reason);

@@ -13,7 +13,13 @@
  */
 import type { Policy } from "../config/types.ts";
 import { type Decision, evaluateArgv, evaluateWords } from "../policy/mod.ts";
-import { CheckBudget, confineCwd } from "../jail/mod.ts";
+import {
+  CheckBudget,
+  confineCwd,
+  type FolderLister,
+  MAX_PATH_LOOKUPS,
+  PATH_CHECK_DEADLINE_MS,
+} from "../jail/mod.ts";
 import {
   checkDecided,
   type CheckedPlan,
@@ -34,17 +40,21 @@ export type { CheckResult } from "./check_result.ts";
  * @param command The command text, already snapshotted, or an argv that was
  *   already split (by the operator's shell: taken word for word, never re-split).
  * @param requestedCwd The cwd the caller asked for (undefined = jail root).
+ * @param lister How the checks list folders: the executor's (by descriptor,
+ *   through its helper) for a model's call; null (in this process) for the
+ *   operator's CLI and policy tests, which run no executor.
  */
 export async function checkCommand(
   policy: Policy,
   command: string | readonly string[],
   requestedCwd: string | undefined,
+  lister: FolderLister | null = null,
 ): Promise<CheckResult> {
   if (typeof command === "string" && policy.fullControl !== undefined) {
     return await checkShellText(policy, policy.fullControl, command, requestedCwd);
   }
   if (typeof command !== "string") {
-    return await checkSingle(policy, evaluateArgv(command, policy), requestedCwd);
+    return await checkSingle(policy, evaluateArgv(command, policy), requestedCwd, lister);
   }
   const parsed = parsePlan(command);
   if (!parsed.ok) {
@@ -57,9 +67,9 @@ export async function checkCommand(
       text,
       quoted,
     }));
-    return await checkSingle(policy, evaluateWords(words, policy), requestedCwd);
+    return await checkSingle(policy, evaluateWords(words, policy), requestedCwd, lister);
   }
-  const checked = await checkPlan(policy, parsed.plan, requestedCwd);
+  const checked = await checkPlan(policy, parsed.plan, requestedCwd, lister);
   if (!checked.ok) {
     return { ok: false, code: checked.code, reason: checked.reason, argv: null, cwd: null };
   }
@@ -95,6 +105,7 @@ async function checkSingle(
   policy: Policy,
   decision: Decision,
   requestedCwd: string | undefined,
+  lister: FolderLister | null,
 ): Promise<CheckResult> {
   if (!decision.ok) {
     return {
@@ -109,7 +120,8 @@ async function checkSingle(
   if (!cwd.ok) {
     return { ok: false, code: cwd.code, reason: cwd.reason, argv: decision.argv, cwd: null };
   }
-  const checked = await checkDecided(policy, decision, cwd.value, new CheckBudget());
+  const budget = new CheckBudget(PATH_CHECK_DEADLINE_MS, MAX_PATH_LOOKUPS, lister);
+  const checked = await checkDecided(policy, decision, cwd.value, budget);
   if (!checked.ok) {
     return {
       ok: false,
@@ -145,12 +157,14 @@ function describePlan(plan: CheckedPlan): string {
  *
  * @param policy The loaded policy.
  * @param input The snapshot of the tool's arguments.
+ * @param lister The executor's folder lister (`checkCommand`).
  */
 export async function checkCommandInput(
   policy: Policy,
   input: CommandInput,
+  lister: FolderLister | null,
 ): Promise<CheckResult> {
-  const checked = await checkCommand(policy, input.command, input.cwd);
+  const checked = await checkCommand(policy, input.command, input.cwd, lister);
   const composed = checked.ok ? checked.plan !== null : checked.cdTarget !== undefined;
   if (composed && input.stdin !== undefined) {
     return {

@@ -116,7 +116,7 @@ async function explainChecked(
   }
   let checked;
   try {
-    checked = await checkCommandInput(context.policy, input);
+    checked = await checkCommandInput(context.policy, input, context.executor.listFolder);
   } finally {
     slot.release();
   }

@@ -212,7 +212,7 @@ async function runChecked(
     const judged = session === null
       ? input
       : { ...input, cwd: cwdInSession(session.cwd, requestedCwd) };
-    const checked = await checkCommandInput(policy, judged);
+    const checked = await checkCommandInput(policy, judged, context.executor.listFolder);
     if (!checked.ok && session !== null && sessions !== null && checked.cdTarget !== undefined) {
       // `cd DIR` alone in a session: every cd was judged and confined; the
       // session keeps the folder, as a shell would. Audited like a command.

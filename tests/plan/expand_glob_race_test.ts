@@ -3,14 +3,25 @@
  * sandbox. The red team's race: a folder `d` renamed to and from a link to a
  * host folder as fast as a process can, while `echo d/.*` is expanded; the
  * expansion resolved the path, then listed it by name, and handed the host
- * folder's names to the model (under bwrap too). The listing now goes by the
- * real path, twice, each checked link-free before and after.
+ * folder's names to the model (under bwrap too). The server's executor now
+ * lists through its helper, by descriptor (openat2 beneath the jail, no
+ * link followed); without an executor (the operator's CLI) the listing goes
+ * by the real path, twice, each checked link-free before and after.
  */
 import { equal, ok } from "node:assert/strict";
 import { expandGlob } from "../../src/plan/expand_glob.ts";
-import { CheckBudget } from "../../src/jail/mod.ts";
+import {
+  CheckBudget,
+  type FolderLister,
+  MAX_PATH_LOOKUPS,
+  PATH_CHECK_DEADLINE_MS,
+} from "../../src/jail/mod.ts";
+import { ServingHelper } from "../../src/exec/serving_helper.ts";
+import { helperFolderLister } from "../../src/exec/list_beneath.ts";
+import { DEFAULT_LAUNCHER_TOOLS } from "../../src/exec/launcher.ts";
 
-Deno.test("while a folder is swapped for a link to a host folder, a glob lists it by its real path and refuses the swaps it sees", async () => {
+/** Runs `echo d/.*` expansions while `d` is swapped for a link to a host folder; the outcomes. */
+async function raceGlob(lister: FolderLister | null): Promise<Map<string, number>> {
   const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-globrace-" }));
   const jail = `${base}/jail`;
   const host = `${base}/host`;
@@ -42,7 +53,8 @@ for _ in range(2_000_000):
     const word = { text: "d/.*", quoted: false, globAt: [3] };
     const started = Date.now();
     for (let i = 0; i < 20_000 && Date.now() - started < 4_000; i++) {
-      const expanded = await expandGlob(jail, jail, word, new CheckBudget());
+      const budget = new CheckBudget(PATH_CHECK_DEADLINE_MS, MAX_PATH_LOOKUPS, lister);
+      const expanded = await expandGlob(jail, jail, word, budget);
       const key = expanded.ok ? expanded.words.join(" ") : expanded.reason;
       outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
     }
@@ -52,10 +64,31 @@ for _ in range(2_000_000):
     ok(success, new TextDecoder().decode(stderr));
     await Deno.remove(base, { recursive: true });
   }
-  // What the bracketed listing must show: it saw the swaps and refused them,
-  // and no refusal quotes a host name. What it cannot promise (SECURITY.md):
-  // a swap in and out inside both listings, measured at about 1 expansion
-  // in 400 under this loop (the red team saw 1 call in 25 leak before).
+  return outcomes;
+}
+
+Deno.test("while a folder is swapped for a link to a host folder, the server's listing (by descriptor, through the helper) never shows the host folder", async () => {
+  const helper = new ServingHelper(DEFAULT_LAUNCHER_TOOLS.spawn);
+  try {
+    const outcomes = await raceGlob(helperFolderLister(helper));
+    const leaked = [...outcomes.keys()].filter((key) => key.includes("CANARY"));
+    equal(leaked.length, 0, `the host folder was listed: ${JSON.stringify([...outcomes])}`);
+    ok(outcomes.has("d/.inside"), JSON.stringify([...outcomes]));
+    // The swap did land: some listings met the link and refused.
+    ok(
+      [...outcomes.keys()].some((key) => key.includes("reached through a link")),
+      JSON.stringify([...outcomes]),
+    );
+  } finally {
+    await helper.close();
+  }
+});
+
+Deno.test("in this process (the CLI's checks), the listing is bracketed: it sees and refuses swaps, and never quotes a host name", async () => {
+  const outcomes = await raceGlob(null);
+  // What the in-process listing cannot promise (SECURITY.md): a swap in and
+  // out inside both listings, measured at about 1 expansion in 400 under
+  // this loop (the red team saw 1 call in 25 leak before).
   const refusals = [...outcomes.keys()].filter((key) => key.startsWith("The pattern"));
   ok(
     refusals.some((key) => /reached through a link|changed while it was listed/.test(key)),

@@ -50,6 +50,7 @@
  * above from the server's request and creates its init: see serve().
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -64,6 +65,7 @@
 #include <netinet/in.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -1126,6 +1128,77 @@ static _Noreturn void dump(int argc, char **argv) {
 }
 
 /*
+ * --list-beneath ROOT REL (a call of --serve, a plain fork like --dump):
+ * lists the folder REL below the folder ROOT for the server's glob
+ * expansion and link-following tree walk. The server lists with its own
+ * rights, outside any sandbox, and Deno lists only by path, so a folder
+ * renamed to and from a link while it is read would show a host folder's
+ * names; here openat2 with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS resolves
+ * every component from ROOT without following any link or leaving ROOT,
+ * and the entries are read from that descriptor. Prints each entry as a
+ * type byte (d folder, l link, f file, o other) and its name, each
+ * NUL-terminated. Exit 0; 3 when REL is missing or not a folder; 4 when a
+ * component of it is a link; 1 otherwise (said on stderr).
+ */
+static char list_out[64 * 1024];
+static size_t list_len;
+
+static void list_flush(void) {
+  size_t at = 0;
+  while (at < list_len) {
+    ssize_t n = write(1, list_out + at, list_len - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) _exit(1);
+    at += (size_t)n;
+  }
+  list_len = 0;
+}
+
+static _Noreturn void list_beneath(const char *root, const char *rel) {
+  int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0) {
+    say("list %s: %s", root, strerror(errno));
+    _exit(1);
+  }
+  struct open_how how = {0};
+  how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  int fd = (int)syscall(SYS_openat2, rootfd, rel[0] ? rel : ".", &how, sizeof how);
+  if (fd < 0) {
+    int e = errno;
+    say("list %s: %s", rel, strerror(e));
+    _exit(e == ENOENT || e == ENOTDIR ? 3 : e == ELOOP ? 4 : 1);
+  }
+  DIR *dir = fdopendir(fd);
+  if (dir == NULL) {
+    say("list %s: %s", rel, strerror(errno));
+    _exit(1);
+  }
+  for (;;) {
+    errno = 0;
+    struct dirent *d = readdir(dir);
+    if (d == NULL) break;
+    if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0) continue;
+    unsigned char t = d->d_type;
+    if (t == DT_UNKNOWN) {
+      struct stat st;
+      if (fstatat(fd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) t = IFTODT(st.st_mode);
+    }
+    size_t n = strlen(d->d_name);
+    if (list_len + n + 2 > sizeof list_out) list_flush();
+    list_out[list_len++] = t == DT_DIR ? 'd' : t == DT_LNK ? 'l' : t == DT_REG ? 'f' : 'o';
+    memcpy(list_out + list_len, d->d_name, n + 1);
+    list_len += n + 1;
+  }
+  if (errno != 0) {
+    say("list %s: %s", rel, strerror(errno));
+    _exit(1);
+  }
+  list_flush();
+  _exit(0);
+}
+
+/*
  * A call without a namespace of its own (--inner, inside bwrap): the
  * request, the egress forwarder, then the command or the plan.
  */
@@ -1236,7 +1309,7 @@ static _Noreturn void run_one_off(int argc, char **argv) {
  * program (--as-init, see start_init()): this process is the outer of
  * every contained call, and the only one. It keeps each call's backstop
  * in its own loop, and an init's reaping means its namespace is empty.
- * Any other call (--dump, --inner) is a plain fork. Either way the call's
+ * Any other call (--dump, --list-beneath, --inner) is a plain fork. Either way the call's
  * process starts with descriptors 0-2 its own pipes and every other
  * descriptor closed, so no call can reach another's pipes or this
  * process's, and with exactly the request's cwd and environment. This
@@ -1497,7 +1570,8 @@ static void start_call(unsigned id, char *payload, size_t len, char *self) {
     fail_call(id, bad);
     return;
   }
-  int dump_call = r.argc >= 2 && strcmp(r.argv[1], "--dump") == 0;
+  int list_call = r.argc == 4 && strcmp(r.argv[1], "--list-beneath") == 0;
+  int dump_call = list_call || (r.argc >= 2 && strcmp(r.argv[1], "--dump") == 0);
   struct options o = {0};
   if (!dump_call) {
     parse(&o, r.argc, r.argv);
@@ -1519,6 +1593,7 @@ static void start_call(unsigned id, char *payload, size_t len, char *self) {
   if (pid == 0) {
     int parent = enter_call(in[0], out[1], err[1], &r);
     close(parent);
+    if (list_call) list_beneath(r.argv[2], r.argv[3]);
     if (dump_call) dump(r.argc, r.argv);
     run_inner(&o, self);
   }

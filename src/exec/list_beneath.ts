@@ -1,0 +1,82 @@
+/**
+ * The server's folder listing for its path checks, done by the helper
+ * (`htmcp-spawn --list-beneath`, a call of the serving helper): openat2
+ * with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` from the jail root, then the
+ * entries read from that descriptor. A folder renamed to and from a link
+ * while it is read can then only fail the listing, never show what the link
+ * leads to; in this process Deno could list only by path
+ * (`src/jail/list_folder.ts`).
+ *
+ * @module
+ */
+import * as posix from "../path/mod.ts";
+import type { CheckBudget, FolderLister, FolderListing } from "../jail/mod.ts";
+import { callHelper } from "./helper_call.ts";
+import type { ServingHelper } from "./serving_helper.ts";
+
+/** The most listing output read for one folder: more is a refusal, never a cut list. */
+export const MAX_LISTING_BYTES = 8 * 1024 * 1024;
+/** A listing that takes longer is stopped and refused. */
+const LISTING_TIMEOUT_MS = 5_000;
+
+const KINDS: Readonly<Record<string, Pick<Deno.DirEntry, "isFile" | "isDirectory" | "isSymlink">>> =
+  {
+    d: { isFile: false, isDirectory: true, isSymlink: false },
+    l: { isFile: false, isDirectory: false, isSymlink: true },
+    f: { isFile: true, isDirectory: false, isSymlink: false },
+    o: { isFile: false, isDirectory: false, isSymlink: false },
+  };
+
+/** Reads `--list-beneath`'s output: a kind byte and a name, NUL-terminated, per entry. */
+export function parseListing(bytes: Uint8Array): Deno.DirEntry[] | null {
+  const text = new TextDecoder().decode(bytes);
+  if (text === "") return [];
+  if (!text.endsWith("\0")) return null;
+  const entries: Deno.DirEntry[] = [];
+  for (const record of text.slice(0, -1).split("\0")) {
+    const kind = KINDS[record[0] ?? ""];
+    const name = record.slice(1);
+    if (kind === undefined || name === "" || name.includes("/")) return null;
+    entries.push({ name, ...kind });
+  }
+  return entries;
+}
+
+/**
+ * A lister that lists through `helper`.
+ *
+ * @param helper The executor's serving helper.
+ * @returns The lister the executor hands to every call's checks.
+ */
+export function helperFolderLister(helper: ServingHelper): FolderLister {
+  return async (jailRoot: string, folder: string, budget: CheckBudget): Promise<FolderListing> => {
+    const relative = posix.relative(jailRoot, folder);
+    if (relative === ".." || relative.startsWith("../") || posix.isAbsolute(relative)) {
+      return { ok: false, missing: false, why: "it is not inside the jail" };
+    }
+    const spent = budget.spend();
+    if (spent !== null) return { ok: false, missing: false, why: spent };
+    const output = await callHelper(
+      helper,
+      ["--list-beneath", jailRoot, relative === "" ? "." : relative],
+      { maxBytes: MAX_LISTING_BYTES, timeoutMs: LISTING_TIMEOUT_MS },
+    );
+    const code = output.status.code;
+    if (code === 3) return { ok: false, missing: true, why: "it is not there" };
+    if (code === 4) return { ok: false, missing: false, why: "it is reached through a link" };
+    if (output.truncated) {
+      return { ok: false, missing: false, why: "it holds more entries than htmcp lists" };
+    }
+    if (code !== 0) {
+      const said = output.stderr.split("\n", 1)[0]?.replace(/^htmcp-spawn: /, "").trim();
+      return { ok: false, missing: false, why: `it cannot be listed (${said || `exit ${code}`})` };
+    }
+    const entries = parseListing(output.stdout);
+    if (entries === null) return { ok: false, missing: false, why: "its listing was malformed" };
+    for (let i = 0; i < entries.length; i++) {
+      const over = budget.spend();
+      if (over !== null) return { ok: false, missing: false, why: over };
+    }
+    return { ok: true, entries };
+  };
+}
