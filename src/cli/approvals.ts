@@ -16,6 +16,7 @@ import type { ApprovalRecord } from "../approvals/mod.ts";
 import { closeStateStore, openStateStore, stateEnv, stateStoreFor } from "../state/mod.ts";
 import { parseArgs } from "./args.ts";
 import { loadPolicyForCli } from "./policy_arg.ts";
+import { hiddenWordCount } from "../redact/mod.ts";
 import { processEnv } from "./env.ts";
 
 const USAGE = `Usage:
@@ -94,7 +95,13 @@ async function list(approvals: ApprovalStore, json: boolean): Promise<number> {
     console.log(
       `${record.id}  ${shown.state}  caller=${record.owner}  cwd=${record.cwd}  ` +
         `expires=${new Date(record.expires_ms).toISOString()}\n` +
-        `  argv: ${JSON.stringify(record.argv)}\n  rule: ${record.rule}\n` +
+        `  argv: ${JSON.stringify(record.argv)}\n` +
+        (hiddenWordCount(record.argv) === 0
+          ? ""
+          : `  note: ${
+            hiddenWordCount(record.argv)
+          } word(s) hidden by the redactor; what runs holds text not shown\n`) +
+        `  rule: ${record.rule}\n` +
         `  why:  ${record.justification}` +
         (record.job_id === undefined ? "" : `\n  job:  ${record.job_id} starts it when allowed`) +
         (record.answered_by === null ? "" : `\n  answered by ${record.answered_by}`),

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { redactionMarker } from "./_markers.ts";
+import { MARKER_OPEN, redactionMarker } from "./_markers.ts";
 import { isSecretKeyName } from "./secret_key_names.ts";
 import type { Redactor } from "./types.ts";
 
@@ -42,4 +42,17 @@ export function redactArgv(redactor: Redactor, argv: readonly string[]): string[
     i++;
   }
   return out;
+}
+
+/**
+ * How many words of a redacted argv the redactor changed: what an operator
+ * shown it (the approval page, `htmcp approvals list`) cannot see of what
+ * would run. A word holding the marker's text of its own counts too, which
+ * can only over-warn.
+ *
+ * @param argv An argv as `redactArgv` returned it.
+ * @returns The number of words holding a redaction marker.
+ */
+export function hiddenWordCount(argv: readonly string[]): number {
+  return argv.filter((word) => word.includes(MARKER_OPEN)).length;
 }

@@ -12,7 +12,7 @@
  */
 export { createRedactor, type RedactionSettings } from "./redactor.ts";
 export { redactionMarker } from "./_markers.ts";
-export { redactArgv } from "./argv.ts";
+export { hiddenWordCount, redactArgv } from "./argv.ts";
 export {
   redactAndTruncate,
   REDACTION_LOOKAHEAD_BYTES,

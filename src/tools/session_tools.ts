@@ -21,6 +21,7 @@ import * as z from "zod";
 import type { ServerContext } from "../context/mod.ts";
 import { type CallerIdentity, hasScope } from "./caller.ts";
 import { runCommandTool } from "./run_command.ts";
+import { evaluateArgv } from "../policy/mod.ts";
 import { sessionNotFound, sessionOwner, sessionsFor } from "../session/mod.ts";
 
 export const SESSION_START_DESCRIPTION =
@@ -85,6 +86,13 @@ async function commandVersions(
   const names = [...context.policy.allowlist.keys()].sort().slice(0, MAX_VERSION_PROBES);
   const versions: Record<string, string> = Object.create(null);
   const probe = async (name: string) => {
+    // A command held for a human on every run (or on --version) is not
+    // probed: the probe would file an approval request nobody asked for.
+    const judged = evaluateArgv([name, "--version"], context.policy);
+    if (judged.ok && judged.prompt !== null) {
+      versions[name] = "not probed (held for approval)";
+      return;
+    }
     const result = await runCommandTool(
       context,
       caller,

@@ -147,6 +147,24 @@ Deno.test("the PIN form shows no pending command and carries the OAuth page's br
   });
 });
 
+Deno.test("a held command with words the redactor hid says so on the page: the operator is not shown all that runs", async () => {
+  await withPage({}, async (h, approvals) => {
+    const hidden = record({
+      argv: ["/usr/bin/touch", "oob-1", "[REDACTED:aws_access_key_id]"],
+      command_raw: "touch oob-1 [REDACTED:aws_access_key_id]",
+    });
+    const plain = record({});
+    await approvals.create(hidden);
+    await approvals.create(plain);
+    const { html } = await unlocked(h);
+    const section = (id: string) =>
+      html.slice(html.indexOf(`id="approval-${id}"`)).split("</section>")[0]!;
+    assert.match(section(hidden.id), /1 word\(s\) hidden by the redactor/);
+    assert.doesNotMatch(section(plain.id), /hidden by the redactor/);
+    assert.match(section(plain.id), /Command \(exact argv\)/);
+  });
+});
+
 Deno.test("with the PIN the page lists a pending approval, and Allow answers it through the store as pin_page", async () => {
   await withPage({}, async (h, approvals) => {
     const held = record({ cwd: "sub/dir", owner: "client:xyz" });

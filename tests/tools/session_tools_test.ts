@@ -77,3 +77,46 @@ Deno.test("another caller's session id is refused as not found; nothing ran; aud
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("session_start does not probe a command held for approval: no approval request is filed for its --version", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-session-tools-" }));
+  const jail = `${dir}/jail`;
+  await Deno.mkdir(jail);
+  await prepareJail(jail);
+  const policy = makePolicy({
+    jailRoot: jail,
+    auditLog: `${dir}/audit.jsonl`,
+    allow: ["touch", "ls"],
+    overrides: {
+      stateDir: `${dir}/state`,
+      rules: [{
+        command: "touch",
+        denyArgs: ["--version"],
+        reason: "held",
+        enforce: "deny",
+        decision: "prompt",
+        justification: "held",
+      }],
+    },
+  });
+  const built = await createServerContext(policy);
+  if (!built.ok) throw new Error(built.message);
+  const context = built.context;
+  try {
+    assert.equal(context.executor.describe().mode, "none");
+    const started = await sessionStartTool(
+      context,
+      caller("alice", ["shell:read", "shell:execute"]),
+    );
+    assert.equal(started.ok, true, started.reason);
+    const versions = started.versions as Record<string, string>;
+    assert.equal(versions["touch"], "not probed (held for approval)");
+    assert.notEqual(versions["ls"], "not probed (held for approval)");
+    const records = (await Deno.readTextFile(`${dir}/audit.jsonl`)).split("\n").filter(Boolean)
+      .map((line) => JSON.parse(line));
+    assert.equal(records.filter((r) => r.event === "approval_requested").length, 0);
+  } finally {
+    await context.close("test done");
+    await Deno.remove(dir, { recursive: true });
+  }
+});

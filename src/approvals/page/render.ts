@@ -12,6 +12,7 @@
 import { escapeHtml, htmlResponse } from "../../auth/server/html.ts";
 import type { ApprovalRecord } from "../records.ts";
 import type { PageForm } from "./forms.ts";
+import { hiddenWordCount } from "../../redact/mod.ts";
 
 /** The page's path on htmcp's origin. */
 export const APPROVAL_PAGE_PATH = "/approvals";
@@ -66,9 +67,15 @@ function approvalHtml(record: ApprovalRecord, form: PageForm, now: number): stri
     ? ""
     : `<dt>Command text</dt><dd><code>${escapeHtml(record.command_raw)}</code></dd>`;
   // The argv as JSON: every word's bounds and any control character visible.
+  // The record keeps it redacted (the state store is durable); when a word
+  // was hidden, the operator is told the shown argv is not all that runs.
+  const hiddenWords = hiddenWordCount(record.argv);
+  const label = hiddenWords === 0
+    ? "Command (exact argv)"
+    : `Command (argv, <strong>${hiddenWords} word(s) hidden by the redactor</strong>: what runs holds text not shown here; deny unless you know what it is)`;
   return `<section class="warn" id="approval-${escapeHtml(record.id)}">
 <dl>
-<dt>Command (exact argv)</dt><dd><code>${escapeHtml(JSON.stringify(record.argv))}</code></dd>
+<dt>${label}</dt><dd><code>${escapeHtml(JSON.stringify(record.argv))}</code></dd>
 ${text}
 <dt>Working folder (in the jail)</dt><dd><code>${escapeHtml(record.cwd)}</code></dd>
 <dt>Caller</dt><dd><code>${escapeHtml(record.owner)}</code></dd>
