@@ -28,6 +28,14 @@ export const REFUSED_ENV_PREFIXES: ReadonlyMap<string, string> = new Map([
     "GIT_* variables (GIT_CONFIG_*, GIT_SSH_COMMAND, GIT_EXTERNAL_DIFF, GIT_EXEC_PATH) make git run other programs and would override the safe git environment",
   ],
   ["MALLOC_", "glibc MALLOC_* tunables change allocator behaviour in every child"],
+  [
+    "NPM_CONFIG_",
+    "npm applies npm_config_* variables as its configuration (script-shell, node-options, prefix, registry)",
+  ],
+  [
+    "PIP_",
+    "pip applies PIP_* variables as its options (index URLs, --src and --target folders, config files)",
+  ],
 ]);
 
 /** Exact names refused, with the reason quoted in the startup error. */
@@ -62,6 +70,21 @@ export const REFUSED_ENV_NAMES: ReadonlyMap<string, string> = new Map([
   ["LESSCLOSE", "less runs it as a postprocessor"],
   ["BROWSER", "tools run the program it names"],
   ["SSH_ASKPASS", "ssh runs the program it names"],
+  ["TAR_OPTIONS", "tar applies it as options (including --to-command and --use-compress-program)"],
+  ["MAKEFLAGS", "make applies it as options and variable assignments (SHELL included)"],
+  ["MFLAGS", "make applies it as options"],
+  ["MAKEFILES", "make reads the makefiles it names, whose recipes it runs"],
+  ["RSYNC_RSH", "rsync runs it as its remote shell"],
+  ["PYTHONWARNINGS", "Python imports the warning categories it names, which can be any module"],
+  ["PYTHONBREAKPOINT", "Python imports and calls what it names at every breakpoint()"],
+  ["PYTHONUSERBASE", "Python adds its site-packages to every import path"],
+  ["LOCPATH", "glibc loads locale data from the folder it names"],
+  ["NLSPATH", "catopen reads message catalogues from the paths it names"],
+  [
+    "CURL_HOME",
+    "curl reads its configuration (.curlrc: URLs, files to write) from the folder it names",
+  ],
+  ["WGETRC", "wget reads the configuration file it names"],
 ]);
 
 /** Why `name` may not be passed to a child, or null when it may. */

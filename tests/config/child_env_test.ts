@@ -119,6 +119,28 @@ for (
     ["BASH_ENV", "bash runs the file it names before any script"],
     ["PAGER", "tools run the program it names"],
     ["NODE_OPTIONS", "Node.js applies it as options (including --require)"],
+    // Added after red-team round five: each makes a tool run, load or read what it names.
+    [
+      "npm_config_script_shell",
+      "npm applies npm_config_* variables as its configuration (script-shell, node-options, prefix, registry)",
+    ],
+    [
+      "PIP_INDEX_URL",
+      "pip applies PIP_* variables as its options (index URLs, --src and --target folders, config files)",
+    ],
+    [
+      "TAR_OPTIONS",
+      "tar applies it as options (including --to-command and --use-compress-program)",
+    ],
+    ["MAKEFLAGS", "make applies it as options and variable assignments (SHELL included)"],
+    ["RSYNC_RSH", "rsync runs it as its remote shell"],
+    ["PYTHONBREAKPOINT", "Python imports and calls what it names at every breakpoint()"],
+    ["LOCPATH", "glibc loads locale data from the folder it names"],
+    [
+      "CURL_HOME",
+      "curl reads its configuration (.curlrc: URLs, files to write) from the folder it names",
+    ],
+    ["WGETRC", "wget reads the configuration file it names"],
   ] as const
 ) {
   Deno.test(`loadPolicy() refuses to pass ${name} to children`, async () => {
