@@ -9,6 +9,8 @@
 import { isInside } from "./is_inside.ts";
 import { resolveFollowingSymlinks } from "./resolve.ts";
 import { openRegularInJail, type OpenRegularRefusal } from "./open_regular.ts";
+import { CheckBudget } from "./budget.ts";
+import { listFolder } from "./list_folder.ts";
 import type { GitRepositoryReader } from "../policy/mod.ts";
 
 /** A refusal of the link-free open, as the repository check's sentences say it. */
@@ -32,11 +34,55 @@ function errorName(error: unknown): string {
 }
 
 /**
+ * The bytes of a regular file of the jail, read never through a link, at
+ * any component, even one swapped in while it reads (`open_regular.ts`):
+ * the server reads with its own rights.
+ */
+async function readBytes(
+  jailRoot: string,
+  path: string,
+  limitBytes: number,
+): Promise<Uint8Array | null | { readonly error: string }> {
+  const opened = await openRegularInJail(jailRoot, path);
+  if (!opened.ok) {
+    if (opened.kind === "missing") return null;
+    return { error: opened.kind === "symlink" ? "a symbolic link" : describe(opened) };
+  }
+  try {
+    if (opened.size > limitBytes) return { error: `larger than ${limitBytes} bytes` };
+    // The size fstat saw, and one byte more to catch a file that grew.
+    const bytes = new Uint8Array(opened.size + 1);
+    let total = 0;
+    while (total < bytes.length) {
+      const read = await opened.file.read(bytes.subarray(total));
+      if (read === null) break;
+      total += read;
+    }
+    if (total > opened.size) return { error: "it changed while it was read" };
+    return bytes.subarray(0, total);
+  } catch (error) {
+    return { error: errorName(error) };
+  } finally {
+    opened.file.close();
+  }
+}
+
+/**
  * A reader for the jail at `jailRoot`.
  *
  * @param jailRoot The jail's real path.
+ * @param budget The call's budget, whose lister lists folders (through the
+ *   executor's helper, by descriptor: a folder swapped for a link to a host
+ *   folder while it is listed must not have its names quoted in a refusal).
  */
-export function gitRepositoryReader(jailRoot: string): GitRepositoryReader {
+export function gitRepositoryReader(
+  jailRoot: string,
+  budget: CheckBudget = new CheckBudget(),
+): GitRepositoryReader {
+  const listed = async (path: string) => {
+    const listing = await listFolder(jailRoot, path, budget);
+    return listing.ok ? listing.entries : { error: listing.why };
+  };
   return {
     isInsideJail: (path) => isInside(jailRoot, path),
     resolve: (base, path) => resolveFollowingSymlinks(jailRoot, base, path),
@@ -54,57 +100,33 @@ export function gitRepositoryReader(jailRoot: string): GitRepositoryReader {
       }
     },
     async list(path) {
-      try {
-        const names: string[] = [];
-        for await (const entry of Deno.readDir(path)) names.push(entry.name);
-        return names.sort();
-      } catch (error) {
-        return { error: errorName(error) };
-      }
+      const entries = await listed(path);
+      if ("error" in entries) return entries;
+      return entries.map((entry) => entry.name).sort();
     },
     async entries(path) {
-      try {
-        const found: { name: string; kind: "file" | "directory" | "symlink" | "other" }[] = [];
-        for await (const entry of Deno.readDir(path)) {
-          const kind = entry.isSymlink
-            ? "symlink"
-            : entry.isDirectory
-            ? "directory"
-            : entry.isFile
-            ? "file"
-            : "other";
-          found.push({ name: entry.name, kind });
-        }
-        return found.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-      } catch (error) {
-        return { error: errorName(error) };
-      }
+      const entries = await listed(path);
+      if ("error" in entries) return entries;
+      return entries.map((entry) => ({
+        name: entry.name,
+        kind: entry.isSymlink
+          ? "symlink" as const
+          : entry.isDirectory
+          ? "directory" as const
+          : entry.isFile
+          ? "file" as const
+          : "other" as const,
+      })).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
     },
     async readText(path, limitBytes) {
-      // The server reads with its own rights: never through a link, at any
-      // component, even one swapped in while it reads (`open_regular.ts`).
-      const opened = await openRegularInJail(jailRoot, path);
-      if (!opened.ok) {
-        if (opened.kind === "missing") return null;
-        return { error: opened.kind === "symlink" ? "a symbolic link" : describe(opened) };
-      }
+      const bytes = await readBytes(jailRoot, path, limitBytes);
+      if (!(bytes instanceof Uint8Array)) return bytes;
       try {
-        if (opened.size > limitBytes) return { error: `larger than ${limitBytes} bytes` };
-        const bytes = new Uint8Array(limitBytes + 1);
-        let total = 0;
-        while (total < bytes.length) {
-          const read = await opened.file.read(bytes.subarray(total));
-          if (read === null) break;
-          total += read;
-        }
-        if (total > limitBytes) return { error: `larger than ${limitBytes} bytes` };
-        return new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(0, total));
-      } catch (error) {
-        if (error instanceof TypeError) return { error: "not UTF-8" };
-        return { error: errorName(error) };
-      } finally {
-        opened.file.close();
+        return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+      } catch {
+        return { error: "not UTF-8" };
       }
     },
+    readBytes: (path, limitBytes) => readBytes(jailRoot, path, limitBytes),
   };
 }

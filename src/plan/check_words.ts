@@ -112,7 +112,7 @@ export async function checkDecided(
         args: decision.pathArgv.slice(1),
         sandboxed: policy.sandbox.mode !== "none",
       },
-      gitRepositoryReader(policy.jailRoot),
+      gitRepositoryReader(policy.jailRoot, budget),
     );
     if (!repository.ok) {
       return {

@@ -24,6 +24,11 @@
  *   folder, which would let checkout write `.git/config` or hooks;
  * - without the kernel sandbox, a symlink anywhere in a git folder leading
  *   outside the jail: git writes `COMMIT_EDITMSG`, refs and logs by name;
+ * - without the kernel sandbox, state files whose paths git joins to the
+ *   work tree unchecked (`git_state_files.ts`): a `MERGE_RR` or index entry
+ *   that is not a clean relative path, a `rebase-apply/apply-opt` holding an
+ *   option `git am` does not save itself, a split index, and a
+ *   `worktrees/<id>/gitdir` or `commondir` leading out of the jail;
  * - without the kernel sandbox, `init --bare` or `--separate-git-dir` naming
  *   a folder that already holds files (the rest of a git folder's files are
  *   kept from other commands by `src/plan/git_folder_paths.ts`).
@@ -52,6 +57,13 @@ import {
   todoOctopusLine,
 } from "./git_programs.ts";
 import { explicitGitAddresses, isLocalGitAddress, isNetworkGitUrl } from "./git_urls.ts";
+import {
+  applyOptWords,
+  indexEntryNames,
+  isCleanTreePath,
+  mergeRrPaths,
+  unsafeApplyOption,
+} from "./git_state_files.ts";
 
 /** Where a path leads after following every symlink (as `src/jail`'s resolver reports). */
 export type GitPathResolution =
@@ -74,6 +86,11 @@ export interface GitRepositoryReader {
    * exist, or an error sentence (unreadable, larger than `limitBytes`, not UTF-8).
    */
   readText(path: string, limitBytes: number): Promise<string | null | { readonly error: string }>;
+  /** The bytes of the file at the real path `path`, as `readText` reads it, without decoding. */
+  readBytes(
+    path: string,
+    limitBytes: number,
+  ): Promise<Uint8Array | null | { readonly error: string }>;
   /** The names in the real folder `path`, or an error sentence. */
   list(path: string): Promise<readonly string[] | { readonly error: string }>;
   /**
@@ -119,6 +136,8 @@ const MAX_CONFIG_ENTRIES = 2_000;
 const MAX_ALTERNATE_DEPTH = 5;
 const MAX_MODULE_DEPTH = 6;
 const MAX_MODULE_FOLDERS = 256;
+/** The largest index read without the kernel sandbox; a larger one is refused, not skipped. */
+const INDEX_LIMIT_BYTES = 256 * 1024 * 1024;
 /** The most entries of one git folder searched for links (loose objects are not counted). */
 const MAX_GIT_FOLDER_ENTRIES = 50_000;
 
@@ -217,6 +236,7 @@ class Inspection {
     if (this.searchLinks) {
       await this.linksLeadingOut(gitDir);
       if (common !== gitDir) await this.linksLeadingOut(common);
+      await this.pathStateFiles(gitDir, common);
     }
     await this.alternates(`${common}/objects`, 0);
     // Submodules' git folders (`modules/<name>`, nested for nested
@@ -267,6 +287,80 @@ class Inspection {
             `the cherry-pick or revert in progress uses a merge strategy git runs as a program (built in: ort, recursive, ours, subtree); git cherry-pick --abort ends it`,
           );
         }
+      }
+    }
+  }
+
+  /**
+   * Without the kernel sandbox: the state files git takes work-tree paths or
+   * `git apply` options from without checking them (`git_state_files.ts`).
+   * A model cannot write them (only git works in a git folder); a
+   * repository handed to the jail may hold them already.
+   */
+  async pathStateFiles(gitDir: string, common: string): Promise<void> {
+    const mergeRr = await this.readSmall(`${gitDir}/MERGE_RR`, "the MERGE_RR file");
+    if (mergeRr !== null) {
+      const paths = mergeRrPaths(mergeRr);
+      if (paths === null) refuse("the MERGE_RR file cannot be read as git reads it");
+      if (!paths.every(isCleanTreePath)) {
+        refuse("the MERGE_RR file names a path outside the work tree, which rerere would copy");
+      }
+    }
+    const applyOpt = await this.readSmall(
+      `${gitDir}/rebase-apply/apply-opt`,
+      "the apply-opt file",
+    );
+    if (applyOpt !== null) {
+      const words = applyOptWords(applyOpt);
+      if (words === null) refuse("the apply-opt file cannot be read as git reads it");
+      if (unsafeApplyOption(words) !== null) {
+        refuse(
+          "the apply-opt file of the git am in progress holds an option git am does not save itself; git am --abort ends it",
+        );
+      }
+    }
+    await this.indexNames(`${gitDir}/index`);
+    const worktrees = `${common}/worktrees`;
+    if ((await this.kind(worktrees)) === "directory") {
+      const names = await this.#reader.list(await this.real(worktrees));
+      if (!Array.isArray(names)) refuse(`the folder "${worktrees}" cannot be listed`);
+      for (const name of names as readonly string[]) {
+        const folder = `${worktrees}/${name}`;
+        if ((await this.kind(folder)) !== "directory") continue;
+        for (const file of ["gitdir", "commondir"]) {
+          const text = await this.readSmall(`${folder}/${file}`, `the ${file} file of a work tree`);
+          if (text === null) continue;
+          await this.insideJail(
+            folder,
+            text.replace(/\r?\n$/, ""),
+            `the ${file} file of the work tree "${name}"`,
+            "read from a file",
+          );
+        }
+      }
+    }
+  }
+
+  /** The index's entry names must be clean relative paths, as git writes them. */
+  async indexNames(path: string): Promise<void> {
+    const real = await this.insideJail("/", path, "the index");
+    if ((await this.#reader.kind(real)) === "missing") return;
+    const bytes = await this.#reader.readBytes(real, INDEX_LIMIT_BYTES);
+    if (bytes === null) return;
+    if (!(bytes instanceof Uint8Array)) refuse(`the index cannot be read (${bytes.error})`);
+    // SHA-1 or SHA-256 object names: every reading that fits is checked.
+    const readings = [indexEntryNames(bytes, 20), indexEntryNames(bytes, 32)].filter((r) =>
+      r !== null
+    );
+    if (readings.length === 0) refuse("the index cannot be read as git reads it");
+    for (const reading of readings) {
+      if (reading.split) {
+        refuse(
+          "the index is split (core.splitIndex), which htmcp does not read without the kernel sandbox",
+        );
+      }
+      if (!reading.names.every(isCleanTreePath)) {
+        refuse("the index names a path outside the work tree, which checkout or diff would open");
       }
     }
   }

@@ -194,6 +194,64 @@ Deno.test("none: no command but git works inside a git folder (MERGE_RR, index, 
   }
 });
 
+Deno.test("none: a repository handed over with such files planted is refused by the repository check", async (t) => {
+  const h = await startHarness({ allow: ALLOW, sandbox: "none" });
+  try {
+    await t.step("the server under test runs commands in mode none", async () => {
+      await assertSandboxMode(h, "none");
+    });
+    await Deno.writeTextFile(`${h.dir}/secret.txt`, `${SECRET}\n`);
+    await Deno.mkdir(`${h.dir}/victim`);
+    const plants: [string, (cwd: string) => Promise<void>, RegExp][] = [
+      ["MERGE_RR", async (cwd) => {
+        await Deno.writeTextFile(`${cwd}/.git/MERGE_RR`, `${RERERE_ID}\t${h.dir}/secret.txt\0`);
+      }, /MERGE_RR file names a path outside the work tree/],
+      ["apply-opt", async (cwd) => {
+        await Deno.mkdir(`${cwd}/.git/rebase-apply`);
+        await Deno.writeTextFile(
+          `${cwd}/.git/rebase-apply/apply-opt`,
+          ` '--build-fake-ancestor=${h.dir}/clobber'\n`,
+        );
+      }, /apply-opt file of the git am in progress/],
+      ["worktrees", async (cwd) => {
+        await Deno.mkdir(`${cwd}/.git/worktrees/x`, { recursive: true });
+        await Deno.writeTextFile(`${cwd}/.git/worktrees/x/gitdir`, `${h.dir}/victim/.git\n`);
+      }, /gitdir file of the work tree "x" leads outside the jail/],
+      ["index", async (cwd) => {
+        const bytes = await Deno.readFile(`${cwd}/.git/index`);
+        const at = new TextDecoder("latin1").decode(bytes).indexOf("f.txt");
+        bytes.set(new TextEncoder().encode("../xy"), at);
+        await Deno.writeFile(`${cwd}/.git/index`, bytes);
+      }, /index names a path outside the work tree/],
+    ];
+    for (const [name, plant, reason] of plants) {
+      await t.step(
+        `a planted ${name}: git status is refused, nothing read or written outside`,
+        async () => {
+          const cwd = await makeRepository(h.jail, `planted-${name}`);
+          await plant(cwd);
+          await chownTree(cwd);
+          const command = "git status --short";
+          const before = await snapshot(h.dir, h.auditLog);
+          const result = await h.call("run_command", { command, cwd: `planted-${name}` });
+          equal(result.code, "POLICY_DENIED", JSON.stringify(result));
+          equal(result.exit_code, null, "nothing ran");
+          match(result.policy_reason, /guard "git-repository"/);
+          match(result.policy_reason, reason);
+          ok(!result.policy_reason.includes(SECRET));
+          equal(await snapshot(h.dir, h.auditLog), before, "nothing changed");
+          const attempt = (await h.records()).findLast((record) => record.command_raw === command);
+          ok(attempt !== undefined, "the attempt is audited");
+          equal(attempt.code, "POLICY_DENIED");
+          match(String(attempt.reason), reason);
+        },
+      );
+    }
+  } finally {
+    await h.close();
+  }
+});
+
 Deno.test("bwrap: writing git's files is allowed, and a crafted MERGE_RR reaches no host file", async (t) => {
   const h = await startHarness({ allow: ALLOW, sandbox: "bwrap" });
   try {

@@ -1,0 +1,102 @@
+import { deepEqual, equal, ok } from "node:assert/strict";
+import {
+  applyOptWords,
+  indexEntryNames,
+  isCleanTreePath,
+  mergeRrPaths,
+  unsafeApplyOption,
+} from "../../src/policy/git_state_files.ts";
+
+async function git(cwd: string, ...args: string[]): Promise<void> {
+  const out = await new Deno.Command("git", {
+    args: ["-c", "user.name=t", "-c", "user.email=t@example.invalid", ...args],
+    cwd,
+    clearEnv: true,
+    env: { PATH: "/usr/bin:/bin", HOME: cwd },
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  equal(out.code, 0, new TextDecoder().decode(out.stderr));
+}
+
+/** A repository with files a, dir/b and dir/sub/c staged, made by git with `init` options. */
+async function indexOf(init: string[], after: string[][] = []): Promise<Uint8Array> {
+  const dir = await Deno.makeTempDir({ prefix: "htmcp-gitindex-" });
+  try {
+    await git(dir, "init", "-q", ...init, ".");
+    await Deno.mkdir(`${dir}/dir/sub`, { recursive: true });
+    for (const name of ["a", "dir/b", "dir/sub/c", "n"]) {
+      await Deno.writeTextFile(`${dir}/${name}`, name);
+    }
+    await git(dir, "add", "a", "dir");
+    for (const args of after) await git(dir, ...args);
+    return await Deno.readFile(`${dir}/.git/index`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("indexEntryNames() reads git's own indexes: versions 2, 3 and 4, SHA-1 and SHA-256", async () => {
+  const names = ["a", "dir/b", "dir/sub/c"];
+  deepEqual(indexEntryNames(await indexOf([]), 20)?.names, names);
+  // An intent-to-add entry carries the extended flags: git writes version 3.
+  const v3 = await indexOf([], [["add", "-N", "n"]]);
+  equal(v3[7], 3, "git wrote version 3");
+  deepEqual(indexEntryNames(v3, 20)?.names, [...names, "n"]);
+  deepEqual(
+    indexEntryNames(await indexOf([], [["update-index", "--index-version", "4"]]), 20)?.names,
+    names,
+  );
+  deepEqual(indexEntryNames(await indexOf(["--object-format=sha256"]), 32)?.names, names);
+  const split = await indexOf([], [["update-index", "--split-index"]]);
+  equal(indexEntryNames(split, 20)?.split, true);
+});
+
+Deno.test("indexEntryNames() reads an entry renamed to ../ as git would, and refuses bytes that are no index", async () => {
+  const bytes = await indexOf([]);
+  // "dir/b" is five bytes: the same length keeps the layout, as the red team's edit did.
+  const at = new TextDecoder("latin1").decode(bytes).indexOf("dir/b");
+  bytes.set(new TextEncoder().encode("../xy"), at);
+  const read = indexEntryNames(bytes, 20);
+  deepEqual(read?.names, ["a", "../xy", "dir/sub/c"]);
+  ok(!read!.names.every(isCleanTreePath));
+  equal(indexEntryNames(new TextEncoder().encode("DIRC not an index at all, really"), 20), null);
+  equal(indexEntryNames(bytes.subarray(0, 60), 20), null);
+});
+
+Deno.test("isCleanTreePath() takes what git writes and nothing that leaves the work tree", () => {
+  for (const path of ["a", "dir/b", "dir/", ".gitignore", "a/.gitkeep", "x..y"]) {
+    ok(isCleanTreePath(path), path);
+  }
+  for (
+    const path of ["", "/etc/passwd", "../x", "a/../../x", "a//b", "./a", ".git/config", "a/.GIT/x"]
+  ) {
+    ok(!isCleanTreePath(path), path);
+  }
+});
+
+Deno.test("mergeRrPaths() reads MERGE_RR's records and nothing else", () => {
+  const id = "0123456789abcdef0123456789abcdef01234567";
+  deepEqual(mergeRrPaths(`${id}\tf.txt\0${id}\tdir/g\0`), ["f.txt", "dir/g"]);
+  deepEqual(mergeRrPaths(""), []);
+  deepEqual(mergeRrPaths(`${id}\t/tmp/secret\0`), ["/tmp/secret"]);
+  equal(mergeRrPaths(`${id} f.txt\0`), null);
+  equal(mergeRrPaths(`${id}\tf.txt`), null);
+});
+
+Deno.test("applyOptWords() and unsafeApplyOption() pass what git am saves and refuse any other option", () => {
+  deepEqual(applyOptWords(" '--whitespace=fix' '-p2' '--directory=sub'\n"), [
+    "--whitespace=fix",
+    "-p2",
+    "--directory=sub",
+  ]);
+  deepEqual(applyOptWords(`'--exclude=it'\\''s'`), ["--exclude=it's"]);
+  equal(applyOptWords("--whitespace=fix"), null);
+  equal(unsafeApplyOption(["--whitespace=fix", "-C3", "--reject"]), null);
+  equal(
+    unsafeApplyOption(["--build-fake-ancestor=/tmp/clobber"]),
+    "--build-fake-ancestor=/tmp/clobber",
+  );
+  equal(unsafeApplyOption(["--directory=../../x"]), "--directory=../../x");
+  equal(unsafeApplyOption(["--unsafe-paths"]), "--unsafe-paths");
+});
