@@ -160,10 +160,35 @@ class Inspection {
   readonly gitDirs: string[] = [];
   /** Remote names configured in any inspected repository (`[remote "name"]`). */
   readonly remoteNames = new Set<string>();
-  constructor(reader: GitRepositoryReader, endsSequence: boolean, searchLinks: boolean) {
+  readonly #jailRoot: string;
+  constructor(
+    reader: GitRepositoryReader,
+    jailRoot: string,
+    endsSequence: boolean,
+    searchLinks: boolean,
+  ) {
     this.#reader = reader;
+    this.#jailRoot = jailRoot;
     this.endsSequence = endsSequence;
     this.searchLinks = searchLinks;
+  }
+
+  /**
+   * Without the kernel sandbox, git may use only a git folder named `.git`
+   * or inside one (`.git/worktrees/<id>`, `.git/modules/<name>`): no command
+   * but git can write in those by name alone (`src/plan/git_folder_paths.ts`),
+   * and git never checks out a path named `.git`. A git folder under any
+   * other name can be built by other commands, file by file or in one plan,
+   * or filled by a checkout (`x.git/MERGE_RR` is a path git writes).
+   */
+  namedGitFolder(folder: string, what: string): void {
+    if (!this.searchLinks) return;
+    const segments = posix.relative(this.#jailRoot, folder).split("/");
+    if (!segments.includes(".git")) {
+      refuse(
+        `${what} is not named .git nor inside one; without the kernel sandbox git may use only such a git folder (bare repositories and --separate-git-dir are not used)`,
+      );
+    }
   }
 
   /** Resolves and requires the result inside the jail; `what` names it in the refusal. */
@@ -219,6 +244,10 @@ class Inspection {
   /** Inspects one git folder, its common folder, configuration and alternates. */
   async gitDir(gitDir: string, bases: readonly string[]): Promise<void> {
     if (this.gitDirs.includes(gitDir)) return;
+    this.namedGitFolder(
+      gitDir,
+      `the git folder "${posix.relative(this.#jailRoot, gitDir) || "."}"`,
+    );
     this.gitDirs.push(gitDir);
     const commonText = await this.readSmall(`${gitDir}/commondir`, "the commondir file");
     const common = commonText === null ? gitDir : await this.insideJail(
@@ -227,7 +256,10 @@ class Inspection {
       "the commondir",
       "read from a file",
     );
-    if (!this.gitDirs.includes(common)) this.gitDirs.push(common);
+    if (!this.gitDirs.includes(common)) {
+      this.namedGitFolder(common, "the common folder a commondir file names");
+      this.gitDirs.push(common);
+    }
     const files = [
       ...new Set([`${common}/config`, `${gitDir}/config.worktree`, `${common}/config.worktree`]),
     ];
@@ -613,6 +645,7 @@ async function inspect(context: GitRepositoryContext, reader: GitRepositoryReade
   const git = splitGitArgs(context.args);
   const inspection = new Inspection(
     reader,
+    jailRoot,
     endsSequence(git.subcommand, git.rest),
     context.sandboxed !== true,
   );
@@ -694,6 +727,7 @@ async function inspect(context: GitRepositoryContext, reader: GitRepositoryReade
   if (context.sandboxed !== true) {
     for (const text of newGitFolders(context.args)) {
       const folder = await inspection.insideJail(cwd, text, "the new git folder");
+      inspection.namedGitFolder(folder, `the new git folder "${text}"`);
       if ((await inspection.kind(folder)) !== "directory") continue;
       if ((await inspection.kind(`${folder}/HEAD`)) !== "missing") continue;
       const names = await reader.list(folder);

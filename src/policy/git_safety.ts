@@ -69,6 +69,12 @@ const GIT_CONFIG_OVERRIDES: readonly (readonly [string, string])[] = [
   // An embedded bare repository in the jail is not discovered implicitly
   // (the "bare repository" fsmonitor attack); read only from protected config.
   ["safe.bareRepository", "explicit"],
+  // rerere opens every path MERGE_RR names in the work tree with fopen(),
+  // following links: a conflicted file that a restore replaced with a link
+  // to a host file was copied into rr-cache and printed by `rerere diff`
+  // (red team). Off, rerere reads nothing (an rr-cache folder would
+  // otherwise switch it on by itself).
+  ["rerere.enabled", "false"],
 ];
 
 /** Environment every git run gets. */

@@ -36,7 +36,8 @@ export function mergeRrPaths(text: string): string[] | null {
   // The file ends with a NUL, so the last piece is empty; any other text is malformed.
   if (records.pop() !== "") return text === "" ? [] : null;
   for (const record of records) {
-    const match = /^[0-9a-f]{40}(?:[0-9a-f]{24})?\t(.*)$/s.exec(record);
+    // git's read_rr: an object name (either case), an optional ".VARIANT", a tab, the path.
+    const match = /^[0-9a-fA-F]{40}(?:[0-9a-fA-F]{24})?(?:\.\d+)?\t(.*)$/s.exec(record);
     if (match === null) return null;
     paths.push(match[1] as string);
   }
@@ -119,6 +120,10 @@ export function indexEntryNames(bytes: Uint8Array, hashBytes: 20 | 32): IndexNam
       if (version < 3) return null;
       at += 2;
     }
+    // git takes the name's length from the flags (12 bits; 0xFFF: longer,
+    // then up to the NUL) and places the next entry by it: a NUL elsewhere
+    // would make this reading and git's differ, so it is refused.
+    const flagLength = flags & 0xfff;
     let name: Uint8Array;
     if (version === 4) {
       // The number of bytes to drop from the previous name (git's varint).
@@ -136,11 +141,14 @@ export function indexEntryNames(bytes: Uint8Array, hashBytes: 20 | 32): IndexNam
       name = new Uint8Array(previous.byteLength - strip + suffix.byteLength);
       name.set(previous.subarray(0, previous.byteLength - strip));
       name.set(suffix, previous.byteLength - strip);
+      if (flagLength !== 0xfff && flagLength !== name.byteLength) return null;
       at = nul + 1;
     } else {
       const nul = bytes.indexOf(0, at);
       if (nul === -1 || nul >= end) return null;
       name = bytes.subarray(at, nul);
+      if (flagLength !== 0xfff && flagLength !== name.byteLength) return null;
+      if (flagLength === 0xfff && name.byteLength < 0xfff) return null;
       // Padded with 1 to 8 NULs to a multiple of 8 from the entry's start.
       at = start + ((at - start + name.byteLength + 8) & ~7);
       if (at > end) return null;

@@ -257,6 +257,7 @@ Deno.test("gitSafetyArgs() overrides the documented code-running keys and disabl
       "credential.helper=",
       "protocol.ext.allow=never",
       "safe.bareRepository=explicit",
+      "rerere.enabled=false",
     ]
   ) {
     const at = args.indexOf(setting);

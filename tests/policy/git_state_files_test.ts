@@ -64,6 +64,22 @@ Deno.test("indexEntryNames() reads an entry renamed to ../ as git would, and ref
   equal(indexEntryNames(bytes.subarray(0, 60), 20), null);
 });
 
+Deno.test("indexEntryNames() refuses a name whose length in the flags differs from its NUL (git reads by the flags)", async () => {
+  const bytes = await indexOf([]);
+  // Entry 1 is "a": its flags are the two bytes before the name; its name becomes "..A".
+  const at = 12 + 40 + 20 + 2;
+  equal(String.fromCharCode(bytes[at]!), "a");
+  const first = bytes.slice();
+  // The red team's index: "..A" up to the NUL, length 2 in the flags, which git reads as "..".
+  first.set(new TextEncoder().encode("..A"), at);
+  first[at + 3] = 0;
+  new DataView(first.buffer).setUint16(at - 2, 2);
+  equal(indexEntryNames(first, 20), null);
+  // The same name with its true length is read, and is clean.
+  new DataView(first.buffer).setUint16(at - 2, 3);
+  ok(indexEntryNames(first, 20)?.names.includes("..A"));
+});
+
 Deno.test("isCleanTreePath() takes what git writes and nothing that leaves the work tree", () => {
   for (const path of ["a", "dir/b", "dir/", ".gitignore", "a/.gitkeep", "x..y"]) {
     ok(isCleanTreePath(path), path);
@@ -80,6 +96,8 @@ Deno.test("mergeRrPaths() reads MERGE_RR's records and nothing else", () => {
   deepEqual(mergeRrPaths(`${id}\tf.txt\0${id}\tdir/g\0`), ["f.txt", "dir/g"]);
   deepEqual(mergeRrPaths(""), []);
   deepEqual(mergeRrPaths(`${id}\t/tmp/secret\0`), ["/tmp/secret"]);
+  // A rerere variant and upper-case hex, as git's read_rr takes them.
+  deepEqual(mergeRrPaths(`${id}.2\tf.txt\0${id.toUpperCase()}\tg\0`), ["f.txt", "g"]);
   equal(mergeRrPaths(`${id} f.txt\0`), null);
   equal(mergeRrPaths(`${id}\tf.txt`), null);
 });

@@ -174,11 +174,29 @@ Deno.test("none: no command but git works inside a git folder (MERGE_RR, index, 
         await ran(h, "mkdir st/objects", ".");
         await ran(h, "mkdir st/refs", ".");
         await refusedInGitFolder(h, "echo 'ref: refs/heads/main' > st/HEAD", ".");
-        const init = await h.call("run_command", { command: "git init -q --bare st", cwd: "." });
-        equal(init.code, "POLICY_DENIED", init.policy_reason);
-        match(init.policy_reason, /already holds files/);
+        // One command line can still build one (its stages are checked before
+        // any runs: the red team's round six), and so can a copy into a bare
+        // folder git made. git never uses a git folder not named .git, though.
+        await ran(
+          h,
+          `mkdir -p g/objects g/refs && echo 'ref: refs/heads/main' > g/HEAD && echo x > g/MERGE_RR`,
+          ".",
+        );
+        for (
+          const command of [
+            "git --git-dir=g status",
+            "git --git-dir=st log",
+            "git init -q --bare st",
+            "git init -q --bare fresh",
+            "git init -q --separate-git-dir=sep sub",
+          ]
+        ) {
+          const refused = await h.call("run_command", { command, cwd: "." });
+          equal(refused.code, "POLICY_DENIED", `${command}: ${refused.policy_reason}`);
+          match(refused.policy_reason, /not named \.git nor inside one/);
+        }
         ok(!(await exists(`${h.jail}/st/HEAD`)), "git made no git folder of st");
-        await ran(h, "git init -q --bare fresh", ".");
+        ok(!(await exists(`${h.jail}/fresh`)), "nor a bare repository");
       },
     );
 
@@ -247,6 +265,49 @@ Deno.test("none: a repository handed over with such files planted is refused by 
         },
       );
     }
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("none: rerere is off, so a conflicted file replaced by a link to a host file is never read through it", async (t) => {
+  // The red team's chain in an ordinary repository with rerere.enabled: git
+  // itself wrote MERGE_RR naming f, then a restore replaced f with a link
+  // leading out, and `git rerere diff` printed the host file.
+  const plant = async (cwd: string, secret: string) => {
+    await gitOk(cwd, "config", "rerere.enabled", "true");
+    await Deno.mkdir(`${cwd}/.git/rr-cache/${RERERE_ID}`, { recursive: true });
+    await Deno.writeTextFile(`${cwd}/.git/rr-cache/${RERERE_ID}/preimage`, "");
+    await Deno.writeTextFile(`${cwd}/.git/MERGE_RR`, `${RERERE_ID}\tf.txt\0`);
+    await Deno.remove(`${cwd}/f.txt`);
+    await Deno.symlink(secret, `${cwd}/f.txt`);
+  };
+  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-rerere-raw-" }));
+  try {
+    await Deno.writeTextFile(`${base}/secret.txt`, `${SECRET}\n`);
+    const cwd = await makeRepository(base, "repo");
+    await plant(cwd, `${base}/secret.txt`);
+    const diff = await raw(["rerere", "diff"], cwd);
+    ok(diff.out.includes(SECRET), `raw rerere diff read through the link: ${diff.out}${diff.err}`);
+  } finally {
+    await Deno.remove(base, { recursive: true });
+  }
+
+  const h = await startHarness({ allow: ALLOW, sandbox: "none" });
+  try {
+    await t.step("the server under test runs commands in mode none", async () => {
+      await assertSandboxMode(h, "none");
+    });
+    await Deno.writeTextFile(`${h.dir}/secret.txt`, `${SECRET}\n`);
+    const cwd = await makeRepository(h.jail, "rerere");
+    await chownTree(cwd);
+    await plant(cwd, `${h.dir}/secret.txt`);
+    for (const command of ["git rerere diff", "git rerere", "git rerere status"]) {
+      const result = await h.call("run_command", { command, cwd: "rerere" });
+      equal(result.code, "OK", result.policy_reason);
+      ok(!result.stdout.includes(SECRET) && !result.stderr.includes(SECRET), command);
+    }
+    ok(!(await exists(`${cwd}/.git/rr-cache/${RERERE_ID}/postimage`)), "nothing was copied");
   } finally {
     await h.close();
   }
