@@ -27,17 +27,35 @@ const KINDS: Readonly<Record<string, Pick<Deno.DirEntry, "isFile" | "isDirectory
     o: { isFile: false, isDirectory: false, isSymlink: false },
   };
 
-/** Reads `--list-beneath`'s output: a kind byte and a name, NUL-terminated, per entry. */
+/** A name that is not UTF-8: no path the checks build from it would name that entry. */
+export class NotUtf8Name extends Error {}
+
+/**
+ * Reads `--list-beneath`'s output: a kind byte and a name, NUL-terminated,
+ * per entry; null when malformed.
+ *
+ * @throws {NotUtf8Name} When a name is not UTF-8. Decoded leniently, `\xff`
+ *   would become U+FFFD, a name that does not exist, and the walk would
+ *   skip what the real entry is (the red team hid a link to `/etc` so).
+ */
 export function parseListing(bytes: Uint8Array): Deno.DirEntry[] | null {
-  const text = new TextDecoder().decode(bytes);
-  if (text === "") return [];
-  if (!text.endsWith("\0")) return null;
+  if (bytes.byteLength === 0) return [];
+  if (bytes[bytes.byteLength - 1] !== 0) return null;
+  const decoder = new TextDecoder("utf-8", { fatal: true });
   const entries: Deno.DirEntry[] = [];
-  for (const record of text.slice(0, -1).split("\0")) {
-    const kind = KINDS[record[0] ?? ""];
-    const name = record.slice(1);
+  let start = 0;
+  while (start < bytes.byteLength) {
+    const end = bytes.indexOf(0, start);
+    const kind = KINDS[String.fromCharCode(bytes[start] ?? 0)];
+    let name: string;
+    try {
+      name = decoder.decode(bytes.subarray(start + 1, end));
+    } catch {
+      throw new NotUtf8Name();
+    }
     if (kind === undefined || name === "" || name.includes("/")) return null;
     entries.push({ name, ...kind });
+    start = end + 1;
   }
   return entries;
 }
@@ -71,7 +89,13 @@ export function helperFolderLister(helper: ServingHelper): FolderLister {
       const said = output.stderr.split("\n", 1)[0]?.replace(/^htmcp-spawn: /, "").trim();
       return { ok: false, missing: false, why: `it cannot be listed (${said || `exit ${code}`})` };
     }
-    const entries = parseListing(output.stdout);
+    let entries: Deno.DirEntry[] | null;
+    try {
+      entries = parseListing(output.stdout);
+    } catch (error) {
+      if (!(error instanceof NotUtf8Name)) throw error;
+      return { ok: false, missing: false, why: "it holds a name that is not UTF-8" };
+    }
     if (entries === null) return { ok: false, missing: false, why: "its listing was malformed" };
     for (let i = 0; i < entries.length; i++) {
       const over = budget.spend();

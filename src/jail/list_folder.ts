@@ -100,6 +100,12 @@ export async function listFolderInJail(
     }
     listings.push(entries);
   }
+  // Deno decodes a name that is not UTF-8 leniently (U+FFFD for each bad
+  // byte): no path built from it names that entry, so the listing is
+  // refused rather than walked past it (a link hidden so led to /etc).
+  if (listings.some((entries) => entries.some((entry) => entry.name.includes("\uFFFD")))) {
+    return { ok: false, missing: false, why: "it holds a name that is not UTF-8" };
+  }
   const second = new Set(listings[1]!.map((entry) => `${entry.name}\0${entryKind(entry)}`));
   const entries = listings[0]!.filter((entry) => second.has(`${entry.name}\0${entryKind(entry)}`));
   return { ok: true, entries };

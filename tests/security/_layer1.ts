@@ -126,7 +126,10 @@ export async function snapshotTree(root: string, skip = ""): Promise<Map<string,
     for await (const entry of Deno.readDir(folder)) {
       const path = `${folder}/${entry.name}`;
       if (path === skip) continue;
-      if (entry.isSymlink) found.set(path, `link:${await Deno.readLink(path)}`);
+      // A name that is not UTF-8 reaches Deno decoded leniently, and no path
+      // built from it names the entry: recorded as such, compared all the same.
+      if (entry.name.includes("\uFFFD")) found.set(path, "a name that is not UTF-8");
+      else if (entry.isSymlink) found.set(path, `link:${await Deno.readLink(path)}`);
       else if (entry.isDirectory) {
         found.set(path, "dir");
         await walk(path);

@@ -130,3 +130,34 @@ for (
     match(result.policy_reason, /refuses copying links/);
   });
 }
+
+Deno.test("layer 1 refuses a walk over a folder holding a name that is not UTF-8 (a link to a host folder hid behind it)", async () => {
+  // The red team's round six: `src/\xff -> outside`. Decoded leniently the
+  // name became U+FFFD, a path that does not exist, and the walk went past
+  // the link while grep -R read through it.
+  const plant = async (jail: string, outside: string) => {
+    await Deno.mkdir(`${jail}/src`);
+    const made = await new Deno.Command("python3", {
+      args: ["-c", "import os, sys; os.symlink(sys.argv[1], b'src/\\xff')", outside],
+      cwd: jail,
+    }).output();
+    ok(made.success, new TextDecoder().decode(made.stderr));
+  };
+  const raw = await makeTree();
+  try {
+    await plant(raw.jail, raw.outside);
+    const ran = await runRaw(raw.jail, "grep", ["-R", "TOP-SECRET", "src"]);
+    ok(ran.stdout.includes("TOP-SECRET-OUTSIDE"), `raw grep -R did not follow: ${ran.stdout}`);
+  } finally {
+    await Deno.remove(raw.base, { recursive: true });
+  }
+
+  await using fx = await layer1();
+  await plant(fx.jail, fx.outside);
+  for (
+    const command of ["grep -R TOP-SECRET src", "find -L src -name secret.txt", "cp -rL src copy"]
+  ) {
+    const result = await assertRefused(fx, command, "PATH_ESCAPE");
+    match(result.policy_reason, /not UTF-8/);
+  }
+});
