@@ -268,9 +268,12 @@ Deno.test("approval: a transaction expires after 10 minutes", async () => {
   });
 });
 
-Deno.test("approval: Deny redirects access_denied with state and iss, and issues no code", async () => {
+Deno.test("approval: Deny of an approved client redirects access_denied with state and iss, and issues no code", async () => {
   await withAuth({}, async (f) => {
     const clientId = await register(f.auth);
+    await obtainCode(f.auth, { clientId });
+    const issued = async () => (await f.events()).filter((e) => e.event === "code_issued").length;
+    const before = await issued();
     const page = await authorizeGet(f.auth, authorizeParams(clientId, pkce().challenge));
     const denied = await approvalPost(f.auth, { ...formOf(await page.text()), decision: "deny" });
     assert.equal(denied.status, 303);
@@ -281,7 +284,22 @@ Deno.test("approval: Deny redirects access_denied with state and iss, and issues
     assert.equal(location.searchParams.get("code"), null);
     const kinds = (await f.events()).map((e) => e.event);
     assert.ok(kinds.includes("authorization_denied"));
-    assert.ok(!kinds.includes("code_issued"));
+    assert.equal(await issued(), before, "the denial issued no code");
+  });
+});
+
+Deno.test("approval: Deny of a client never approved shows a page and redirects nowhere (no PIN needed, so no open redirector)", async () => {
+  await withAuth({}, async (f) => {
+    const clientId = await register(f.auth, { redirect_uris: ["https://evil.example/phish"] });
+    const page = await authorizeGet(
+      f.auth,
+      authorizeParams(clientId, pkce().challenge, { redirect_uri: "https://evil.example/phish" }),
+    );
+    const denied = await approvalPost(f.auth, { ...formOf(await page.text()), decision: "deny" });
+    assert.equal(denied.status, 200);
+    assert.equal(denied.headers.get("location"), null);
+    assert.match(await denied.text(), /not approved, so you are not sent back/);
+    assert.ok((await f.events()).some((e) => e.event === "authorization_denied"));
   });
 });
 

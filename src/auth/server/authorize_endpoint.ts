@@ -138,6 +138,17 @@ export async function handleAuthorizePost(
       client_id: txn.client.client_id,
       remote_addr: info.remoteAddr,
     });
+    // Denying needs no PIN, so a client the operator never approved must
+    // not be sent back to its self-asserted address either (no open
+    // redirector, RFC 9700 §4.11.2): the denial is shown here.
+    const known = await findClient(deps, txn.client.client_id);
+    if (known === null || !known.approved) {
+      return messagePage(
+        200,
+        "Request denied",
+        "The request was denied. This client is not approved, so you are not sent back to it; you may close this page.",
+      );
+    }
     return redirectTo(303, txn.redirectUri, {
       error: "access_denied",
       error_description: "The operator denied the request.",
