@@ -117,6 +117,27 @@ Deno.test("MCP Tasks over HTTP with OAuth: a task is a job of its client only", 
         r.kind === "event" && r.event === "scope_denied" && r.method === "tasks/cancel"
       );
       equal(denied.length, 1);
+      // Round six: the same token's notifications/cancelled and DELETE (which
+      // cancels the session's calls) are refused too.
+      const headers = {
+        authorization: `Bearer ${narrow}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-session-id": owner.transport.sessionId ?? "",
+        "mcp-protocol-version": "2025-11-25",
+      };
+      const notified = await fetch(url, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId: 1 },
+        }),
+      });
+      equal(notified.status, 403, await notified.text());
+      const ended = await fetch(url, { method: "DELETE", headers });
+      equal(ended.status, 403, await ended.text());
       // A read-only token cannot start one: the HTTP layer refuses the tool call (403).
       const before = (await records()).filter((r) => r.kind === "attempt").length;
       await rejects(

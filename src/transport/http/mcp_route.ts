@@ -90,6 +90,20 @@ export async function handleMcp(
     }
     const found = await findSession(deps, sessionId, caller, connection);
     if (!found.ok) return found.response;
+    // Ending a session cancels its calls in flight (their process trees are
+    // killed), which needs shell:execute as job_cancel does: a narrower token
+    // of the same client must not do it to a session a wider one opened.
+    if (
+      method === "DELETE" && caller.scopes !== null && caller.clientId !== null &&
+      deps.auth !== null && !caller.scopes.has("shell:execute")
+    ) {
+      await deps.audit.writeEvent("scope_denied", {
+        client_id: caller.clientId,
+        method: "DELETE /mcp",
+        scope: "shell:execute",
+      });
+      return deps.auth.insufficientScope("shell:execute");
+    }
     if (method === "DELETE") {
       // The SDK ends every stream of the session at once: first let its
       // cancelled calls answer CANCELLED on them.

@@ -62,6 +62,8 @@ const METHOD_SCOPES: ReadonlyMap<string, Scope> = new Map<string, Scope>([
   ["tasks/result", "shell:read"],
   ["tasks/list", "shell:read"],
   ["tasks/cancel", "shell:execute"],
+  // Cancelling a call in flight kills its process tree, as job_cancel does.
+  ["notifications/cancelled", "shell:execute"],
   ["tasks/update", "shell:execute"],
   ["resources/list", "shell:read"],
   ["resources/templates/list", "shell:read"],
