@@ -25,6 +25,14 @@ import { CheckBudget } from "./budget.ts";
 import { describeError, isMissing, NAME_MAX, resolveFollowingSymlinks } from "./resolve.ts";
 import type { JailResult } from "./types.ts";
 
+/** A candidate argument and the real path it leads to. */
+export interface ReachedPath {
+  /** The candidate as the path model gave it. */
+  readonly text: string;
+  /** Where it leads, every symlink followed. */
+  readonly path: string;
+}
+
 function escape(reason: string): JailResult<never> {
   return { ok: false, code: "PATH_ESCAPE", reason };
 }
@@ -50,9 +58,9 @@ async function namesExistingEntry(
  * @param cwd The confined real working directory (from `confineCwd`).
  * @param candidates From `pathArgumentCandidates(argv)`.
  * @param budget The call's lookup count and deadline.
- * @returns The real paths the candidates lead to (bare words naming no
- *   entry are not paths and are left out), or `PATH_ESCAPE` naming the first
- *   offending argument.
+ * @returns Each candidate with the real path it leads to (bare words naming
+ *   no entry are not paths and are left out), or `PATH_ESCAPE` naming the
+ *   first offending argument.
  *
  * @example
  * ```ts
@@ -66,8 +74,8 @@ export async function confineArgs(
   cwd: string,
   candidates: readonly string[],
   budget: CheckBudget = new CheckBudget(),
-): Promise<JailResult<readonly string[]>> {
-  const reached: string[] = [];
+): Promise<JailResult<readonly ReachedPath[]>> {
+  const reached: ReachedPath[] = [];
   for (const candidate of candidates) {
     if (candidate.startsWith("~")) {
       return escape(
@@ -99,7 +107,7 @@ export async function confineArgs(
     if (!isInside(jailRoot, resolved.path)) {
       return escape(`The argument "${candidate}" names a path outside the jail.`);
     }
-    reached.push(resolved.path);
+    reached.push({ text: candidate, path: resolved.path });
   }
   return { ok: true, value: reached };
 }

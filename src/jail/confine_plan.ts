@@ -14,7 +14,7 @@
 import * as posix from "../path/mod.ts";
 import type { PathPlan } from "../policy/mod.ts";
 import { CheckBudget } from "./budget.ts";
-import { confineArgs } from "./confine_args.ts";
+import { confineArgs, type ReachedPath } from "./confine_args.ts";
 import { isInside } from "./is_inside.ts";
 import { resolveFollowingSymlinks } from "./resolve.ts";
 import { findEscapingLink } from "./tree_walk.ts";
@@ -32,7 +32,7 @@ export interface PlanReach {
   /** Every folder the tool may be in: the cwd, then each folder change's target. */
   readonly folders: readonly string[];
   /** Where each candidate path leads, from each of those folders. */
-  readonly paths: readonly string[];
+  readonly paths: readonly ReachedPath[];
 }
 
 /**
@@ -119,7 +119,7 @@ export async function confinePlan(
       );
     }
   }
-  const paths: string[] = [];
+  const paths: ReachedPath[] = [];
   for (const folder of folders) {
     const checked = await confineArgs(jailRoot, folder.real, plan.candidates, budget);
     if (!checked.ok) {

@@ -117,8 +117,8 @@ async function checkTarget(
   if (policy.sandbox.mode === "none") {
     // The server opens it, for whichever command: git included, since what
     // it would write there is the command's output, not git's own state.
-    const places = confined.value.map((real) => ({
-      path: real,
+    const places = confined.value.map((reached) => ({
+      path: reached.path,
       what: `the redirection target "${target.text}"`,
     }));
     const refused = await gitFolderRefusal(policy.jailRoot, places, false, budget);

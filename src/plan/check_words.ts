@@ -93,7 +93,9 @@ export async function checkDecided(
           path,
           what: index === 0 ? "The working folder" : "A folder the command changes to",
         })),
-        ...paths.map((path) => ({
+        // git's own option words (`--git-dir=r/.git`) are not paths git
+        // opens: their value is a candidate of its own, judged as one.
+        ...paths.filter(({ text }) => !(isGit && text.startsWith("-"))).map(({ path }) => ({
           path,
           what: `The path "${relativeToJail(policy.jailRoot, path)}"`,
         })),

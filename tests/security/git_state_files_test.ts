@@ -161,9 +161,13 @@ Deno.test("none: no command but git works inside a git folder (MERGE_RR, index, 
     await t.step("git may name its folder itself, never a file in it", async () => {
       // git archive's -o is allowed elsewhere; into the git folder it writes what the model chose.
       await refusedInGitFolder(h, "git archive -o .git/MERGE_RR HEAD", "repo");
+      // Attached to the option, the value is still a path of its own.
+      await refusedInGitFolder(h, "git archive -o.git/MERGE_RR HEAD", "repo");
       await refusedInGitFolder(h, "git -C .git/refs log --oneline", "repo");
       await ran(h, "git --git-dir=.git log --oneline", "repo");
       await ran(h, "git --git-dir=. log --oneline", "repo/.git");
+      // One word with a slash, the value a path of its own (round six found it refused).
+      await ran(h, "git --git-dir=repo/.git --work-tree=repo log --oneline", ".");
     });
 
     await t.step(
