@@ -10,7 +10,7 @@
 export type { JailRefusalCode, JailResult } from "./types.ts";
 export { isInside } from "./is_inside.ts";
 export { confineCwd } from "./confine_cwd.ts";
-export { confineArgs } from "./confine_args.ts";
+export { confineArgs, type ReachedPath } from "./confine_args.ts";
 export { confinePlan, MAX_BASE_FOLDERS, type PlanReach } from "./confine_plan.ts";
 export { gitFolderHolding, type GitFolderVerdict } from "./git_folders.ts";
 export { listFolder, listFolderInJail } from "./list_folder.ts";

@@ -93,9 +93,11 @@ export async function checkDecided(
           path,
           what: index === 0 ? "The working folder" : "A folder the command changes to",
         })),
-        // git's own option words (`--git-dir=r/.git`) are not paths git
-        // opens: their value is a candidate of its own, judged as one.
-        ...paths.filter(({ text }) => !(isGit && text.startsWith("-"))).map(({ path }) => ({
+        // Every candidate, option-looking words included: git takes a word
+        // starting with "-" as a path too (an option's value, a word after
+        // `--`), which round seven used to write into .git. (So
+        // `--git-dir=r/.git` as one word is refused; `--git-dir r/.git` runs.)
+        ...paths.map(({ path }) => ({
           path,
           what: `The path "${relativeToJail(policy.jailRoot, path)}"`,
         })),

@@ -32,8 +32,8 @@ export interface NamedPlace {
  *
  * @param jailRoot The jail's real path.
  * @param places Where the command may be and what it may open.
- * @param gitItself True for git: a git folder itself is allowed, a path
- *   inside one is not.
+ * @param gitItself True for git: a git folder itself (a folder, not a
+ *   gitfile) is allowed, a path inside one is not.
  * @param budget The call's lookup budget.
  * @returns The refusal sentence, or null.
  */
@@ -48,11 +48,20 @@ export async function gitFolderRefusal(
     if (!held.ok) {
       return `${what} cannot be shown to be outside every git folder (${held.why}).`;
     }
-    if (held.folder === null || (gitItself && held.folder === path)) continue;
+    if (held.folder === null) continue;
+    // git may name a git folder itself (`--git-dir=.git`, `-C .git`), but
+    // only a folder: a `.git` gitfile named to git (`git merge-file
+    // sub/.git ...`) would be rewritten to lead git elsewhere (round seven).
+    if (gitItself && held.folder === path && await isFolder(path, budget)) continue;
     const folder = posix.relative(jailRoot, held.folder) || ".";
     return `${what} is ${
       held.folder === path ? "the git folder" : "inside the git folder"
     } "${folder}"; without the kernel sandbox only git itself works there, since git acts on the paths and options its own files hold (use git's own commands; git may name the folder itself, not a file in it).`;
   }
   return null;
+}
+
+async function isFolder(path: string, budget: CheckBudget): Promise<boolean> {
+  const info = await budget.lstat(path);
+  return !("budget" in info) && !("error" in info) && info.isDirectory;
 }

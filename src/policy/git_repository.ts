@@ -598,11 +598,19 @@ function globalLocations(args: readonly string[]) {
   return { moves, gitDir, workTree };
 }
 
-/** The non-option words after `worktree add`: each may be the new work tree's path. */
+/**
+ * The words after `worktree add` that may be the new work tree's path: the
+ * non-option words, and every word after `--` (round seven added the work
+ * tree `-- --x/../.git/wt`, which a filter on "-" let through).
+ */
 function worktreeAddPaths(args: readonly string[]): string[] {
   const git = splitGitArgs(args);
   if (git.subcommand !== "worktree" || git.rest[0] !== "add") return [];
-  return git.rest.slice(1).filter((word) => !word.startsWith("-"));
+  const words = git.rest.slice(1);
+  const end = words.indexOf("--");
+  const before = end === -1 ? words : words.slice(0, end);
+  const after = end === -1 ? [] : words.slice(end + 1);
+  return [...before.filter((word) => !word.startsWith("-")), ...after];
 }
 
 /**

@@ -166,8 +166,16 @@ Deno.test("none: no command but git works inside a git folder (MERGE_RR, index, 
       await refusedInGitFolder(h, "git -C .git/refs log --oneline", "repo");
       await ran(h, "git --git-dir=.git log --oneline", "repo");
       await ran(h, "git --git-dir=. log --oneline", "repo/.git");
-      // One word with a slash, the value a path of its own (round six found it refused).
-      await ran(h, "git --git-dir=repo/.git --work-tree=repo log --oneline", ".");
+      await ran(h, "git --git-dir repo/.git --work-tree repo log --oneline", ".");
+      // Round seven: words starting with "-" are paths to git too (an
+      // option's value, a word after --), so they are judged like any other.
+      await ran(h, "mkdir ./--x", "repo");
+      await refusedInGitFolder(h, "git archive -o --x/../.git/PROOF HEAD", "repo");
+      await refusedInGitFolder(h, "git worktree add -q --detach -- --x/../.git/wt HEAD", "repo");
+      // A gitfile is not the git folder itself: git may not rewrite it.
+      await ran(h, "git worktree add -q --detach sub2 HEAD", "repo");
+      await ran(h, "touch a.txt b.txt", "repo");
+      await refusedInGitFolder(h, "git merge-file --theirs sub2/.git a.txt b.txt", "repo");
     });
 
     await t.step(
@@ -208,7 +216,7 @@ Deno.test("none: no command but git works inside a git folder (MERGE_RR, index, 
       await ran(h, "echo two > f.txt", "repo");
       await ran(h, "git commit -qam two", "repo");
       const status = await ran(h, "git status --short", "repo");
-      equal(status.stdout, "?? crafted-index\n?? t.txt\n");
+      equal(status.stdout, "?? a.txt\n?? b.txt\n?? crafted-index\n?? sub2/\n?? t.txt\n");
       ok(!(await exists(`${cwd}/.git/MERGE_RR`)));
     });
   } finally {
