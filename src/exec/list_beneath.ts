@@ -41,7 +41,9 @@ export class NotUtf8Name extends Error {}
 export function parseListing(bytes: Uint8Array): Deno.DirEntry[] | null {
   if (bytes.byteLength === 0) return [];
   if (bytes[bytes.byteLength - 1] !== 0) return null;
-  const decoder = new TextDecoder("utf-8", { fatal: true });
+  // ignoreBOM: keep a leading U+FEFF, which is part of the name (round
+  // seven hid a link named "\uFEFFx" as "x" behind the default).
+  const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
   const entries: Deno.DirEntry[] = [];
   let start = 0;
   while (start < bytes.byteLength) {
