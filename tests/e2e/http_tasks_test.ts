@@ -138,6 +138,14 @@ Deno.test("MCP Tasks over HTTP with OAuth: a task is a job of its client only", 
       equal(notified.status, 403, await notified.text());
       const ended = await fetch(url, { method: "DELETE", headers });
       equal(ended.status, 403, await ended.text());
+      // Round seven: an answer to the server's question (an approval) runs
+      // what it approves, so a response needs shell:execute too.
+      const answered = await fetch(url, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ jsonrpc: "2.0", id: 0, result: { action: "accept" } }),
+      });
+      equal(answered.status, 403, await answered.text());
       // A read-only token cannot start one: the HTTP layer refuses the tool call (403).
       const before = (await records()).filter((r) => r.kind === "attempt").length;
       await rejects(

@@ -32,7 +32,13 @@ import {
   sessionOwner,
   type SessionTable,
 } from "./sessions.ts";
-import { containsInitialize, scopedMethodsIn, type ToolCall, toolCallsIn } from "./tool_calls.ts";
+import {
+  containsInitialize,
+  containsResponses,
+  scopedMethodsIn,
+  type ToolCall,
+  toolCallsIn,
+} from "./tool_calls.ts";
 import { noteRequestClient } from "../../telemetry/mod.ts";
 import type { ModernRoute } from "./modern_route.ts";
 
@@ -184,6 +190,15 @@ async function handleBody(
   // session opened with; the token of this request may be narrower. (A 2026
   // request is judged on its own token by its handler.)
   if (caller.scopes !== null && caller.clientId !== null && deps.auth !== null) {
+    // An answer to the server's question (an approval) runs what it approves.
+    if (containsResponses(parsedBody) && !caller.scopes.has("shell:execute")) {
+      await deps.audit.writeEvent("scope_denied", {
+        client_id: caller.clientId,
+        method: "a response to the server's request",
+        scope: "shell:execute",
+      });
+      return deps.auth.insufficientScope("shell:execute");
+    }
     for (const { method, scope } of scopedMethodsIn(parsedBody)) {
       if (!caller.scopes.has(scope)) {
         await deps.audit.writeEvent("scope_denied", {

@@ -97,6 +97,19 @@ export function scopedMethodsIn(body: unknown): ScopedMethod[] {
   return found;
 }
 
+/**
+ * True when the body is (or, in a batch, contains) a JSON-RPC response: a
+ * client's answer to a request of the server, such as the approval question
+ * (`elicitation/create`) a prompted command waits on. Answering "accept"
+ * runs that command, so it needs what running does.
+ */
+export function containsResponses(body: unknown): boolean {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.some((message) =>
+    isRecord(message) && !("method" in message) && ("result" in message || "error" in message)
+  );
+}
+
 /** True when the body is (or, in a batch, contains) an `initialize` request. */
 export function containsInitialize(body: unknown): boolean {
   const messages = Array.isArray(body) ? body : [body];
