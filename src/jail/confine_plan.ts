@@ -29,8 +29,11 @@ function escape(reason: string): JailResult<never> {
 
 /** The real paths a checked plan reaches, for checks that judge where, not whether inside. */
 export interface PlanReach {
-  /** Every folder the tool may be in: the cwd, then each folder change's target. */
-  readonly folders: readonly string[];
+  /**
+   * The cwd, then each folder change's target; `entered` when the tool works
+   * in it (the cwd, `-C`), not only names it (`--git-dir`, `--work-tree`).
+   */
+  readonly folders: readonly { readonly path: string; readonly entered: boolean }[];
   /** Where each candidate path leads, from each of those folders. */
   readonly paths: readonly ReachedPath[];
 }
@@ -94,9 +97,11 @@ export async function confinePlan(
   plan: PathPlan,
   budget: CheckBudget = new CheckBudget(),
 ): Promise<JailResult<PlanReach>> {
-  const folders: { real: string; via: string | null }[] = [{ real: cwd, via: null }];
+  const folders: { real: string; via: string | null; entered: boolean }[] = [
+    { real: cwd, via: null, entered: true },
+  ];
   // The tool's current folder: `tar -C a -C ..` is back in the cwd.
-  let current = folders[0] as { real: string; via: string | null };
+  let current = folders[0] as { real: string; via: string | null; entered: boolean };
   for (const { text, kind } of plan.bases) {
     const checked = await confineArgs(jailRoot, current.real, [text], budget);
     if (!checked.ok) {
@@ -107,10 +112,13 @@ export async function confinePlan(
     if (!resolved.ok) return escape(`The folder "${text}" cannot be resolved (${resolved.why}).`);
     let reached = folders.find((folder) => folder.real === resolved.path);
     if (reached === undefined) {
-      reached = { real: resolved.path, via: text };
+      reached = { real: resolved.path, via: text, entered: false };
       folders.push(reached);
     }
-    if (kind === "chdir") current = reached;
+    if (kind === "chdir") {
+      reached.entered = true;
+      current = reached;
+    }
     if (folders.length > MAX_BASE_FOLDERS) {
       return escape(
         `The command changes folder more than ${
@@ -128,7 +136,10 @@ export async function confinePlan(
     }
     paths.push(...checked.value);
   }
-  const reach = { folders: folders.map((folder) => folder.real), paths };
+  const reach = {
+    folders: folders.map((folder) => ({ path: folder.real, entered: folder.entered })),
+    paths,
+  };
   const copied = await checkLinkCopies(jailRoot, folders, plan.linkCopySources, budget);
   if (!copied.ok) return copied;
   if (plan.walks.length === 0) return { ok: true, value: reach };

@@ -120,6 +120,7 @@ async function checkTarget(
     const places = confined.value.map((reached) => ({
       path: reached.path,
       what: `the redirection target "${target.text}"`,
+      named: true,
     }));
     const refused = await gitFolderRefusal(policy.jailRoot, places, false, budget);
     if (refused !== null) return { ok: false, code: "POLICY_DENIED", reason: refused };

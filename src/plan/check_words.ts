@@ -89,9 +89,10 @@ export async function checkDecided(
     if (policy.sandbox.mode === "none") {
       const { folders, paths } = confined.value;
       const places: NamedPlace[] = [
-        ...folders.map((path, index) => ({
+        ...folders.map(({ path, entered }, index) => ({
           path,
           what: index === 0 ? "The working folder" : "A folder the command changes to",
+          named: !entered,
         })),
         // Every candidate, option-looking words included: git takes a word
         // starting with "-" as a path too (an option's value, a word after
@@ -100,6 +101,7 @@ export async function checkDecided(
         ...paths.map(({ path }) => ({
           path,
           what: `The path "${relativeToJail(policy.jailRoot, path)}"`,
+          named: true,
         })),
       ];
       const refused = await gitFolderRefusal(policy.jailRoot, places, isGit, budget);

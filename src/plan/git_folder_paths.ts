@@ -8,10 +8,12 @@
  *
  * So, in mode `none`, a command's working folder, every folder it changes
  * to, every path argument and every redirection target must not be a git
- * folder or inside one. git alone may be in, or name, a git folder itself
- * (`git -C repo/.git log`, `--git-dir=repo/.git`), never a file inside one:
- * `git log --output=.git/MERGE_RR` writes text the model chose. Under the
- * kernel sandbox, a path git takes from its files reaches only the jail.
+ * folder or inside one. git alone may name a git folder itself
+ * (`--git-dir repo/.git`), never work in one (`-C repo/.git`, a cwd there:
+ * `git apply` then writes the patch's paths into the git folder) nor name a
+ * file inside one: `git archive -o .git/MERGE_RR` writes what the model
+ * chose. Under the kernel sandbox, a path git takes from its files reaches
+ * only the jail.
  *
  * @module
  */
@@ -24,6 +26,13 @@ export interface NamedPlace {
   readonly path: string;
   /** How the refusal names it: `the argument ".git/x"`, `the working folder`. */
   readonly what: string;
+  /**
+   * True when git only names this place (a path argument, `--git-dir`),
+   * false when the command works in it (its cwd, `-C`): git working in a
+   * git folder has no work tree and writes there (`git apply` with the
+   * patch's paths, round eight).
+   */
+  readonly named: boolean;
 }
 
 /**
@@ -33,7 +42,8 @@ export interface NamedPlace {
  * @param jailRoot The jail's real path.
  * @param places Where the command may be and what it may open.
  * @param gitItself True for git: a git folder itself (a folder, not a
- *   gitfile) is allowed, a path inside one is not.
+ *   gitfile) that git only names is allowed; one it works in, or a path
+ *   inside one, is not.
  * @param budget The call's lookup budget.
  * @returns The refusal sentence, or null.
  */
@@ -43,7 +53,7 @@ export async function gitFolderRefusal(
   gitItself: boolean,
   budget: CheckBudget,
 ): Promise<string | null> {
-  for (const { path, what } of places) {
+  for (const { path, what, named } of places) {
     const held = await gitFolderHolding(jailRoot, path, budget);
     if (!held.ok) {
       return `${what} cannot be shown to be outside every git folder (${held.why}).`;
@@ -52,7 +62,7 @@ export async function gitFolderRefusal(
     // git may name a git folder itself (`--git-dir=.git`, `-C .git`), but
     // only a folder: a `.git` gitfile named to git (`git merge-file
     // sub/.git ...`) would be rewritten to lead git elsewhere (round seven).
-    if (gitItself && held.folder === path && await isFolder(path, budget)) continue;
+    if (gitItself && named && held.folder === path && await isFolder(path, budget)) continue;
     const folder = posix.relative(jailRoot, held.folder) || ".";
     return `${what} is ${
       held.folder === path ? "the git folder" : "inside the git folder"

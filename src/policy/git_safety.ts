@@ -75,6 +75,10 @@ const GIT_CONFIG_OVERRIDES: readonly (readonly [string, string])[] = [
   // (red team). Off, rerere reads nothing (an rr-cache folder would
   // otherwise switch it on by itself).
   ["rerere.enabled", "false"],
+  // rebase writes each todo line from this format and runs the list in the
+  // same command: "%s%n%b" put a commit body's "exec ..." line into it (red
+  // team, round eight). git's own default, whatever the repository says.
+  ["rebase.instructionFormat", "%s"],
 ];
 
 /** Environment every git run gets. */

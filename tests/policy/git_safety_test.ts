@@ -258,6 +258,7 @@ Deno.test("gitSafetyArgs() overrides the documented code-running keys and disabl
       "protocol.ext.allow=never",
       "safe.bareRepository=explicit",
       "rerere.enabled=false",
+      "rebase.instructionFormat=%s",
     ]
   ) {
     const at = args.indexOf(setting);

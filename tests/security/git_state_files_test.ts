@@ -165,8 +165,21 @@ Deno.test("none: no command but git works inside a git folder (MERGE_RR, index, 
       await refusedInGitFolder(h, "git archive -o.git/MERGE_RR HEAD", "repo");
       await refusedInGitFolder(h, "git -C .git/refs log --oneline", "repo");
       await ran(h, "git --git-dir=.git log --oneline", "repo");
-      await ran(h, "git --git-dir=. log --oneline", "repo/.git");
       await ran(h, "git --git-dir repo/.git --work-tree repo log --oneline", ".");
+      // Round eight: working in the git folder, git has no work tree and
+      // `git apply` wrote the patch's paths (config) there.
+      await refusedInGitFolder(h, "git --git-dir=. log --oneline", "repo/.git");
+      await refusedInGitFolder(h, "git -C .git log --oneline", "repo");
+      const patch = "diff --git a/config b/config\n--- a/config\n+++ b/config\n" +
+        "@@ -0,0 +1,2 @@\n+[rebase]\n+\tinstructionFormat = %s%n%b\n";
+      const before = await snapshot(h.dir, h.auditLog);
+      const applied = await h.call("run_command", {
+        command: "git apply --unidiff-zero",
+        cwd: "repo/.git",
+        stdin: patch,
+      });
+      equal(applied.code, "POLICY_DENIED", JSON.stringify(applied));
+      equal(await snapshot(h.dir, h.auditLog), before, "the git folder's config is unchanged");
       // Round seven: words starting with "-" are paths to git too (an
       // option's value, a word after --), so they are judged like any other.
       await ran(h, "mkdir ./--x", "repo");
@@ -320,6 +333,92 @@ Deno.test("none: rerere is off, so a conflicted file replaced by a link to a hos
       ok(!result.stdout.includes(SECRET) && !result.stderr.includes(SECRET), command);
     }
     ok(!(await exists(`${cwd}/.git/rr-cache/${RERERE_ID}/postimage`)), "nothing was copied");
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("none: git am, which opens what a series file or Maildir lists, is refused (round eight read host files both ways)", async (t) => {
+  const series = (secret: string) =>
+    `# This series applies on GIT commit 0\n${"../".repeat(12)}${secret.slice(1)}\n`;
+  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-am-raw-" }));
+  try {
+    await Deno.writeTextFile(`${base}/secret.txt`, `Subject: ${SECRET}\n`);
+    const cwd = await makeRepository(base, "repo");
+    await Deno.writeTextFile(`${cwd}/series`, series(`${base}/secret.txt`));
+    await raw(["am", "series"], cwd);
+    const shown = await raw(["am", "--show-current-patch=raw"], cwd);
+    ok(shown.out.includes(SECRET), `raw git am read the host file: ${shown.out}${shown.err}`);
+  } finally {
+    await Deno.remove(base, { recursive: true });
+  }
+
+  const h = await startHarness({ allow: ALLOW, sandbox: "none" });
+  try {
+    await t.step("the server under test runs commands in mode none", async () => {
+      await assertSandboxMode(h, "none");
+    });
+    await Deno.writeTextFile(`${h.dir}/secret.txt`, `Subject: ${SECRET}\n`);
+    const cwd = await makeRepository(h.jail, "am");
+    await Deno.writeTextFile(`${cwd}/series`, series(`${h.dir}/secret.txt`));
+    await Deno.mkdir(`${cwd}/md/cur`, { recursive: true });
+    await chownTree(cwd);
+    for (
+      const command of ["git am series", "git am --patch-format=stgit-series series", "git am md"]
+    ) {
+      const before = await snapshot(h.dir, h.auditLog);
+      const result = await h.call("run_command", { command, cwd: "am" });
+      equal(result.code, "POLICY_DENIED", `${command}: ${JSON.stringify(result)}`);
+      equal(result.exit_code, null, "nothing ran");
+      match(
+        result.policy_reason,
+        /"git am" opens the files a series file or a Maildir folder lists/,
+      );
+      equal(await snapshot(h.dir, h.auditLog), before, `${command}: nothing changed`);
+    }
+    ok(!(await exists(`${cwd}/.git/rebase-apply`)), "no am began");
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("none: a repository's rebase.instructionFormat cannot write an exec line into the todo a rebase runs", async (t) => {
+  // Round eight: "%s%n%b" copied a commit body's "exec ..." line into the
+  // todo list git writes and runs in the same command.
+  const build = async (cwd: string, canary: string) => {
+    await gitOk(cwd, "config", "rebase.instructionFormat", "%s%n%b");
+    await gitOk(cwd, "checkout", "-q", "-b", "side");
+    await Deno.writeTextFile(`${cwd}/g.txt`, "g\n");
+    await gitOk(cwd, "add", "g.txt");
+    await gitOk(cwd, "commit", "-q", "-m", `two\n\nexec touch ${canary}`);
+    await gitOk(cwd, "checkout", "-q", "main");
+    await Deno.writeTextFile(`${cwd}/h.txt`, "h\n");
+    await gitOk(cwd, "add", "h.txt");
+    await gitOk(cwd, "commit", "-q", "-m", "three");
+    await gitOk(cwd, "checkout", "-q", "side");
+  };
+  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-fmt-raw-" }));
+  try {
+    const cwd = await makeRepository(base, "repo");
+    await build(cwd, `${base}/PWNED`);
+    await raw(["rebase", "main"], cwd);
+    ok(await exists(`${base}/PWNED`), "raw git rebase ran the body's exec line");
+  } finally {
+    await Deno.remove(base, { recursive: true });
+  }
+
+  const h = await startHarness({ allow: ALLOW, sandbox: "none" });
+  try {
+    await t.step("the server under test runs commands in mode none", async () => {
+      await assertSandboxMode(h, "none");
+    });
+    const cwd = await makeRepository(h.jail, "fmt");
+    await build(cwd, `${h.dir}/PWNED`);
+    await chownTree(cwd);
+    const result = await h.call("run_command", { command: "git rebase main", cwd: "fmt" });
+    equal(result.code, "OK", result.policy_reason);
+    ok(!(await exists(`${h.dir}/PWNED`)), "no exec line ran");
+    ok(!result.stderr.includes("Executing"), result.stderr);
   } finally {
     await h.close();
   }

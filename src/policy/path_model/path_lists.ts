@@ -80,5 +80,15 @@ export function computedOutputNames(argv: readonly string[], tool: string): stri
   if (git.subcommand === "mailsplit") {
     return '"git mailsplit" writes numbered files no argument names; without the kernel sandbox htmcp refuses it.';
   }
+  // `git am` opens what a StGit series file lists (`../..` included, the
+  // format detected from the file's first line) and every file of a Maildir
+  // folder through its links: paths no argument shows (red team, round
+  // eight, read host files both ways). Ending an am in progress opens none.
+  if (git.subcommand === "am" && !(git.rest.length === 1 && AM_ENDINGS.has(git.rest[0]!))) {
+    return '"git am" opens the files a series file or a Maildir folder lists, which no argument check sees; without the kernel sandbox htmcp refuses it (git am --abort, --quit or --skip end one in progress).';
+  }
   return null;
 }
+
+/** `git am` options that end an am in progress without reading a mailbox. */
+const AM_ENDINGS: ReadonlySet<string> = new Set(["--abort", "--quit", "--skip"]);
