@@ -14,7 +14,7 @@
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { RunHooks } from "../tools/run_command.ts";
 import {
   type ApprovalQuestion,
@@ -41,11 +41,12 @@ export function clientQuestion(
   server: McpServer,
   protocolEra: string | undefined,
   meta: unknown,
+  requestId?: RequestId,
 ): ClientQuestion {
   if (protocolEra !== MODERN_ERA) {
     // A 2025 client's `_meta` reaches this handler as sent: it is never read
     // for a round trip, so no client can hand itself an answer.
-    return { hooks: elicitHook(server, protocolEra), carry: (result) => result };
+    return { hooks: elicitHook(server, protocolEra, requestId), carry: (result) => result };
   }
   const roundTrip = readRoundTrip(meta);
   if (roundTrip === null || (!roundTrip.form && roundTrip.answer === null)) {
@@ -71,8 +72,18 @@ export function clientQuestion(
 /**
  * `{ elicit }` when the connected 2025 client can answer a form
  * elicitation; `{}` otherwise (and for any other era).
+ *
+ * The question goes on the stream of the call it is about (`requestId`):
+ * without it, the SDK sends it on the session's standalone GET stream,
+ * which any token of the same client may hold, and a narrower token did,
+ * reading the held command and keeping the question from the caller (red
+ * team, round eight).
  */
-export function elicitHook(server: McpServer, protocolEra?: string): Pick<RunHooks, "elicit"> {
+export function elicitHook(
+  server: McpServer,
+  protocolEra?: string,
+  requestId?: RequestId,
+): Pick<RunHooks, "elicit"> {
   if (protocolEra !== undefined && protocolEra !== "2025") return {};
   const capabilities = server.server.getClientCapabilities();
   if (capabilities?.elicitation?.form === undefined) return {};
@@ -81,7 +92,11 @@ export function elicitHook(server: McpServer, protocolEra?: string): Pick<RunHoo
       try {
         const result = await server.server.elicitInput(
           { mode: "form", message, requestedSchema: { type: "object", properties: {} } },
-          { timeout: timeoutMs, ...(signal === undefined ? {} : { signal }) },
+          {
+            timeout: timeoutMs,
+            ...(signal === undefined ? {} : { signal }),
+            ...(requestId === undefined ? {} : { relatedRequestId: requestId }),
+          },
         );
         return result.action;
       } catch (error) {

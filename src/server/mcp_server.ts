@@ -126,7 +126,7 @@ export function createMcpServer(
     },
     async (args: CommandArgs, extra) => {
       const call = calls.begin(extra.requestId, extra.signal);
-      const question = clientQuestion(server, caller.protocolEra, extra._meta);
+      const question = clientQuestion(server, caller.protocolEra, extra._meta, extra.requestId);
       try {
         return question.carry(toToolResult(
           await runCommandTool(context, caller, args, call.signal, {

@@ -9,47 +9,10 @@ import { CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { join } from "node:path";
 import { verifyAuditChain } from "../../src/audit/mod.ts";
 import { harnessPolicy, PIN, serveSandboxed } from "../transport/http/_harness.ts";
-import { approve, connectWithOAuth, REDIRECT_URI } from "../transport/http/_oauth.ts";
+import { connectWithOAuth, tokenForClient } from "../transport/http/_oauth.ts";
 import { prepareJail } from "../_helpers/jail.ts";
 import { procStates } from "../exec/_fixtures.ts";
 import { foreignSeesNothing, taskLifecycle } from "./_task_script.ts";
-
-/** A token of `clientId` for `scope` alone, through the whole flow (approved with the PIN). */
-async function tokenFor(base: string, clientId: string, scope: string): Promise<string> {
-  const verifier = crypto.randomUUID() + crypto.randomUUID();
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier));
-  const challenge = btoa(String.fromCharCode(...new Uint8Array(digest)))
-    .replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "");
-  const authorize = new URL(`${base}/authorize`);
-  for (
-    const [key, value] of Object.entries({
-      response_type: "code",
-      client_id: clientId,
-      redirect_uri: REDIRECT_URI,
-      code_challenge: challenge,
-      code_challenge_method: "S256",
-      state: "s",
-      resource: `${base}/mcp`,
-      scope,
-    })
-  ) authorize.searchParams.set(key, value);
-  const { code } = await approve(authorize, PIN);
-  const token = await fetch(`${base}/token`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({
-      grant_type: "authorization_code",
-      code,
-      code_verifier: verifier,
-      client_id: clientId,
-      redirect_uri: REDIRECT_URI,
-      resource: `${base}/mcp`,
-    }),
-  });
-  const body = await token.json();
-  equal(token.status, 200, JSON.stringify(body));
-  return body.access_token;
-}
 
 Deno.test("MCP Tasks over HTTP with OAuth: a task is a job of its client only", async () => {
   const dir = await Deno.makeTempDir({ prefix: "htmcp-http-tasks-" });
@@ -95,7 +58,7 @@ Deno.test("MCP Tasks over HTTP with OAuth: a task is a job of its client only", 
       // The red team's case: a narrower token of the same client, sent on the
       // session a wider one opened, may not cancel (or read) that session's tasks.
       const clientId = owner.provider.clientInformation()?.client_id ?? "";
-      const narrow = await tokenFor(served.server.url, clientId, "shell:read");
+      const narrow = await tokenForClient(served.server.url, clientId, "shell:read", PIN);
       const cancel = await fetch(url, {
         method: "POST",
         headers: {

@@ -150,3 +150,45 @@ export async function connectWithOAuth(
     },
   };
 }
+
+/** A token of `clientId` for `scope` alone, through the whole flow (approved with the PIN). */
+export async function tokenForClient(
+  base: string,
+  clientId: string,
+  scope: string,
+  pin: string,
+): Promise<string> {
+  const verifier = crypto.randomUUID() + crypto.randomUUID();
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier));
+  const challenge = btoa(String.fromCharCode(...new Uint8Array(digest)))
+    .replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "");
+  const authorize = new URL(`${base}/authorize`);
+  for (
+    const [key, value] of Object.entries({
+      response_type: "code",
+      client_id: clientId,
+      redirect_uri: REDIRECT_URI,
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+      state: "s",
+      resource: `${base}/mcp`,
+      scope,
+    })
+  ) authorize.searchParams.set(key, value);
+  const { code } = await approve(authorize, pin);
+  const token = await fetch(`${base}/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      grant_type: "authorization_code",
+      code,
+      code_verifier: verifier,
+      client_id: clientId,
+      redirect_uri: REDIRECT_URI,
+      resource: `${base}/mcp`,
+    }),
+  });
+  const body = await token.json();
+  if (token.status !== 200) throw new Error(`token: ${token.status} ${JSON.stringify(body)}`);
+  return body.access_token;
+}
