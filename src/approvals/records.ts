@@ -52,6 +52,11 @@ export interface ApprovalRecord {
   readonly answer_audited?: boolean;
   /** The job that waits for this approval (a call that outlived `approval.wait_ms`). */
   readonly job_id?: string;
+  /**
+   * The call's standard input, when it gave one: its size, and its start as
+   * text, redacted (what runs reads all of it; the digest binds it).
+   */
+  readonly stdin?: { readonly bytes: number; readonly preview: string };
 }
 
 const STATES: ReadonlySet<string> = new Set([
@@ -76,7 +81,14 @@ export function isApprovalRecord(value: unknown): value is ApprovalRecord {
     typeof r.state === "string" && STATES.has(r.state) &&
     (r.answered_by === null || typeof r.answered_by === "string") &&
     (r.answered_ms === null || Number.isSafeInteger(r.answered_ms)) &&
-    (r.job_id === undefined || typeof r.job_id === "string");
+    (r.job_id === undefined || typeof r.job_id === "string") &&
+    (r.stdin === undefined || isStdinPreview(r.stdin));
+}
+
+function isStdinPreview(value: unknown): boolean {
+  if (value === null || typeof value !== "object") return false;
+  const s = value as Record<string, unknown>;
+  return Number.isSafeInteger(s.bytes) && typeof s.preview === "string";
 }
 
 /** A fresh approval id: 128 random bits, hex, so it can be neither guessed nor a path. */

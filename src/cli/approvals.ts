@@ -101,6 +101,12 @@ async function list(approvals: ApprovalStore, json: boolean): Promise<number> {
           : `  note: ${
             hiddenWordCount(record.argv)
           } word(s) hidden by the redactor; what runs holds text not shown\n`) +
+        (record.stdin === undefined
+          ? ""
+          : `  stdin: ${record.stdin.bytes} bytes, its start (redacted): ${
+            JSON.stringify(record.stdin.preview)
+          }\n`) +
+        `  text: ${record.command_raw}\n` +
         `  rule: ${record.rule}\n` +
         `  why:  ${record.justification}` +
         (record.job_id === undefined ? "" : `\n  job:  ${record.job_id} starts it when allowed`) +

@@ -108,6 +108,27 @@ export interface HeldCommand {
   readonly checked: Extract<CheckResult, { ok: true }>;
   /** The stdin's digest, when the call gave stdin (part of what is approved). */
   readonly stdin: unknown;
+  /**
+   * The stdin itself, when the call gave one: the human is shown its size
+   * and, redacted, its start (round eight approved a `tee` whose input it
+   * never saw).
+   */
+  readonly stdinBytes?: Uint8Array;
+}
+
+/** How much of a held command's stdin the human is shown (redacted). */
+export const STDIN_PREVIEW_CHARS = 2_000;
+
+/** The size and the redacted start of `bytes`, as the approval surfaces show them. */
+export function stdinPreview(
+  context: ServerContext,
+  bytes: Uint8Array,
+): { bytes: number; preview: string } {
+  const text = new TextDecoder().decode(bytes.subarray(0, STDIN_PREVIEW_CHARS * 4));
+  return {
+    bytes: bytes.byteLength,
+    preview: context.redactor.redact(text).slice(0, STDIN_PREVIEW_CHARS),
+  };
 }
 
 const POLL_MS = 200;
@@ -166,7 +187,7 @@ export async function holdForApproval(
       rule,
       justification,
       digest: (await approvalBinding(context, caller, checked, held.stdin)).digest,
-      message: approvalMessage(argv, held, cwd, rule, justification),
+      message: approvalMessage(context, argv, held, cwd, rule, justification),
       ttlMs: settings.ttlMs,
     });
   }
@@ -184,7 +205,7 @@ export async function holdForApproval(
       expires_ms: Date.now() + settings.ttlMs,
     });
     const answer = await elicit(
-      approvalMessage(argv, held, cwd, rule, justification),
+      approvalMessage(context, argv, held, cwd, rule, justification),
       settings.ttlMs,
       signal,
     );
@@ -247,6 +268,7 @@ export async function holdForApproval(
       // records do); the digest binds the exact run all the same.
       argv: redactArgv(context.redactor, argv),
       command_raw: context.redactor.redact(held.commandRaw),
+      ...(held.stdinBytes === undefined ? {} : { stdin: stdinPreview(context, held.stdinBytes) }),
       cwd,
       policy_hash: binding.policyHash,
       rule,
@@ -438,6 +460,7 @@ function expiredReason(id: string): string {
 
 /** What the human reads: exactly what runs, where, and why the operator asked to be asked. */
 function approvalMessage(
+  context: ServerContext,
   argv: readonly string[],
   held: HeldCommand,
   cwd: string,
@@ -449,10 +472,20 @@ function approvalMessage(
     : held.checked.plan.pipelines.flatMap((p) =>
       p.stages.map((stage) => JSON.stringify([stage.argv[0], ...stage.run.args]))
     );
+  // The text whenever it says more than the argv (a redirection, a plan),
+  // and the stdin: the human approves all of what runs (round eight).
+  const text = held.commandRaw === argv.join(" ") ? [] : [`Text: ${held.commandRaw}`];
+  const stdin = held.stdinBytes === undefined ? null : stdinPreview(context, held.stdinBytes);
   return [
     "htmcp: a command needs your approval before it runs (once).",
     `Command: ${JSON.stringify(argv)}`,
-    ...(stages.length > 1 ? [`Stages: ${stages.join(" ")}`, `Text: ${held.commandRaw}`] : []),
+    ...(stages.length > 1 ? [`Stages: ${stages.join(" ")}`] : []),
+    ...text,
+    ...(stdin === null ? [] : [
+      `Standard input (${stdin.bytes} bytes${
+        stdin.preview.length < stdin.bytes ? ", its start" : ""
+      }, redacted): ${JSON.stringify(stdin.preview)}`,
+    ]),
     `Working directory (in the jail): ${cwd}`,
     `Rule: ${rule}`,
     `Why the operator asks: ${justification}`,

@@ -285,6 +285,7 @@ async function runChecked(
           commandRaw: command,
           checked,
           stdin: stdinRecord.stdin ?? null,
+          ...(input.stdin === undefined ? {} : { stdinBytes: input.stdin }),
         },
         hooks.elicit,
         signal,

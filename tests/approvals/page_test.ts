@@ -165,6 +165,16 @@ Deno.test("a held command with words the redactor hid says so on the page: the o
   });
 });
 
+Deno.test("a held command's stdin is shown on the page: its size and its redacted start", async () => {
+  await withPage({}, async (h, approvals) => {
+    const held = record({ stdin: { bytes: 27, preview: "PAYLOAD the human must see\n" } });
+    await approvals.create(held);
+    const { html } = await unlocked(h);
+    assert.match(html, /Standard input \(27 bytes; its start, redacted\)/);
+    assert.ok(html.includes("PAYLOAD the human must see\\n"), "the preview, as JSON");
+  });
+});
+
 Deno.test("with the PIN the page lists a pending approval, and Allow answers it through the store as pin_page", async () => {
   await withPage({}, async (h, approvals) => {
     const held = record({ cwd: "sub/dir", owner: "client:xyz" });

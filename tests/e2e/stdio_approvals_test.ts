@@ -76,6 +76,47 @@ Deno.test("elicitation: accepting runs the prompted command once; an identical c
   }
 });
 
+Deno.test("elicitation: the question shows the command text and the stdin the approved run reads (round eight)", async () => {
+  const messages: string[] = [];
+  const h = await startHarness({
+    topToml: 'state_dir = "state"',
+    allow: ["tee", "echo"],
+    extraToml: `
+[[rules]]
+command = "tee"
+decision = "prompt"
+args = ["notes.txt"]
+justification = "writes notes"
+
+[[rules]]
+command = "echo"
+decision = "prompt"
+args = ["hi"]
+justification = "says hi"
+`,
+    elicit: ({ message }) => {
+      messages.push(message);
+      return { action: "accept" };
+    },
+  });
+  try {
+    const teed = await h.call("run_command", {
+      argv: ["tee", "notes.txt"],
+      stdin: "PAYLOAD the human must see\n",
+    });
+    assert.equal(teed.code, "OK", teed.policy_reason);
+    assert.match(
+      messages[0] ?? "",
+      /Standard input \(27 bytes.*\): "PAYLOAD the human must see\\n"/,
+    );
+    const echoed = await h.call("run_command", { command: "echo hi > other.txt" });
+    assert.equal(echoed.code, "OK", echoed.policy_reason);
+    assert.match(messages[1] ?? "", /Text: echo hi > other\.txt/);
+  } finally {
+    await h.close();
+  }
+});
+
 Deno.test("elicitation: declining gives APPROVAL_DENIED and nothing runs", async () => {
   let asked = 0;
   const h = await startHarness(options("", {

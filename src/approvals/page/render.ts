@@ -76,7 +76,7 @@ function approvalHtml(record: ApprovalRecord, form: PageForm, now: number): stri
   return `<section class="warn" id="approval-${escapeHtml(record.id)}">
 <dl>
 <dt>${label}</dt><dd><code>${escapeHtml(JSON.stringify(record.argv))}</code></dd>
-${text}
+${text}${stdinHtml(record)}
 <dt>Working folder (in the jail)</dt><dd><code>${escapeHtml(record.cwd)}</code></dd>
 <dt>Caller</dt><dd><code>${escapeHtml(record.owner)}</code></dd>
 <dt>Rule</dt><dd><code>${escapeHtml(record.rule)}</code></dd>
@@ -91,6 +91,14 @@ ${hidden(form)}
 <button type="submit" name="action" value="deny">Deny</button>
 </form>
 </section>`;
+}
+
+/** The call's standard input, when it gave one: what runs reads all of it. */
+function stdinHtml(record: ApprovalRecord): string {
+  if (record.stdin === undefined) return "";
+  return `<dt>Standard input (${record.stdin.bytes} bytes; its start, redacted)</dt><dd><code>${
+    escapeHtml(JSON.stringify(record.stdin.preview))
+  }</code></dd>`;
 }
 
 function hidden(form: PageForm): string {
