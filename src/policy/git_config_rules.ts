@@ -13,7 +13,7 @@
  */
 
 import type { GitConfigEntry } from "./git_config.ts";
-import { externalStrategyArgument, isBuiltinMergeStrategy, rebasesMerges } from "./git_programs.ts";
+import { isBuiltinMergeStrategy, rebasesMerges } from "./git_programs.ts";
 import { isNetworkGitUrl } from "./git_urls.ts";
 
 /**
@@ -86,12 +86,11 @@ export function refusedConfigEntry(entry: GitConfigEntry): string | null {
     return null;
   }
   if (section === "branch" && name === "mergeoptions") {
-    // Options git merge reads as if typed: a strategy there runs like `-s`.
-    const external = externalStrategyArgument("merge", (entry.value ?? "").split(/\s+/));
-    if (external !== null) {
-      return "names a merge strategy git runs as a program (branch.*.mergeoptions; built in: ort, recursive, ours, subtree)";
-    }
-    return null;
+    // Options git merge reads as if typed (split with git's own quoting), so
+    // none of them passes the argument checks: `-F /host/file` read a host
+    // file into the merge message and `'-sresolve'` ran the resolve script
+    // (red team, round nine). Refused whatever it holds.
+    return "holds options git merge takes as if typed, which no argument check sees (branch.*.mergeoptions)";
   }
   if (section === "submodule" && name === "update") {
     return "names a command run on submodule update (submodule.*.update)";

@@ -174,7 +174,11 @@ export function pullRebasingMerges(
     if (word === "--") break;
     const named = /^--reb(?:a(?:s(?:e)?)?)?=(.*)$/.exec(word);
     if (named !== null && rebasesMerges(named[1] as string)) return word;
-    if (/^-r./.test(word) && rebasesMerges(word.slice(2))) return word;
+    // A short-option cluster carries -r's value too: `-vrmerges` (round nine).
+    const cluster = /^-([a-zA-Z]*?)r(.+)$/.exec(word);
+    if (cluster !== null && !word.startsWith("--") && rebasesMerges(cluster[2] as string)) {
+      return word;
+    }
   }
   return null;
 }

@@ -74,6 +74,10 @@ Deno.test("pullRebasingMerges() and rebasesMerges() read git pull's --rebase val
   equal(pullRebasingMerges("pull", ["--rebase=merges", "origin"]), "--rebase=merges");
   equal(pullRebasingMerges("pull", ["--reb=m"]), "--reb=m");
   equal(pullRebasingMerges("pull", ["-rmerges"]), "-rmerges");
+  // A cluster carries -r's value too (round nine got past the guard with -vrmerges).
+  equal(pullRebasingMerges("pull", ["-vrmerges", "origin"]), "-vrmerges");
+  equal(pullRebasingMerges("pull", ["-qvrm"]), "-qvrm");
+  equal(pullRebasingMerges("pull", ["-vr"]), null);
   equal(pullRebasingMerges("pull", ["--rebase", "origin"]), null);
   equal(pullRebasingMerges("pull", ["--rebase=true"]), null);
   equal(pullRebasingMerges("fetch", ["--rebase=merges"]), null);

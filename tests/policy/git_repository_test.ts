@@ -145,6 +145,19 @@ Deno.test("the repository check refuses include.path, which git follows to any f
   });
 });
 
+Deno.test("the repository check refuses branch.*.mergeoptions, whatever it holds (git merge takes it as typed)", async () => {
+  await withBox(async (box) => {
+    // Round nine: "-F /host/file" read a host file into the merge message;
+    // "'-sresolve'" (git's quoting) ran the resolve script.
+    for (const value of ["-F /etc/passwd", "'-sresolve'", "--no-ff"]) {
+      await setConfig(box, "branch.main.mergeoptions", value);
+      const verdict = await check(box, ["merge", "other"]);
+      ok(!verdict.ok, value);
+      ok(verdict.reason.includes("mergeoptions"), verdict.reason);
+    }
+  });
+});
+
 Deno.test("the repository check refuses includeIf", async () => {
   await withBox(async (box) => {
     await setConfig(box, "includeIf.gitdir:/.path", `${box.base}/included`);
