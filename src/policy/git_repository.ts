@@ -60,6 +60,7 @@ import { explicitGitAddresses, isLocalGitAddress, isNetworkGitUrl } from "./git_
 import {
   applyOptWords,
   indexEntryNames,
+  type IndexNames,
   isCleanTreePath,
   mergeRrPaths,
   unsafeApplyOption,
@@ -276,6 +277,52 @@ class Inspection {
     await this.modules(`${common}/modules`, bases, 0);
     const top = bases[bases.length - 1] as string;
     await this.gitmodules(top, bases);
+    await this.gitlinks(gitDir, top, bases);
+  }
+
+  readonly #indexes = new Map<string, IndexNames[]>();
+
+  /** The readings of `gitDir`'s index (SHA-1 and SHA-256, those that fit), once per check. */
+  async index(gitDir: string): Promise<IndexNames[]> {
+    const known = this.#indexes.get(gitDir);
+    if (known !== undefined) return known;
+    const real = await this.insideJail("/", `${gitDir}/index`, "the index");
+    let readings: IndexNames[] = [];
+    if ((await this.#reader.kind(real)) !== "missing") {
+      const bytes = await this.#reader.readBytes(real, INDEX_LIMIT_BYTES);
+      if (bytes !== null) {
+        if (!(bytes instanceof Uint8Array)) refuse(`the index cannot be read (${bytes.error})`);
+        readings = [indexEntryNames(bytes, 20), indexEntryNames(bytes, 32)].filter((r) =>
+          r !== null
+        );
+        if (readings.length === 0) refuse("the index cannot be read as git reads it");
+      }
+    }
+    this.#indexes.set(gitDir, readings);
+    return readings;
+  }
+
+  /**
+   * The submodules the index names (gitlinks), `.gitmodules` or not: git
+   * status and diff run a git inside each, which reads that repository's own
+   * configuration (round nine ran a planted filter driver this way).
+   */
+  async gitlinks(gitDir: string, top: string, bases: readonly string[]): Promise<void> {
+    for (const reading of await this.index(gitDir)) {
+      for (const name of reading.gitlinks) {
+        if (!isCleanTreePath(name)) {
+          refuse("the index names a submodule outside the work tree");
+        }
+        const dotGit = `${top}/${name}/.git`;
+        const kind = await this.kind(dotGit);
+        if (kind === "directory") {
+          await this.gitDir(await this.real(dotGit), [...bases, `${top}/${name}`]);
+        } else if (kind === "file") {
+          if (await this.isSymlink(dotGit)) refuse(`"${dotGit}" is a symlink to a gitfile`);
+          await this.gitDir(await this.followGitFile(dotGit), [...bases, `${top}/${name}`]);
+        }
+      }
+    }
   }
 
   /**
@@ -351,7 +398,7 @@ class Inspection {
         );
       }
     }
-    await this.indexNames(`${gitDir}/index`);
+    await this.indexNames(gitDir);
     const worktrees = `${common}/worktrees`;
     if ((await this.kind(worktrees)) === "directory") {
       const names = await this.#reader.list(await this.real(worktrees));
@@ -374,18 +421,9 @@ class Inspection {
   }
 
   /** The index's entry names must be clean relative paths, as git writes them. */
-  async indexNames(path: string): Promise<void> {
-    const real = await this.insideJail("/", path, "the index");
-    if ((await this.#reader.kind(real)) === "missing") return;
-    const bytes = await this.#reader.readBytes(real, INDEX_LIMIT_BYTES);
-    if (bytes === null) return;
-    if (!(bytes instanceof Uint8Array)) refuse(`the index cannot be read (${bytes.error})`);
+  async indexNames(gitDir: string): Promise<void> {
     // SHA-1 or SHA-256 object names: every reading that fits is checked.
-    const readings = [indexEntryNames(bytes, 20), indexEntryNames(bytes, 32)].filter((r) =>
-      r !== null
-    );
-    if (readings.length === 0) refuse("the index cannot be read as git reads it");
-    for (const reading of readings) {
+    for (const reading of await this.index(gitDir)) {
       if (reading.split) {
         refuse(
           "the index is split (core.splitIndex), which htmcp does not read without the kernel sandbox",

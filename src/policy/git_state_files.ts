@@ -84,6 +84,8 @@ export function unsafeApplyOption(words: readonly string[]): string | null {
 /** What an index holds that matters here. */
 export interface IndexNames {
   readonly names: readonly string[];
+  /** The names of gitlink entries (mode 160000): submodules git enters, `.gitmodules` or not. */
+  readonly gitlinks: readonly string[];
   /** A split index (`link` extension): its entries live in a `sharedindex.*` file too. */
   readonly split: boolean;
 }
@@ -108,11 +110,14 @@ export function indexEntryNames(bytes: Uint8Array, hashBytes: 20 | 32): IndexNam
   const end = bytes.byteLength - hashBytes;
   const decoder = new TextDecoder("utf-8", { fatal: false });
   const names: string[] = [];
+  const gitlinks: string[] = [];
   let at = 12;
   let previous: Uint8Array = new Uint8Array(0);
   for (let i = 0; i < count; i++) {
     const start = at;
     at += ENTRY_FIXED_BYTES + hashBytes;
+    if (at > end) return null;
+    const mode = view.getUint32(start + 24);
     if (at + 2 > end) return null;
     const flags = view.getUint16(at);
     at += 2;
@@ -155,6 +160,7 @@ export function indexEntryNames(bytes: Uint8Array, hashBytes: 20 | 32): IndexNam
     }
     previous = name;
     names.push(decoder.decode(name));
+    if (mode === 0o160000) gitlinks.push(decoder.decode(name));
   }
   let split = false;
   while (at < end) {
@@ -164,5 +170,5 @@ export function indexEntryNames(bytes: Uint8Array, hashBytes: 20 | 32): IndexNam
     if (signature === "link") split = true;
     at += 8 + size;
   }
-  return at === end ? { names, split } : null;
+  return at === end ? { names, gitlinks, split } : null;
 }

@@ -424,6 +424,57 @@ Deno.test("none: a repository's rebase.instructionFormat cannot write an exec li
   }
 });
 
+/**
+ * A repository with a nested one at `sub` that the index names (a gitlink)
+ * but no `.gitmodules` lists, whose own configuration runs `canary` as a
+ * clean filter: what round nine planted.
+ */
+async function nestedWithFilter(base: string, canary: string): Promise<string> {
+  const top = await makeRepository(base, "top");
+  const sub = await makeRepository(top, "sub");
+  await gitOk(sub, "config", "filter.x.clean", `touch ${canary}; cat`);
+  await Deno.writeTextFile(`${sub}/.gitattributes`, "f.txt filter=x\n");
+  await gitOk(top, "add", "sub");
+  await gitOk(top, "commit", "-qm", "sub");
+  // Changed at the same size: git status must read it again, through the filter.
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  await Deno.writeTextFile(`${sub}/f.txt`, "two\n");
+  return top;
+}
+
+for (const mode of ["none", "bwrap"] as const) {
+  Deno.test(`${mode}: a nested repository the index names (no .gitmodules) is inspected: its filter never runs`, async (t) => {
+    const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-gitlink-raw-" }));
+    try {
+      const top = await nestedWithFilter(base, `${base}/RAN`);
+      await raw(["status", "--short"], top);
+      ok(await exists(`${base}/RAN`), "raw git status ran the nested repository's filter");
+    } finally {
+      await Deno.remove(base, { recursive: true });
+    }
+
+    const h = await startHarness({ allow: ALLOW, sandbox: mode });
+    try {
+      await t.step(`the server under test runs commands in mode ${mode}`, async () => {
+        await assertSandboxMode(h, mode);
+      });
+      const canary = mode === "none" ? `${h.dir}/RAN` : `${h.jail}/RAN`;
+      await nestedWithFilter(h.jail, canary);
+      await chownTree(h.jail);
+      const result = await h.call("run_command", { command: "git status --short", cwd: "top" });
+      equal(result.code, "POLICY_DENIED", JSON.stringify(result));
+      equal(result.exit_code, null, "nothing ran");
+      match(result.policy_reason, /guard "git-repository"/);
+      match(result.policy_reason, /names a program/);
+      ok(!(await exists(canary)), "the filter never ran");
+      const attempt = (await h.records()).findLast((r) => r.command_raw === "git status --short");
+      equal(attempt?.code, "POLICY_DENIED");
+    } finally {
+      await h.close();
+    }
+  });
+}
+
 Deno.test("bwrap: writing git's files is allowed, and a crafted MERGE_RR reaches no host file", async (t) => {
   const h = await startHarness({ allow: ALLOW, sandbox: "bwrap" });
   try {
