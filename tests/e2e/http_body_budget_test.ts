@@ -31,28 +31,37 @@ Deno.test("8 concurrent 15 MB bodies: at most the budget is buffered, the rest g
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     })();
+    // A body refused while it is still being sent may see its connection
+    // closed before the 503 is read (a broken pipe on a loaded machine):
+    // counted as such, and matched against the server's own 503 records.
     const statuses = await Promise.all(
-      Array.from({ length: 8 }, async () => {
-        const response = await fetch(server.url, {
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            accept: "application/json, text/event-stream",
-          },
-          body,
-        });
-        await response.body?.cancel();
-        return response.status;
+      Array.from({ length: 8 }, async (): Promise<number | "reset"> => {
+        try {
+          const response = await fetch(server.url, {
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              accept: "application/json, text/event-stream",
+            },
+            body,
+          });
+          await response.body?.cancel();
+          return response.status;
+        } catch (error) {
+          if (error instanceof TypeError) return "reset";
+          throw error;
+        }
       }),
     );
     sampling = false;
     await sampler;
-    const busy = statuses.filter((s) => s === 503).length;
+    const busy = statuses.filter((s) => s === 503 || s === "reset").length;
     console.log(
       `8 x 15 MB bodies: statuses ${statuses.join(",")}; server RSS peak ${peak.toFixed(0)} MiB`,
     );
     // Read bodies end at 400 (no session); the budget (64 MB) holds four.
-    assert.ok(statuses.every((s) => s === 400 || s === 503), statuses.join(","));
+    assert.ok(statuses.every((s) => s === 400 || s === 503 || s === "reset"), statuses.join(","));
+    assert.ok(statuses.some((s) => s === 400), "the budget still held some bodies");
     assert.ok(peak < 400, `RSS peak ${peak} MiB`);
     const client = new Client({ name: "after-bodies", version: "0" });
     await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
