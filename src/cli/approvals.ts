@@ -17,6 +17,7 @@ import { closeStateStore, openStateStore, stateEnv, stateStoreFor } from "../sta
 import { parseArgs } from "./args.ts";
 import { loadPolicyForCli } from "./policy_arg.ts";
 import { hiddenWordCount } from "../redact/mod.ts";
+import { visibleText } from "../encoding/mod.ts";
 import { processEnv } from "./env.ts";
 
 const USAGE = `Usage:
@@ -93,7 +94,7 @@ async function list(approvals: ApprovalStore, json: boolean): Promise<number> {
   for (const record of records) {
     const shown = view(record);
     console.log(
-      `${record.id}  ${shown.state}  caller=${record.owner}  cwd=${record.cwd}  ` +
+      `${record.id}  ${shown.state}  caller=${record.owner}  cwd=${visibleText(record.cwd)}  ` +
         `expires=${new Date(record.expires_ms).toISOString()}\n` +
         `  argv: ${JSON.stringify(record.argv)}\n` +
         (hiddenWordCount(record.argv) === 0
@@ -104,9 +105,9 @@ async function list(approvals: ApprovalStore, json: boolean): Promise<number> {
         (record.stdin === undefined
           ? ""
           : `  stdin: ${record.stdin.bytes} bytes, its start (redacted): ${
-            JSON.stringify(record.stdin.preview)
+            visibleText(JSON.stringify(record.stdin.preview))
           }\n`) +
-        `  text: ${record.command_raw}\n` +
+        `  text: ${visibleText(record.command_raw)}\n` +
         `  rule: ${record.rule}\n` +
         `  why:  ${record.justification}` +
         (record.job_id === undefined ? "" : `\n  job:  ${record.job_id} starts it when allowed`) +

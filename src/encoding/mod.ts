@@ -1,5 +1,6 @@
 /**
- * Byte encodings every layer shares: unpadded base64url.
+ * Encodings every layer shares: unpadded base64url, and text made visible
+ * for a human who decides on it.
  *
  * @example
  * ```ts
@@ -11,3 +12,4 @@
  * @module
  */
 export { decodeBase64Url, encodeBase64Url } from "./base64url.ts";
+export { visibleText } from "./visible_text.ts";

@@ -26,6 +26,7 @@
  */
 import type { ResultCode } from "../result/codes.ts";
 import type { ServerContext } from "../context/mod.ts";
+import { visibleText } from "../encoding/mod.ts";
 import type { CheckResult } from "./check_result.ts";
 import type { CallerIdentity } from "./caller.ts";
 import { sessionOwner } from "../session/mod.ts";
@@ -474,7 +475,7 @@ function approvalMessage(
     );
   // The text whenever it says more than the argv (a redirection, a plan),
   // and the stdin: the human approves all of what runs (round eight).
-  const text = held.commandRaw === argv.join(" ") ? [] : [`Text: ${held.commandRaw}`];
+  const text = held.commandRaw === argv.join(" ") ? [] : [`Text: ${visibleText(held.commandRaw)}`];
   const stdin = held.stdinBytes === undefined ? null : stdinPreview(context, held.stdinBytes);
   return [
     "htmcp: a command needs your approval before it runs (once).",
@@ -484,9 +485,9 @@ function approvalMessage(
     ...(stdin === null ? [] : [
       `Standard input (${stdin.bytes} bytes${
         stdin.preview.length < stdin.bytes ? ", its start" : ""
-      }, redacted): ${JSON.stringify(stdin.preview)}`,
+      }, redacted): ${visibleText(JSON.stringify(stdin.preview))}`,
     ]),
-    `Working directory (in the jail): ${cwd}`,
+    `Working directory (in the jail): ${visibleText(cwd)}`,
     `Rule: ${rule}`,
     `Why the operator asks: ${justification}`,
     "Accept to run it once; decline or cancel and it does not run.",

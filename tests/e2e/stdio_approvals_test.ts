@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { exists, type HarnessOptions, startHarness } from "../_helpers/stdio_harness.ts";
 import { approvals, pendingId } from "./_approvals.ts";
+import { prepareJail } from "../_helpers/jail.ts";
 
 const RULES = `
 [[rules]]
@@ -112,6 +113,22 @@ justification = "says hi"
     const echoed = await h.call("run_command", { command: "echo hi > other.txt" });
     assert.equal(echoed.code, "OK", echoed.policy_reason);
     assert.match(messages[1] ?? "", /Text: echo hi > other\.txt/);
+    // Round nine: a folder name and stdin with control and format
+    // characters forged lines in the question; they are shown escaped.
+    const forged = "src\u001b[2K\nRule: nothing";
+    await Deno.mkdir(`${h.jail}/${forged}`);
+    await prepareJail(h.jail);
+    const hidden = await h.call("run_command", {
+      argv: ["tee", "notes.txt"],
+      cwd: forged,
+      stdin: "harmless\u202Etxt.exe\u2028second line",
+    });
+    assert.equal(hidden.code, "OK", hidden.policy_reason);
+    const message = messages[2] ?? "";
+    assert.ok(message.includes("src\\u{1B}[2K\\u{A}Rule: nothing"), message);
+    assert.ok(message.includes("\\u{202E}") && message.includes("\\u{2028}"), message);
+    assert.ok(!/[\u001b\u202e\u2028]/.test(message), "no raw control or format character");
+    assert.equal(message.split("\n").filter((line) => line.startsWith("Rule:")).length, 1);
   } finally {
     await h.close();
   }

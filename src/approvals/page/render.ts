@@ -13,6 +13,7 @@ import { escapeHtml, htmlResponse } from "../../auth/server/html.ts";
 import type { ApprovalRecord } from "../records.ts";
 import type { PageForm } from "./forms.ts";
 import { hiddenWordCount } from "../../redact/mod.ts";
+import { visibleText } from "../../encoding/mod.ts";
 
 /** The page's path on htmcp's origin. */
 export const APPROVAL_PAGE_PATH = "/approvals";
@@ -65,7 +66,7 @@ function approvalHtml(record: ApprovalRecord, form: PageForm, now: number): stri
   const seconds = Math.max(0, Math.floor((record.expires_ms - now) / 1000));
   const text = record.command_raw === record.argv.join(" ")
     ? ""
-    : `<dt>Command text</dt><dd><code>${escapeHtml(record.command_raw)}</code></dd>`;
+    : `<dt>Command text</dt><dd><code>${escapeHtml(visibleText(record.command_raw))}</code></dd>`;
   // The argv as JSON: every word's bounds and any control character visible.
   // The record keeps it redacted (the state store is durable); when a word
   // was hidden, the operator is told the shown argv is not all that runs.
@@ -77,7 +78,7 @@ function approvalHtml(record: ApprovalRecord, form: PageForm, now: number): stri
 <dl>
 <dt>${label}</dt><dd><code>${escapeHtml(JSON.stringify(record.argv))}</code></dd>
 ${text}${stdinHtml(record)}
-<dt>Working folder (in the jail)</dt><dd><code>${escapeHtml(record.cwd)}</code></dd>
+<dt>Working folder (in the jail)</dt><dd><code>${escapeHtml(visibleText(record.cwd))}</code></dd>
 <dt>Caller</dt><dd><code>${escapeHtml(record.owner)}</code></dd>
 <dt>Rule</dt><dd><code>${escapeHtml(record.rule)}</code></dd>
 <dt>Why the policy asks</dt><dd>${escapeHtml(record.justification)}</dd>
@@ -97,7 +98,7 @@ ${hidden(form)}
 function stdinHtml(record: ApprovalRecord): string {
   if (record.stdin === undefined) return "";
   return `<dt>Standard input (${record.stdin.bytes} bytes; its start, redacted)</dt><dd><code>${
-    escapeHtml(JSON.stringify(record.stdin.preview))
+    escapeHtml(visibleText(JSON.stringify(record.stdin.preview)))
   }</code></dd>`;
 }
 
