@@ -79,6 +79,9 @@ const GIT_CONFIG_OVERRIDES: readonly (readonly [string, string])[] = [
   // same command: "%s%n%b" put a commit body's "exec ..." line into it (red
   // team, round eight). git's own default, whatever the repository says.
   ["rebase.instructionFormat", "%s"],
+  // With it set, pull and checkout recurse into submodules without being
+  // asked, and pull runs `git submodule update`, a shell script in 2.39.
+  ["submodule.recurse", "false"],
 ];
 
 /** Environment every git run gets. */

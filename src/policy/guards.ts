@@ -399,6 +399,19 @@ const ARGUMENT_GUARDS: readonly Guard[] = [
       "https://git-scm.com/docs/git-rebase#Documentation/git-rebase.txt---rebase-mergesrebase-cousinsno-rebase-cousins",
   },
   {
+    name: "git-recurse-submodules",
+    commands: ["git"],
+    match: [{
+      kind: "flags",
+      scope: { in: "git-subcommand", subcommands: ["clone", "pull"] },
+      flags: flags({ long: [anyPrefixLong("recurse-submodules"), anyPrefixLong("recursive")] }),
+    }],
+    reason:
+      "runs git submodule update, in git 2.39 a shell script (the submodule subcommand itself is refused)",
+    source:
+      "https://git-scm.com/docs/git-clone#Documentation/git-clone.txt---recurse-submodulesltpathspecgt",
+  },
+  {
     name: "git-rebase-exec",
     commands: ["git"],
     match: [{

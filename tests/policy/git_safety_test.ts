@@ -259,6 +259,7 @@ Deno.test("gitSafetyArgs() overrides the documented code-running keys and disabl
       "safe.bareRepository=explicit",
       "rerere.enabled=false",
       "rebase.instructionFormat=%s",
+      "submodule.recurse=false",
     ]
   ) {
     const at = args.indexOf(setting);

@@ -23,6 +23,7 @@ const SAMPLES: ReadonlyMap<string, string> = new Map([
   ["git-rebase-exec", "git rebase -x sh main"],
   ["git-apply-unsafe-paths", "git apply --unsafe-paths fix.patch"],
   ["git-rebase-merges", "git rebase -r main"],
+  ["git-recurse-submodules", "git clone --recurse-submodules https://example.com/r.git"],
   ["git-bisect-run", "git bisect run sh"],
   ["git-bisect-view", "git bisect view -p"],
   ["git-help", "git log --help"],
