@@ -175,7 +175,8 @@ export function pullRebasingMerges(
     const named = /^--reb(?:a(?:s(?:e)?)?)?=(.*)$/.exec(word);
     if (named !== null && rebasesMerges(named[1] as string)) return word;
     // A short-option cluster carries -r's value too: `-vrmerges` (round nine).
-    const cluster = /^-([a-zA-Z]*?)r(.+)$/.exec(word);
+    // Digits too: `-4rmerges` is -4, then -r with "merges" (round ten).
+    const cluster = /^-([a-zA-Z0-9]*?)r(.+)$/.exec(word);
     if (cluster !== null && !word.startsWith("--") && rebasesMerges(cluster[2] as string)) {
       return word;
     }

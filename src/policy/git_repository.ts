@@ -275,10 +275,16 @@ class Inspection {
     // Submodules' git folders (`modules/<name>`, nested for nested
     // submodules): status, diff and fetch run git inside them too.
     await this.modules(`${common}/modules`, bases, 0);
-    const top = bases[bases.length - 1] as string;
-    await this.gitmodules(top, bases);
-    await this.gitlinks(gitDir, top, bases);
+    // The work tree: the repository's own core.worktree when it names one
+    // (an absorbed submodule's always does), else the folder it was found
+    // from. Submodules are looked for there (round ten: two levels down,
+    // and under a moved work tree, they were looked for beside .git).
+    const top = this.#worktrees.get(gitDir) ?? bases[bases.length - 1] as string;
+    await this.gitmodules(top, [...bases, top]);
+    await this.gitlinks(gitDir, top, [...bases, top]);
   }
+
+  readonly #worktrees = new Map<string, string>();
 
   readonly #indexes = new Map<string, IndexNames[]>();
 
@@ -536,6 +542,7 @@ class Inspection {
           "read from a file",
         );
         if (this.isInGitDir(tree)) refuse("core.worktree is inside a git folder");
+        this.#worktrees.set(gitDir, tree);
         continue;
       }
       if (entry.value !== null) await this.configValue(file, entry.value, bases);

@@ -82,6 +82,17 @@ const GIT_CONFIG_OVERRIDES: readonly (readonly [string, string])[] = [
   // With it set, pull and checkout recurse into submodules without being
   // asked, and pull runs `git submodule update`, a shell script in 2.39.
   ["submodule.recurse", "false"],
+  // git enters a submodule (a nested repository the index, a commit or
+  // .gitmodules names) by running a git there, which reads that repository's
+  // own configuration: its filters, diff programs and pager (rounds nine and
+  // ten ran planted ones through status and diff). No run does: porcelain
+  // ignores submodules, shows them as commit ids, and fetch and push do not
+  // recurse (the options that would are guarded: git-submodule-entry).
+  ["diff.ignoreSubmodules", "all"],
+  ["diff.submodule", "short"],
+  ["status.submoduleSummary", "false"],
+  ["fetch.recurseSubmodules", "false"],
+  ["push.recurseSubmodules", "no"],
 ];
 
 /** Environment every git run gets. */

@@ -372,7 +372,11 @@ Deno.test("the repository check inspects submodules' git folders, where status r
     );
     await Deno.writeTextFile(`${box.jail}/sub/.gitattributes`, "*.txt filter=x\n");
     await Deno.writeTextFile(`${box.jail}/sub/g.txt`, "h\n"); // same size: git must hash it
+    // The hardening alone now keeps git out of submodules (diff.ignoreSubmodules=all):
     await git(box.jail, ["status"], { hardened: true, jail: box.jail });
+    ok(!(await Deno.lstat(canary).then(() => true, () => false)), "hardened status stays out");
+    // Without it, git enters the submodule and runs its filter:
+    await git(box.jail, ["status"]);
     ok((await Deno.lstat(canary)).isFile, "status in the superproject ran the submodule's filter");
     const verdict = await check(box, ["status"]);
     ok(!verdict.ok);

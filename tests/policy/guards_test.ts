@@ -24,6 +24,7 @@ const SAMPLES: ReadonlyMap<string, string> = new Map([
   ["git-apply-unsafe-paths", "git apply --unsafe-paths fix.patch"],
   ["git-rebase-merges", "git rebase -r main"],
   ["git-recurse-submodules", "git clone --recurse-submodules https://example.com/r.git"],
+  ["git-submodule-entry", "git diff HEAD~1 HEAD --submodule=diff"],
   ["git-bisect-run", "git bisect run sh"],
   ["git-bisect-view", "git bisect view -p"],
   ["git-help", "git log --help"],

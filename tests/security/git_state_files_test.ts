@@ -475,6 +475,59 @@ for (const mode of ["none", "bwrap"] as const) {
   });
 }
 
+/**
+ * Round ten: a gitlink in commits but not in the index, an untracked nested
+ * repository at its path whose diff.external runs `canary`, and
+ * diff.submodule=diff in the top repository: `git show` ran it.
+ */
+async function submoduleInCommits(base: string, canary: string): Promise<string> {
+  const top = await makeRepository(base, "top2");
+  const sub = await makeRepository(top, "sub2");
+  await gitOk(top, "add", "sub2");
+  await gitOk(top, "commit", "-qm", "A");
+  await Deno.writeTextFile(`${sub}/f.txt`, "two\n");
+  await gitOk(sub, "commit", "-qam", "two");
+  await gitOk(top, "add", "sub2");
+  await gitOk(top, "commit", "-qm", "B");
+  await gitOk(top, "rm", "-q", "--cached", "sub2");
+  await gitOk(sub, "config", "diff.external", `sh -c 'touch ${canary}' --`);
+  await gitOk(top, "config", "diff.submodule", "diff");
+  return top;
+}
+
+Deno.test("none: git stays out of submodules: a nested repository's diff program never runs, and --submodule=diff is refused (round ten)", async (t) => {
+  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-subdiff-raw-" }));
+  try {
+    const top = await submoduleInCommits(base, `${base}/RAN`);
+    await raw(["show", "--no-ext-diff"], top);
+    ok(await exists(`${base}/RAN`), "raw git show ran the nested repository's diff.external");
+  } finally {
+    await Deno.remove(base, { recursive: true });
+  }
+
+  const h = await startHarness({ allow: ALLOW, sandbox: "none" });
+  try {
+    await t.step("the server under test runs commands in mode none", async () => {
+      await assertSandboxMode(h, "none");
+    });
+    const canary = `${h.dir}/RAN`;
+    await submoduleInCommits(h.jail, canary);
+    await chownTree(h.jail);
+    const shown = await h.call("run_command", { command: "git show", cwd: "top2" });
+    equal(shown.code, "OK", shown.policy_reason);
+    ok(!(await exists(canary)), "git show entered no submodule");
+    const diffed = await h.call("run_command", {
+      command: "git diff HEAD~1 HEAD --submodule=diff",
+      cwd: "top2",
+    });
+    equal(diffed.code, "POLICY_DENIED", diffed.policy_reason);
+    match(diffed.policy_reason, /guard "git-submodule-entry"/);
+    ok(!(await exists(canary)), "nothing ran");
+  } finally {
+    await h.close();
+  }
+});
+
 Deno.test("bwrap: writing git's files is allowed, and a crafted MERGE_RR reaches no host file", async (t) => {
   const h = await startHarness({ allow: ALLOW, sandbox: "bwrap" });
   try {
