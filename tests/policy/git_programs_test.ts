@@ -78,6 +78,8 @@ Deno.test("pullRebasingMerges() and rebasesMerges() read git pull's --rebase val
   equal(pullRebasingMerges("pull", ["-vrmerges", "origin"]), "-vrmerges");
   equal(pullRebasingMerges("pull", ["-qvrm"]), "-qvrm");
   equal(pullRebasingMerges("pull", ["-vr"]), null);
+  // After digits too (round ten): -4 is an option of its own.
+  equal(pullRebasingMerges("pull", ["-4rmerges"]), "-4rmerges");
   equal(pullRebasingMerges("pull", ["--rebase", "origin"]), null);
   equal(pullRebasingMerges("pull", ["--rebase=true"]), null);
   equal(pullRebasingMerges("fetch", ["--rebase=merges"]), null);

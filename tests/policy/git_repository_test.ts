@@ -384,6 +384,32 @@ Deno.test("the repository check inspects submodules' git folders, where status r
   });
 });
 
+Deno.test("the repository check looks for the index's submodules in the work tree core.worktree names (round ten)", async () => {
+  await withBox(async (box) => {
+    // The red team's layout: r/.git with core.worktree = ../../w, and w/sub
+    // a nested repository (a gitlink of the index) with a filter program.
+    const w = `${box.jail}/w`;
+    await Deno.mkdir(`${w}/sub`, { recursive: true });
+    equal((await git(w, ["init", "-q", "."])).code, 0);
+    equal((await git(`${w}/sub`, ["init", "-q", "."])).code, 0);
+    await Deno.writeTextFile(`${w}/sub/x`, "data\n");
+    equal((await git(`${w}/sub`, ["add", "x"])).code, 0);
+    equal((await git(`${w}/sub`, ["commit", "-qm", "i"])).code, 0);
+    equal(
+      (await git(`${w}/sub`, ["config", "filter.evil.clean", "touch /nonexistent; cat"])).code,
+      0,
+    );
+    equal((await git(w, ["add", "sub"])).code, 0);
+    equal((await git(w, ["commit", "-qm", "top"])).code, 0);
+    await Deno.mkdir(`${box.jail}/r`);
+    await Deno.rename(`${w}/.git`, `${box.jail}/r/.git`);
+    equal((await git(`${box.jail}/r`, ["config", "core.worktree", "../../w"])).code, 0);
+    const verdict = await check(box, ["status"], `${box.jail}/r`);
+    ok(!verdict.ok, "the submodule under the moved work tree was inspected");
+    match(verdict.reason, /names a program/);
+  });
+});
+
 Deno.test("the repository check inspects a submodule .gitmodules lists with its own .git folder", async () => {
   await withBox(async (box) => {
     await Deno.mkdir(`${box.jail}/inner`);
