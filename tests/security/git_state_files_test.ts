@@ -413,11 +413,12 @@ Deno.test("none: a repository's rebase.instructionFormat cannot write an exec li
       await assertSandboxMode(h, "none");
     });
     const cwd = await makeRepository(h.jail, "fmt");
-    await build(cwd, `${h.dir}/PWNED`);
+    // In the jail, which the command's uid can write (the harness folder is not).
+    await build(cwd, `${h.jail}/PWNED`);
     await chownTree(cwd);
     const result = await h.call("run_command", { command: "git rebase main", cwd: "fmt" });
     equal(result.code, "OK", result.policy_reason);
-    ok(!(await exists(`${h.dir}/PWNED`)), "no exec line ran");
+    ok(!(await exists(`${h.jail}/PWNED`)), "no exec line ran");
     ok(!result.stderr.includes("Executing"), result.stderr);
   } finally {
     await h.close();
@@ -458,7 +459,9 @@ for (const mode of ["none", "bwrap"] as const) {
       await t.step(`the server under test runs commands in mode ${mode}`, async () => {
         await assertSandboxMode(h, mode);
       });
-      const canary = mode === "none" ? `${h.dir}/RAN` : `${h.jail}/RAN`;
+      // In the jail: the command's uid can write there in both modes (the
+      // harness folder around it is the server's, closed to that uid).
+      const canary = `${h.jail}/RAN`;
       await nestedWithFilter(h.jail, canary);
       await chownTree(h.jail);
       const result = await h.call("run_command", { command: "git status --short", cwd: "top" });
@@ -510,7 +513,8 @@ Deno.test("none: git stays out of submodules: a nested repository's diff program
     await t.step("the server under test runs commands in mode none", async () => {
       await assertSandboxMode(h, "none");
     });
-    const canary = `${h.dir}/RAN`;
+    // In the jail, which the command's uid can write (the harness folder is not).
+    const canary = `${h.jail}/RAN`;
     await submoduleInCommits(h.jail, canary);
     await chownTree(h.jail);
     const shown = await h.call("run_command", { command: "git show", cwd: "top2" });
