@@ -95,6 +95,11 @@ export function refusedConfigEntry(entry: GitConfigEntry): string | null {
   if (section === "submodule" && name === "update") {
     return "names a command run on submodule update (submodule.*.update)";
   }
+  if (section === "submodule" && name === "ignore") {
+    // Per submodule, it overrides diff.ignoreSubmodules=all: git would enter
+    // that submodule and read its own configuration (round eleven).
+    return "makes git enter a submodule, where that repository's own configuration runs (submodule.*.ignore)";
+  }
   if (PROGRAM_NAMES.has(name) || (TOOL_SECTIONS.has(section) && name === "path")) {
     return `names a program git would run (${section}.${
       entry.subsection === null ? "" : "*."

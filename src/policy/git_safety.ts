@@ -87,7 +87,10 @@ const GIT_CONFIG_OVERRIDES: readonly (readonly [string, string])[] = [
   // own configuration: its filters, diff programs and pager (rounds nine and
   // ten ran planted ones through status and diff). No run does: porcelain
   // ignores submodules, shows them as commit ids, and fetch and push do not
-  // recurse (the options that would are guarded: git-submodule-entry).
+  // recurse (the options that would are guarded: git-submodule-entry). A
+  // submodule.<name>.ignore overrides this for its submodule: refused in a
+  // repository's configuration (git_config_rules.ts); checkout and switch,
+  // which may write a .gitmodules holding one, run quiet (DIFF_SAFETY).
   ["diff.ignoreSubmodules", "all"],
   ["diff.submodule", "short"],
   ["status.submoduleSummary", "false"],
@@ -168,6 +171,13 @@ const DIFF_SAFETY: ReadonlyMap<string, readonly string[]> = new Map([
   ["whatchanged", BOTH],
   ["blame", ["--no-textconv"]],
   ["annotate", ["--no-textconv"]],
+  // After moving HEAD, checkout and switch list the paths that differ,
+  // entering every submodule to ask; a `submodule.<name>.ignore = none` in
+  // the `.gitmodules` the same checkout writes overrides
+  // diff.ignoreSubmodules=all, and that submodule's own filter ran (red
+  // team, round eleven). Quiet, they list nothing and enter nothing.
+  ["checkout", ["--quiet"]],
+  ["switch", ["--quiet"]],
 ]);
 
 /** `git reflog` subcommands that print no diffs; any other word means the implicit `show`. */
@@ -200,7 +210,8 @@ function diffSafetyInsertion(
  * `diff.<driver>.command` or `diff.<driver>.textconv` from repository
  * config: diff, log, show, whatchanged, reflog [show], stash list/show
  * (also for `-G`/`-S` pickaxe searches, which use textconv), blame and
- * annotate. `status -v`/`commit -v` cannot take these options and are
+ * annotate; and `--quiet` after checkout and switch, whose listing of
+ * changed paths enters submodules. `status -v`/`commit -v` cannot take these options and are
  * refused by the `git-verbose-diff` guard instead; `range-diff`, whose
  * inner `git log` ignores them, is not an allowed subcommand.
  *

@@ -532,6 +532,63 @@ Deno.test("none: git stays out of submodules: a nested repository's diff program
   }
 });
 
+/**
+ * Round eleven: a branch whose commit holds a gitlink and a .gitmodules
+ * with `ignore = none`; on main, the nested repository stays as an
+ * untracked folder with a clean filter that runs `canary`. `git checkout
+ * evil` wrote both, then listed the changed paths and entered it.
+ */
+async function submoduleArrivingWithCheckout(base: string, canary: string): Promise<string> {
+  const top = await makeRepository(base, "top3");
+  await gitOk(top, "checkout", "-q", "-b", "evil");
+  const sub = await makeRepository(top, "sub2");
+  await gitOk(top, "add", "sub2");
+  await Deno.writeTextFile(
+    `${top}/.gitmodules`,
+    '[submodule "s"]\n\tpath = sub2\n\turl = https://example.invalid/x\n\tignore = none\n',
+  );
+  await gitOk(top, "add", ".gitmodules");
+  await gitOk(top, "commit", "-qm", "evil");
+  await gitOk(top, "checkout", "-q", "main");
+  await gitOk(sub, "config", "filter.x.clean", `touch ${canary}; cat`);
+  await Deno.writeTextFile(`${sub}/.gitattributes`, "f.txt filter=x\n");
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  await Deno.writeTextFile(`${sub}/f.txt`, "two\n");
+  return top;
+}
+
+for (const mode of ["none", "bwrap"] as const) {
+  Deno.test(`${mode}: checkout and switch enter no submodule their own .gitmodules asks for (round eleven)`, async (t) => {
+    const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-cosub-raw-" }));
+    try {
+      const top = await submoduleArrivingWithCheckout(base, `${base}/RAN`);
+      await raw(["checkout", "evil"], top);
+      ok(await exists(`${base}/RAN`), "raw git checkout ran the nested repository's filter");
+    } finally {
+      await Deno.remove(base, { recursive: true });
+    }
+
+    const h = await startHarness({ allow: ALLOW, sandbox: mode });
+    try {
+      await t.step(`the server under test runs commands in mode ${mode}`, async () => {
+        await assertSandboxMode(h, mode);
+      });
+      const canary = `${h.jail}/RAN`;
+      for (const command of ["git checkout evil", "git switch evil"]) {
+        const top = await submoduleArrivingWithCheckout(h.jail, canary);
+        await chownTree(h.jail);
+        const result = await h.call("run_command", { command, cwd: "top3" });
+        equal(result.code, "OK", result.policy_reason);
+        equal(result.exit_code, 0, result.stderr);
+        ok(!(await exists(canary)), `${command} entered the submodule`);
+        await Deno.remove(top, { recursive: true });
+      }
+    } finally {
+      await h.close();
+    }
+  });
+}
+
 Deno.test("bwrap: writing git's files is allowed, and a crafted MERGE_RR reaches no host file", async (t) => {
   const h = await startHarness({ allow: ALLOW, sandbox: "bwrap" });
   try {
