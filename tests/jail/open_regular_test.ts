@@ -10,6 +10,7 @@ import { equal, ok } from "node:assert/strict";
 import { openRegularInJail } from "../../src/jail/mod.ts";
 import { gitRepositoryReader } from "../../src/jail/git_repository_reader.ts";
 import { inspectGitRepository } from "../../src/policy/mod.ts";
+import { startRenameLoop } from "../_helpers/rename_loop.ts";
 
 async function tree() {
   const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-open-" }));
@@ -54,28 +55,9 @@ Deno.test("while a folder of the git folder is swapped for a link to a host fold
   await Deno.writeTextFile(`${t.jail}/.git/config`, "[core]\n\tbare = false\n");
   await Deno.writeTextFile(`${t.jail}/.git/rebase-merge/strategy`, "ours\n");
   await Deno.writeTextFile(`${t.outside}/strategy`, "HOST-SECRET\n");
-  const swapper = new Deno.Command("python3", {
-    args: [
-      "-c",
-      `import os, time
-os.chdir(${JSON.stringify(`${t.jail}/.git`)})
-os.symlink(${JSON.stringify(t.outside)}, "rl")
-end = time.time() + 20
-for _ in range(2_000_000):
-    if time.time() > end or os.path.exists("stop"): break
-    os.rename("rebase-merge", "real"); os.rename("rl", "rebase-merge")
-    os.rename("rebase-merge", "rl"); os.rename("real", "rebase-merge")`,
-    ],
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
+  const loop = await startRenameLoop(`${t.jail}/.git`, "rebase-merge", "rl", t.outside);
   const reasons = new Map<string, number>();
   try {
-    const waitUntil = Date.now() + 10_000;
-    while (Date.now() < waitUntil) {
-      if (await Deno.lstat(`${t.jail}/.git/rl`).then(() => true, () => false)) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
     const reader = gitRepositoryReader(t.jail);
     const started = Date.now();
     for (let i = 0; i < 20_000 && Date.now() - started < 4_000; i++) {
@@ -87,9 +69,7 @@ for _ in range(2_000_000):
       reasons.set(key, (reasons.get(key) ?? 0) + 1);
     }
   } finally {
-    await Deno.writeTextFile(`${t.jail}/.git/stop`, "");
-    const { success, stderr } = await swapper.output();
-    ok(success, new TextDecoder().decode(stderr));
+    await loop.stop();
     await Deno.remove(t.base, { recursive: true });
   }
   const quoted = [...reasons.keys()].filter((reason) => reason.includes("HOST-SECRET"));

@@ -10,6 +10,7 @@
  */
 import { equal, ok } from "node:assert/strict";
 import { expandGlob } from "../../src/plan/expand_glob.ts";
+import { startRenameLoop } from "../_helpers/rename_loop.ts";
 import {
   CheckBudget,
   type FolderLister,
@@ -28,28 +29,9 @@ async function raceGlob(lister: FolderLister | null): Promise<Map<string, number
   await Deno.mkdir(`${jail}/d/.inside`, { recursive: true });
   await Deno.mkdir(host);
   await Deno.writeTextFile(`${host}/.host-name-CANARY`, "");
-  const swapper = new Deno.Command("python3", {
-    args: [
-      "-c",
-      `import os, time
-os.chdir(${JSON.stringify(jail)})
-os.symlink(${JSON.stringify(host)}, "l")
-end = time.time() + 20
-for _ in range(2_000_000):
-    if time.time() > end or os.path.exists("stop"): break
-    os.rename("d", "tmp"); os.rename("l", "d")
-    os.rename("d", "l"); os.rename("tmp", "d")`,
-    ],
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
+  const loop = await startRenameLoop(jail, "d", "l", host);
   const outcomes = new Map<string, number>();
   try {
-    const waitUntil = Date.now() + 10_000;
-    while (Date.now() < waitUntil) {
-      if (await Deno.lstat(`${jail}/l`).then(() => true, () => false)) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
     const word = { text: "d/.*", quoted: false, globAt: [3] };
     const started = Date.now();
     for (let i = 0; i < 20_000 && Date.now() - started < 4_000; i++) {
@@ -59,9 +41,7 @@ for _ in range(2_000_000):
       outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
     }
   } finally {
-    await Deno.writeTextFile(`${jail}/stop`, "");
-    const { success, stderr } = await swapper.output();
-    ok(success, new TextDecoder().decode(stderr));
+    await loop.stop();
     await Deno.remove(base, { recursive: true });
   }
   return outcomes;

@@ -11,6 +11,7 @@
 import { equal, ok } from "node:assert/strict";
 import { startHarness } from "../_helpers/stdio_harness.ts";
 import { assertSandboxMode, chownTree } from "../_helpers/jail.ts";
+import { startRenameLoop } from "../_helpers/rename_loop.ts";
 
 for (const mode of ["bwrap", "none"] as const) {
   Deno.test(`${mode}: a folder swapped for a link to a host folder while echo d/.* is expanded never shows the host folder`, async () => {
@@ -20,21 +21,7 @@ for (const mode of ["bwrap", "none"] as const) {
     await Deno.writeTextFile(`${host}/.host-name-CANARY`, "");
     await Deno.mkdir(`${h.jail}/d/.inside`, { recursive: true });
     await chownTree(`${h.jail}/d`);
-    const swapper = new Deno.Command("python3", {
-      args: [
-        "-c",
-        `import os, time
-os.chdir(${JSON.stringify(h.jail)})
-os.symlink(${JSON.stringify(host)}, "l")
-end = time.time() + 30
-for _ in range(5_000_000):
-    if time.time() > end or os.path.exists("stop"): break
-    os.rename("d", "tmp"); os.rename("l", "d")
-    os.rename("d", "l"); os.rename("tmp", "d")`,
-      ],
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
+    const loop = await startRenameLoop(h.jail, "d", "l", host, 30);
     const outcomes = new Map<string, number>();
     try {
       await assertSandboxMode(h, mode);
@@ -45,9 +32,7 @@ for _ in range(5_000_000):
         outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
       }
     } finally {
-      await Deno.writeTextFile(`${h.jail}/stop`, "");
-      const { success, stderr } = await swapper.output();
-      ok(success, new TextDecoder().decode(stderr));
+      await loop.stop();
       await h.close();
     }
     const leaked = [...outcomes.keys()].filter((key) => key.includes("CANARY"));
