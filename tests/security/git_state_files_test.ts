@@ -41,6 +41,36 @@ async function gitOk(cwd: string, ...args: string[]): Promise<void> {
   equal(result.code, 0, `setup: git ${args.join(" ")}: ${result.err}`);
 }
 
+/** Runs `prove` (the raw tool, no htmcp) in a fresh folder, removed after. */
+async function rawProof(prefix: string, prove: (base: string) => Promise<void>): Promise<void> {
+  const base = await Deno.realPath(await Deno.makeTempDir({ prefix }));
+  try {
+    await prove(base);
+  } finally {
+    await Deno.remove(base, { recursive: true });
+  }
+}
+
+/**
+ * Runs `body` against the real server in `mode`, asserted first as a step
+ * (a security test proves the mode it claims), and closes the server after.
+ */
+async function inMode(
+  t: Deno.TestContext,
+  mode: "none" | "bwrap",
+  body: (h: Harness) => Promise<void>,
+): Promise<void> {
+  const h = await startHarness({ allow: ALLOW, sandbox: mode });
+  try {
+    await t.step(`the server under test runs commands in mode ${mode}`, async () => {
+      await assertSandboxMode(h, mode);
+    });
+    await body(h);
+  } finally {
+    await h.close();
+  }
+}
+
 /** A repository with one commit on `main` in `<base>/<name>`, handed to the jail's owner. */
 async function makeRepository(base: string, name: string): Promise<string> {
   const cwd = `${base}/${name}`;
@@ -100,8 +130,7 @@ async function ran(h: Harness, command: string, cwd: string) {
 }
 
 Deno.test("raw git acts on a planted MERGE_RR and worktrees/<id>/gitdir: rerere prints a host file, worktree repair writes outside", async () => {
-  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-gitstate-raw-" }));
-  try {
+  await rawProof("htmcp-gitstate-raw-", async (base) => {
     await Deno.writeTextFile(`${base}/secret.txt`, `${SECRET}\n`);
     const cwd = await makeRepository(base, "repo");
     await Deno.mkdir(`${cwd}/.git/rr-cache/${RERERE_ID}`, { recursive: true });
@@ -117,17 +146,11 @@ Deno.test("raw git acts on a planted MERGE_RR and worktrees/<id>/gitdir: rerere 
     await Deno.copyFile(`${cwd}/.git/HEAD`, `${cwd}/.git/worktrees/x/HEAD`);
     await raw(["worktree", "repair"], cwd);
     ok(await exists(`${base}/victim/.git`), "raw worktree repair wrote into the outside folder");
-  } finally {
-    await Deno.remove(base, { recursive: true });
-  }
+  });
 });
 
 Deno.test("none: no command but git works inside a git folder (MERGE_RR, index, worktrees, links, a git folder under another name)", async (t) => {
-  const h = await startHarness({ allow: ALLOW, sandbox: "none" });
-  try {
-    await t.step("the server under test runs commands in mode none", async () => {
-      await assertSandboxMode(h, "none");
-    });
+  await inMode(t, "none", async (h) => {
     await Deno.writeTextFile(`${h.dir}/secret.txt`, `${SECRET}\n`);
     const cwd = await makeRepository(h.jail, "repo");
     // What the red team fed tr: MERGE_RR's tab, slashes and NUL spelled as letters.
@@ -232,17 +255,11 @@ Deno.test("none: no command but git works inside a git folder (MERGE_RR, index, 
       equal(status.stdout, "?? a.txt\n?? b.txt\n?? crafted-index\n?? sub2/\n?? t.txt\n");
       ok(!(await exists(`${cwd}/.git/MERGE_RR`)));
     });
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("none: a repository handed over with such files planted is refused by the repository check", async (t) => {
-  const h = await startHarness({ allow: ALLOW, sandbox: "none" });
-  try {
-    await t.step("the server under test runs commands in mode none", async () => {
-      await assertSandboxMode(h, "none");
-    });
+  await inMode(t, "none", async (h) => {
     await Deno.writeTextFile(`${h.dir}/secret.txt`, `${SECRET}\n`);
     await Deno.mkdir(`${h.dir}/victim`);
     const plants: [string, (cwd: string) => Promise<void>, RegExp][] = [
@@ -290,9 +307,7 @@ Deno.test("none: a repository handed over with such files planted is refused by 
         },
       );
     }
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("none: rerere is off, so a conflicted file replaced by a link to a host file is never read through it", async (t) => {
@@ -307,22 +322,15 @@ Deno.test("none: rerere is off, so a conflicted file replaced by a link to a hos
     await Deno.remove(`${cwd}/f.txt`);
     await Deno.symlink(secret, `${cwd}/f.txt`);
   };
-  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-rerere-raw-" }));
-  try {
+  await rawProof("htmcp-rerere-raw-", async (base) => {
     await Deno.writeTextFile(`${base}/secret.txt`, `${SECRET}\n`);
     const cwd = await makeRepository(base, "repo");
     await plant(cwd, `${base}/secret.txt`);
     const diff = await raw(["rerere", "diff"], cwd);
     ok(diff.out.includes(SECRET), `raw rerere diff read through the link: ${diff.out}${diff.err}`);
-  } finally {
-    await Deno.remove(base, { recursive: true });
-  }
+  });
 
-  const h = await startHarness({ allow: ALLOW, sandbox: "none" });
-  try {
-    await t.step("the server under test runs commands in mode none", async () => {
-      await assertSandboxMode(h, "none");
-    });
+  await inMode(t, "none", async (h) => {
     await Deno.writeTextFile(`${h.dir}/secret.txt`, `${SECRET}\n`);
     const cwd = await makeRepository(h.jail, "rerere");
     await chownTree(cwd);
@@ -333,31 +341,22 @@ Deno.test("none: rerere is off, so a conflicted file replaced by a link to a hos
       ok(!result.stdout.includes(SECRET) && !result.stderr.includes(SECRET), command);
     }
     ok(!(await exists(`${cwd}/.git/rr-cache/${RERERE_ID}/postimage`)), "nothing was copied");
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("none: git am, which opens what a series file or Maildir lists, is refused (round eight read host files both ways)", async (t) => {
   const series = (secret: string) =>
     `# This series applies on GIT commit 0\n${"../".repeat(12)}${secret.slice(1)}\n`;
-  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-am-raw-" }));
-  try {
+  await rawProof("htmcp-am-raw-", async (base) => {
     await Deno.writeTextFile(`${base}/secret.txt`, `Subject: ${SECRET}\n`);
     const cwd = await makeRepository(base, "repo");
     await Deno.writeTextFile(`${cwd}/series`, series(`${base}/secret.txt`));
     await raw(["am", "series"], cwd);
     const shown = await raw(["am", "--show-current-patch=raw"], cwd);
     ok(shown.out.includes(SECRET), `raw git am read the host file: ${shown.out}${shown.err}`);
-  } finally {
-    await Deno.remove(base, { recursive: true });
-  }
+  });
 
-  const h = await startHarness({ allow: ALLOW, sandbox: "none" });
-  try {
-    await t.step("the server under test runs commands in mode none", async () => {
-      await assertSandboxMode(h, "none");
-    });
+  await inMode(t, "none", async (h) => {
     await Deno.writeTextFile(`${h.dir}/secret.txt`, `Subject: ${SECRET}\n`);
     const cwd = await makeRepository(h.jail, "am");
     await Deno.writeTextFile(`${cwd}/series`, series(`${h.dir}/secret.txt`));
@@ -377,9 +376,7 @@ Deno.test("none: git am, which opens what a series file or Maildir lists, is ref
       equal(await snapshot(h.dir, h.auditLog), before, `${command}: nothing changed`);
     }
     ok(!(await exists(`${cwd}/.git/rebase-apply`)), "no am began");
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 Deno.test("none: a repository's rebase.instructionFormat cannot write an exec line into the todo a rebase runs", async (t) => {
@@ -397,21 +394,14 @@ Deno.test("none: a repository's rebase.instructionFormat cannot write an exec li
     await gitOk(cwd, "commit", "-q", "-m", "three");
     await gitOk(cwd, "checkout", "-q", "side");
   };
-  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-fmt-raw-" }));
-  try {
+  await rawProof("htmcp-fmt-raw-", async (base) => {
     const cwd = await makeRepository(base, "repo");
     await build(cwd, `${base}/PWNED`);
     await raw(["rebase", "main"], cwd);
     ok(await exists(`${base}/PWNED`), "raw git rebase ran the body's exec line");
-  } finally {
-    await Deno.remove(base, { recursive: true });
-  }
+  });
 
-  const h = await startHarness({ allow: ALLOW, sandbox: "none" });
-  try {
-    await t.step("the server under test runs commands in mode none", async () => {
-      await assertSandboxMode(h, "none");
-    });
+  await inMode(t, "none", async (h) => {
     const cwd = await makeRepository(h.jail, "fmt");
     // In the jail, which the command's uid can write (the harness folder is not).
     await build(cwd, `${h.jail}/PWNED`);
@@ -420,9 +410,7 @@ Deno.test("none: a repository's rebase.instructionFormat cannot write an exec li
     equal(result.code, "OK", result.policy_reason);
     ok(!(await exists(`${h.jail}/PWNED`)), "no exec line ran");
     ok(!result.stderr.includes("Executing"), result.stderr);
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 /**
@@ -445,20 +433,13 @@ async function nestedWithFilter(base: string, canary: string): Promise<string> {
 
 for (const mode of ["none", "bwrap"] as const) {
   Deno.test(`${mode}: a nested repository the index names (no .gitmodules) is inspected: its filter never runs`, async (t) => {
-    const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-gitlink-raw-" }));
-    try {
+    await rawProof("htmcp-gitlink-raw-", async (base) => {
       const top = await nestedWithFilter(base, `${base}/RAN`);
       await raw(["status", "--short"], top);
       ok(await exists(`${base}/RAN`), "raw git status ran the nested repository's filter");
-    } finally {
-      await Deno.remove(base, { recursive: true });
-    }
+    });
 
-    const h = await startHarness({ allow: ALLOW, sandbox: mode });
-    try {
-      await t.step(`the server under test runs commands in mode ${mode}`, async () => {
-        await assertSandboxMode(h, mode);
-      });
+    await inMode(t, mode, async (h) => {
       // In the jail: the command's uid can write there in both modes (the
       // harness folder around it is the server's, closed to that uid).
       const canary = `${h.jail}/RAN`;
@@ -472,9 +453,7 @@ for (const mode of ["none", "bwrap"] as const) {
       ok(!(await exists(canary)), "the filter never ran");
       const attempt = (await h.records()).findLast((r) => r.command_raw === "git status --short");
       equal(attempt?.code, "POLICY_DENIED");
-    } finally {
-      await h.close();
-    }
+    });
   });
 }
 
@@ -499,20 +478,13 @@ async function submoduleInCommits(base: string, canary: string): Promise<string>
 }
 
 Deno.test("none: git stays out of submodules: a nested repository's diff program never runs, and --submodule=diff is refused (round ten)", async (t) => {
-  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-subdiff-raw-" }));
-  try {
+  await rawProof("htmcp-subdiff-raw-", async (base) => {
     const top = await submoduleInCommits(base, `${base}/RAN`);
     await raw(["show", "--no-ext-diff"], top);
     ok(await exists(`${base}/RAN`), "raw git show ran the nested repository's diff.external");
-  } finally {
-    await Deno.remove(base, { recursive: true });
-  }
+  });
 
-  const h = await startHarness({ allow: ALLOW, sandbox: "none" });
-  try {
-    await t.step("the server under test runs commands in mode none", async () => {
-      await assertSandboxMode(h, "none");
-    });
+  await inMode(t, "none", async (h) => {
     // In the jail, which the command's uid can write (the harness folder is not).
     const canary = `${h.jail}/RAN`;
     await submoduleInCommits(h.jail, canary);
@@ -527,9 +499,7 @@ Deno.test("none: git stays out of submodules: a nested repository's diff program
     equal(diffed.code, "POLICY_DENIED", diffed.policy_reason);
     match(diffed.policy_reason, /guard "git-submodule-entry"/);
     ok(!(await exists(canary)), "nothing ran");
-  } finally {
-    await h.close();
-  }
+  });
 });
 
 /**
@@ -559,20 +529,13 @@ async function submoduleArrivingWithCheckout(base: string, canary: string): Prom
 
 for (const mode of ["none", "bwrap"] as const) {
   Deno.test(`${mode}: checkout and switch enter no submodule their own .gitmodules asks for (round eleven)`, async (t) => {
-    const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "htmcp-cosub-raw-" }));
-    try {
+    await rawProof("htmcp-cosub-raw-", async (base) => {
       const top = await submoduleArrivingWithCheckout(base, `${base}/RAN`);
       await raw(["checkout", "evil"], top);
       ok(await exists(`${base}/RAN`), "raw git checkout ran the nested repository's filter");
-    } finally {
-      await Deno.remove(base, { recursive: true });
-    }
+    });
 
-    const h = await startHarness({ allow: ALLOW, sandbox: mode });
-    try {
-      await t.step(`the server under test runs commands in mode ${mode}`, async () => {
-        await assertSandboxMode(h, mode);
-      });
+    await inMode(t, mode, async (h) => {
       const canary = `${h.jail}/RAN`;
       for (const command of ["git checkout evil", "git switch evil"]) {
         const top = await submoduleArrivingWithCheckout(h.jail, canary);
@@ -583,18 +546,12 @@ for (const mode of ["none", "bwrap"] as const) {
         ok(!(await exists(canary)), `${command} entered the submodule`);
         await Deno.remove(top, { recursive: true });
       }
-    } finally {
-      await h.close();
-    }
+    });
   });
 }
 
 Deno.test("bwrap: writing git's files is allowed, and a crafted MERGE_RR reaches no host file", async (t) => {
-  const h = await startHarness({ allow: ALLOW, sandbox: "bwrap" });
-  try {
-    await t.step("the server under test runs commands in mode bwrap", async () => {
-      await assertSandboxMode(h, "bwrap");
-    });
+  await inMode(t, "bwrap", async (h) => {
     await Deno.chmod(h.dir, 0o755);
     await Deno.writeTextFile(`${h.dir}/secret.txt`, `${SECRET}\n`);
     await Deno.chmod(`${h.dir}/secret.txt`, 0o644);
@@ -610,7 +567,5 @@ Deno.test("bwrap: writing git's files is allowed, and a crafted MERGE_RR reaches
     const diff = await h.call("run_command", { command: "git rerere diff", cwd: "repo" });
     equal(diff.code, "OK", diff.policy_reason);
     ok(!diff.stdout.includes(SECRET), `the sandbox kept the host file out: ${diff.stdout}`);
-  } finally {
-    await h.close();
-  }
+  });
 });
