@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { basename, relative } from "../path/mod.ts";
+import { basename } from "../path/mod.ts";
 import type { Policy, ResolvedCommand } from "../config/types.ts";
 import { CheckBudget, confinePlan, gitRepositoryReader } from "../jail/mod.ts";
 import {
@@ -26,7 +26,7 @@ import {
   type Word,
 } from "../policy/mod.ts";
 import type { ResultCode } from "../result/codes.ts";
-import { gitFolderRefusal, type NamedPlace } from "./git_folder_paths.ts";
+import { gitFolderRefusal, type NamedPlace, shownInJail } from "./git_folder_paths.ts";
 
 /** The verdict on one command in a confined cwd. */
 export type WordsCheck =
@@ -100,7 +100,7 @@ export async function checkDecided(
         // `--git-dir=r/.git` as one word is refused; `--git-dir r/.git` runs.)
         ...paths.map(({ path }) => ({
           path,
-          what: `The path "${relativeToJail(policy.jailRoot, path)}"`,
+          what: `The path "${shownInJail(policy.jailRoot, path)}"`,
           named: true,
         })),
       ];
@@ -140,10 +140,6 @@ export async function checkDecided(
     ruleWarnings: decision.ruleWarnings,
     prompt: decision.prompt,
   };
-}
-
-function relativeToJail(jailRoot: string, path: string): string {
-  return relative(jailRoot, path) || ".";
 }
 
 /**

@@ -63,7 +63,7 @@ export async function gitFolderRefusal(
     // only a folder: a `.git` gitfile named to git (`git merge-file
     // sub/.git ...`) would be rewritten to lead git elsewhere (round seven).
     if (gitItself && named && held.folder === path && await isFolder(path, budget)) continue;
-    const folder = posix.relative(jailRoot, held.folder) || ".";
+    const folder = shownInJail(jailRoot, held.folder);
     return `${what} is ${
       held.folder === path ? "the git folder" : "inside the git folder"
     } "${folder}"; without the kernel sandbox only git itself works there, since git acts on the paths and options its own files hold (use git's own commands; git may name the folder itself, not a file in it).`;
@@ -74,4 +74,9 @@ export async function gitFolderRefusal(
 async function isFolder(path: string, budget: CheckBudget): Promise<boolean> {
   const info = await budget.lstat(path);
   return !("budget" in info) && !("error" in info) && info.isDirectory;
+}
+
+/** `path` as the refusals show it: relative to the jail root (`.` for the root). */
+export function shownInJail(jailRoot: string, path: string): string {
+  return posix.relative(jailRoot, path) || ".";
 }
