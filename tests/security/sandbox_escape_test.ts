@@ -59,22 +59,32 @@ Deno.test("sandbox: the operator's home (/root) and /home are not there", async 
 
 Deno.test("sandbox: writing outside the jail fails and leaves nothing on the host", async () => {
   const canary = `htmcp-canary-${crypto.randomUUID()}`;
-  const targets = [`/tmp/${canary}`, `/var/tmp/${canary}`, `/usr/${canary}`, `/etc/${canary}`];
+  // Host-side canaries only where the command's uid could write without the
+  // sandbox (/tmp and /var/tmp are 1777): a canary in /usr or /etc would be
+  // absent because of their modes alone and prove nothing.
+  const writable = [`/tmp/${canary}`, `/var/tmp/${canary}`];
+  // For those, the error from inside is the proof that the read-only bind,
+  // not a mode, refused the write.
+  const readOnly = [`/usr/${canary}`, `/etc/${canary}`];
   await sandboxed(async (s) => {
-    const script = targets.map((t) => `echo x > ${t}`).join("; ") + "; echo inside > ok";
+    const script = [...writable, ...readOnly].map((t) => `echo x > ${t}`).join("; ") +
+      "; echo inside > ok";
     const out = await s.run("sh", ["-c", script]);
     assert.equal(out.code, "OK");
-    for (const t of targets) assert.equal(await exists(t), false, t);
+    for (const t of writable) assert.equal(await exists(t), false, t);
+    for (const t of readOnly) {
+      assert.ok(out.stderr.includes(`${t}: Read-only file system`), `${t}: ${out.stderr}`);
+    }
     // The jail itself is writable: the refusal is specific.
     assert.equal(await Deno.readTextFile(join(s.jail, "ok")), "inside\n");
   });
-  // Control: without the sandbox the /tmp write lands on the host.
+  // Control: without the sandbox the same command's writes land on the host.
   const plain = await setup({ mode: "none" });
   try {
-    await plain.run("sh", ["-c", `echo x > /tmp/${canary}`]);
-    assert.equal(await exists(`/tmp/${canary}`), true);
+    await plain.run("sh", ["-c", writable.map((t) => `echo x > ${t}`).join("; ")]);
+    for (const t of writable) assert.equal(await exists(t), true, t);
   } finally {
-    await Deno.remove(`/tmp/${canary}`).catch(() => {});
+    for (const t of writable) await Deno.remove(t).catch(() => {});
     await plain.close();
   }
 });
