@@ -20,6 +20,16 @@ const IDENTITY = {
   GIT_COMMITTER_EMAIL: "t@example.invalid",
 };
 
+/**
+ * The raw tools run as root on folders handed to the command's uid: git
+ * would stop at their ownership, which is not what the raw proofs are about.
+ */
+const TRUST_ALL = {
+  GIT_CONFIG_COUNT: "1",
+  GIT_CONFIG_KEY_0: "safe.directory",
+  GIT_CONFIG_VALUE_0: "*",
+};
+
 async function raw(
   command: string,
   args: readonly string[],
@@ -29,7 +39,7 @@ async function raw(
     args: [...args],
     cwd,
     clearEnv: true,
-    env: { PATH: "/usr/bin:/bin", HOME: cwd, ...IDENTITY },
+    env: { PATH: "/usr/bin:/bin", HOME: cwd, ...IDENTITY, ...TRUST_ALL },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -51,7 +61,12 @@ interface Case {
   readonly outside: string;
 }
 
-/** A fresh folder in the jail holding a repository with one commit, and its two canaries. */
+/**
+ * A fresh folder in the jail holding a repository with one commit, and its
+ * two canaries. Both canaries are where the command's uid could write them
+ * (the case's folder is handed to that uid before each call; the outside one
+ * is in a folder open to all), so only htmcp's refusal keeps them absent.
+ */
 async function makeCase(h: Harness, name: string): Promise<Case> {
   const cwd = `${h.jail}/${name}`;
   await Deno.mkdir(cwd);
@@ -59,7 +74,10 @@ async function makeCase(h: Harness, name: string): Promise<Case> {
   await gitOk(cwd, "init", "-q", ".");
   await gitOk(cwd, "add", "f.txt");
   await gitOk(cwd, "commit", "-qm", "one");
-  return { cwd, inside: `${cwd}/canary-in`, outside: `${h.dir}/canary-out-${name}` };
+  const open = `${h.dir}/open-${name}`;
+  await Deno.mkdir(open);
+  await Deno.chmod(open, 0o777);
+  return { cwd, inside: `${cwd}/canary-in`, outside: `${open}/canary-out` };
 }
 
 /** A program that creates both canaries, for every place a tool runs a program. */
@@ -85,6 +103,10 @@ async function removeCanaries(c: Case): Promise<void> {
 /** Runs `command` through htmcp and asserts the refusal, its audit record and that nothing ran. */
 /** `guard`: the guard that refuses, or "git-folder" for the rule that only git works in a git folder. */
 async function refused(h: Harness, c: Case, command: string, guard: string) {
+  // What the setup planted as root becomes the command's uid's, as a model's
+  // own files would be: git then trusts the repository, and the canaries
+  // could be written.
+  await chownTree(c.cwd);
   const result = await h.call("run_command", { command, cwd: c.cwd.slice(h.jail.length + 1) });
   equal(result.code, "POLICY_DENIED", `${command}: ${JSON.stringify(result)}`);
   ok(
