@@ -160,7 +160,9 @@ export function indexEntryNames(bytes: Uint8Array, hashBytes: 20 | 32): IndexNam
     }
     previous = name;
     names.push(decoder.decode(name));
-    if (mode === 0o160000) gitlinks.push(decoder.decode(name));
+    // git's S_ISGITLINK tests the type bits only: a gitlink whose mode has
+    // other bits set too (0160644, red team round twelve) is still one.
+    if ((mode & 0o170000) === 0o160000) gitlinks.push(decoder.decode(name));
   }
   let split = false;
   while (at < end) {

@@ -118,3 +118,21 @@ Deno.test("applyOptWords() and unsafeApplyOption() pass what git am saves and re
   equal(unsafeApplyOption(["--directory=../../x"]), "--directory=../../x");
   equal(unsafeApplyOption(["--unsafe-paths"]), "--unsafe-paths");
 });
+
+Deno.test("indexEntryNames() counts a gitlink by its type bits, as git's S_ISGITLINK does (mode 0160644 too)", async () => {
+  const commit = "0123456789012345678901234567890123456789";
+  const bytes = await indexOf([], [[
+    "update-index",
+    "--add",
+    "--cacheinfo",
+    `160000,${commit},sub`,
+  ]]);
+  deepEqual(indexEntryNames(bytes, 20)?.gitlinks, ["sub"]);
+  // Entries are sorted: a, dir/b, dir/sub/c, sub. The mode is 24 bytes into an entry.
+  const at = new TextDecoder("latin1").decode(bytes).indexOf("sub\0") - 62;
+  const view = new DataView(bytes.buffer, bytes.byteOffset);
+  equal(view.getUint32(at + 24), 0o160000, "found the gitlink's mode");
+  // The red team's index (round twelve): git still reads it as a gitlink.
+  view.setUint32(at + 24, 0o160644);
+  deepEqual(indexEntryNames(bytes, 20)?.gitlinks, ["sub"]);
+});
