@@ -96,6 +96,13 @@ const GIT_CONFIG_OVERRIDES: readonly (readonly [string, string])[] = [
   ["status.submoduleSummary", "false"],
   ["fetch.recurseSubmodules", "false"],
   ["push.recurseSubmodules", "no"],
+  // An autostash is applied after the merge or rebase by a `git stash
+  // apply` of git's own, which ends by listing the work tree's status and
+  // so enters the submodules a .gitmodules the merge wrote unmasks (red
+  // team, round twelve). Off whatever the repository says; `--autostash`
+  // is guarded (git-autostash).
+  ["merge.autoStash", "false"],
+  ["rebase.autoStash", "false"],
 ];
 
 /** Environment every git run gets. */
@@ -201,6 +208,13 @@ function diffSafetyInsertion(
   if (git.subcommand === "stash" && (next === "list" || next === "show")) {
     return { at: after + 1, options: BOTH };
   }
+  // apply and pop end by listing the work tree's status, which enters the
+  // submodules that the stash's own .gitmodules unmasks (red team, round
+  // twelve); quiet, they list nothing. `stash branch` takes no --quiet and
+  // is guarded (git-stash-branch).
+  if (git.subcommand === "stash" && (next === "apply" || next === "pop")) {
+    return { at: after + 1, options: ["--quiet"] };
+  }
   return null;
 }
 
@@ -210,8 +224,9 @@ function diffSafetyInsertion(
  * `diff.<driver>.command` or `diff.<driver>.textconv` from repository
  * config: diff, log, show, whatchanged, reflog [show], stash list/show
  * (also for `-G`/`-S` pickaxe searches, which use textconv), blame and
- * annotate; and `--quiet` after checkout and switch, whose listing of
- * changed paths enters submodules. `status -v`/`commit -v` cannot take these options and are
+ * annotate; and `--quiet` after checkout, switch and stash apply/pop,
+ * whose listing of changed paths enters submodules (a later `--no-quiet`
+ * is guarded: git-no-quiet). `status -v`/`commit -v` cannot take these options and are
  * refused by the `git-verbose-diff` guard instead; `range-diff`, whose
  * inner `git log` ignores them, is not an allowed subcommand.
  *

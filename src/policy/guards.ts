@@ -465,6 +465,39 @@ const ARGUMENT_GUARDS: readonly Guard[] = [
     source: "https://git-scm.com/docs/git-diff#Documentation/git-diff.txt---submoduleltformatgt",
   },
   {
+    name: "git-no-quiet",
+    commands: ["git"],
+    match: [{
+      kind: "flags",
+      scope: { in: "git-subcommand", subcommands: null },
+      flags: flags({ long: [anyPrefixLong("no-quiet")] }),
+    }],
+    reason:
+      "undoes the --quiet htmcp gives checkout, switch and stash apply/pop, whose listing of changed paths enters submodules and runs their own configuration's programs",
+    source: "https://git-scm.com/docs/git-checkout#Documentation/git-checkout.txt---quiet",
+  },
+  {
+    name: "git-autostash",
+    commands: ["git"],
+    match: [{
+      kind: "flags",
+      scope: { in: "git-subcommand", subcommands: ["merge", "rebase", "pull"] },
+      flags: flags({ long: [anyPrefixLong("autostash")] }),
+    }],
+    reason:
+      "applies the stash afterwards with a status listing that enters submodules and runs their own configuration's programs",
+    source: "https://git-scm.com/docs/git-merge#Documentation/git-merge.txt---autostash",
+  },
+  {
+    name: "git-stash-branch",
+    commands: ["git"],
+    match: [{ kind: "git-operand", subcommand: "stash", operands: ["branch"] }],
+    reason:
+      "applies the stash with a status listing that enters submodules and runs their own configuration's programs, and takes no --quiet (git stash pop after git switch -c does the same quietly)",
+    source:
+      "https://git-scm.com/docs/git-stash#Documentation/git-stash.txt-branchltbranchnamegtltstashgt",
+  },
+  {
     name: "git-rebase-exec",
     commands: ["git"],
     match: [{
