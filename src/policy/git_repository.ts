@@ -17,8 +17,12 @@
  * - a rebase or cherry-pick in progress whose saved state would make git
  *   start a program at `--continue` (`git_programs.ts`): an `exec` line in
  *   its todo list, or a merge strategy git does not run itself;
- * - the same, for every submodule git folder (`modules/...`) and every
- *   submodule `.gitmodules` lists, since git runs inside those too;
+ * - the same, for every submodule git folder (`modules/...`), every
+ *   submodule `.gitmodules` lists or the index names, and every repository
+ *   nested anywhere in every work tree git may take, since git runs inside
+ *   those too;
+ * - an autostash a merge or rebase in progress saved, which git applies
+ *   with a status listing that enters submodules;
  * - a `core.worktree` (read from the git folder) leading outside the jail;
  * - a work tree (`--work-tree`, `git worktree add PATH`, `core.worktree`) inside a git
  *   folder, which would let checkout write `.git/config` or hooks;
@@ -141,6 +145,8 @@ const MAX_MODULE_FOLDERS = 256;
 const INDEX_LIMIT_BYTES = 256 * 1024 * 1024;
 /** The most entries of one git folder searched for links (loose objects are not counted). */
 const MAX_GIT_FOLDER_ENTRIES = 50_000;
+/** The most work-tree entries searched for nested repositories in one check; more is refused. */
+const MAX_WORK_TREE_ENTRIES = 100_000;
 
 class Refusal extends Error {}
 
@@ -157,6 +163,8 @@ class Inspection {
   readonly endsSequence: boolean;
   /** Whether each git folder is searched for symlinks leading out (without the kernel sandbox). */
   readonly searchLinks: boolean;
+  /** The command is `rebase --quit` or `merge --quit`, which stores a saved autostash unapplied. */
+  readonly quitsAutostash: boolean;
   /** Real paths of the git folders and common folders seen, for the work-tree rule. */
   readonly gitDirs: string[] = [];
   /** Remote names configured in any inspected repository (`[remote "name"]`). */
@@ -167,11 +175,13 @@ class Inspection {
     jailRoot: string,
     endsSequence: boolean,
     searchLinks: boolean,
+    quitsAutostash: boolean,
   ) {
     this.#reader = reader;
     this.#jailRoot = jailRoot;
     this.endsSequence = endsSequence;
     this.searchLinks = searchLinks;
+    this.quitsAutostash = quitsAutostash;
   }
 
   /**
@@ -266,6 +276,7 @@ class Inspection {
     ];
     for (const file of files) await this.configFile(file, gitDir, [...bases, gitDir]);
     if (!this.endsSequence) await this.sequencerState(gitDir);
+    if (!this.quitsAutostash) await this.savedAutostash(gitDir);
     if (this.searchLinks) {
       await this.linksLeadingOut(gitDir);
       if (common !== gitDir) await this.linksLeadingOut(common);
@@ -279,12 +290,22 @@ class Inspection {
     // (an absorbed submodule's always does), else the folder it was found
     // from. Submodules are looked for there (round ten: two levels down,
     // and under a moved work tree, they were looked for beside .git).
-    const top = this.#worktrees.get(gitDir) ?? bases[bases.length - 1] as string;
-    await this.gitmodules(top, [...bases, top]);
-    await this.gitlinks(gitDir, top, [...bases, top]);
+    // Every work tree git may take, not the one htmcp thinks it will: the
+    // folder it was found from (or --work-tree) and each core.worktree read,
+    // config.worktree's too (round twelve hid the real work tree behind a
+    // config.worktree git ignored, and behind a --work-tree that beats
+    // core.worktree).
+    const found = bases[bases.length - 1] as string;
+    const tops = [...new Set([...(this.#worktrees.get(gitDir) ?? []), found])];
+    for (const top of tops) {
+      await this.gitmodules(top, [...bases, top]);
+      await this.gitlinks(gitDir, top, [...bases, top]);
+      await this.nestedRepositories(top, [...bases, top]);
+    }
   }
 
-  readonly #worktrees = new Map<string, string>();
+  /** The work trees each git folder's configuration names (core.worktree). */
+  readonly #worktrees = new Map<string, string[]>();
 
   readonly #indexes = new Map<string, IndexNames[]>();
 
@@ -319,14 +340,81 @@ class Inspection {
         if (!isCleanTreePath(name)) {
           refuse("the index names a submodule outside the work tree");
         }
-        const dotGit = `${top}/${name}/.git`;
-        const kind = await this.kind(dotGit);
-        if (kind === "directory") {
-          await this.gitDir(await this.real(dotGit), [...bases, `${top}/${name}`]);
-        } else if (kind === "file") {
-          if (await this.isSymlink(dotGit)) refuse(`"${dotGit}" is a symlink to a gitfile`);
-          await this.gitDir(await this.followGitFile(dotGit), [...bases, `${top}/${name}`]);
+        await this.repositoryAt(`${top}/${name}`, bases);
+      }
+    }
+  }
+
+  /**
+   * The repository whose `.git` (folder or gitfile) is in `folder`, if any:
+   * git may enter it. Returns whether there was one.
+   */
+  async repositoryAt(folder: string, bases: readonly string[]): Promise<boolean> {
+    const dotGit = `${folder}/.git`;
+    const kind = await this.kind(dotGit);
+    if (kind === "directory") await this.gitDir(await this.real(dotGit), [...bases, folder]);
+    else if (kind === "file") {
+      if (await this.isSymlink(dotGit)) refuse(`"${dotGit}" is a symlink to a gitfile`);
+      await this.gitDir(await this.followGitFile(dotGit), [...bases, folder]);
+    } else return false;
+    return true;
+  }
+
+  #walked = 0;
+
+  /**
+   * Every repository nested anywhere in the work tree `top`, whether or not
+   * the index or `.gitmodules` names it now: a command can write both
+   * before it lists the work tree's status (round twelve: `stash pop`
+   * wrote a gitlink and a `.gitmodules` unmasking it, then its status
+   * entered the nested repository, whose filter ran). The walk does not
+   * follow links, as git does not past one; a link to a folder in the
+   * jail that holds a repository is inspected as one (a submodule path
+   * may be such a link). Each nested repository walks its own work tree.
+   */
+  async nestedRepositories(top: string, bases: readonly string[]): Promise<void> {
+    if (this.isInGitDir(top) || (await this.kind(top)) !== "directory") return;
+    const search = async (folder: string): Promise<void> => {
+      const entries = await this.#reader.entries(await this.real(folder));
+      if ("error" in entries) refuse(`the folder "${folder}" cannot be listed (${entries.error})`);
+      // A nested repository's own inspection walks its work tree.
+      const holdsGit = folder !== top && entries.some((entry) => entry.name === ".git");
+      if (holdsGit && await this.repositoryAt(folder, bases)) return;
+      for (const { name, kind } of entries) {
+        if (name === ".git") continue;
+        if (++this.#walked > MAX_WORK_TREE_ENTRIES) {
+          refuse(
+            `the work tree holds more than ${MAX_WORK_TREE_ENTRIES} entries, more than htmcp searches for nested repositories`,
+          );
         }
+        const path = `${folder}/${name}`;
+        if (kind === "directory") await search(path);
+        else if (kind === "symlink") {
+          const resolved = await this.#reader.resolve(folder, name);
+          if (!resolved.ok || !this.#reader.isInsideJail(resolved.path)) continue;
+          if ((await this.#reader.kind(resolved.path)) !== "directory") continue;
+          if ((await this.#reader.kind(`${resolved.path}/.git`)) === "missing") continue;
+          await this.repositoryAt(resolved.path, bases);
+        }
+      }
+    };
+    await search(top);
+  }
+
+  /**
+   * An autostash saved by a merge or rebase in progress: git applies it when
+   * that ends (continue, skip, abort, the commit that concludes a merge) by
+   * a `git stash apply` of its own, whose status listing enters the
+   * submodules a `.gitmodules` unmasks (red team, round twelve). htmcp's
+   * runs never save one (autostash is off and guarded); a repository handed
+   * over with one is refused but for `--quit`, which keeps it in the stash list.
+   */
+  async savedAutostash(gitDir: string): Promise<void> {
+    for (const file of ["rebase-merge/autostash", "rebase-apply/autostash", "MERGE_AUTOSTASH"]) {
+      if ((await this.#reader.kind(await this.real(`${gitDir}/${file}`))) !== "missing") {
+        refuse(
+          `a merge or rebase in progress saved an autostash ("${file}"), which git would apply with a status listing that enters submodules; git rebase --quit or git merge --quit keeps it in the stash list`,
+        );
       }
     }
   }
@@ -506,13 +594,7 @@ class Inspection {
         "a submodule path in .gitmodules",
         "read from a file",
       );
-      const dotGit = `${folder}/.git`;
-      const kind = await this.kind(dotGit);
-      if (kind === "directory") await this.gitDir(await this.real(dotGit), [...bases, folder]);
-      else if (kind === "file") {
-        if (await this.isSymlink(dotGit)) refuse(`"${dotGit}" is a symlink to a gitfile`);
-        await this.gitDir(await this.followGitFile(dotGit), [...bases, folder]);
-      }
+      await this.repositoryAt(folder, bases);
     }
   }
 
@@ -542,7 +624,7 @@ class Inspection {
           "read from a file",
         );
         if (this.isInGitDir(tree)) refuse("core.worktree is inside a git folder");
-        this.#worktrees.set(gitDir, tree);
+        this.#worktrees.set(gitDir, [...(this.#worktrees.get(gitDir) ?? []), tree]);
         continue;
       }
       if (entry.value !== null) await this.configValue(file, entry.value, bases);
@@ -701,6 +783,8 @@ async function inspect(context: GitRepositoryContext, reader: GitRepositoryReade
     jailRoot,
     endsSequence(git.subcommand, git.rest),
     context.sandboxed !== true,
+    (git.subcommand === "rebase" || git.subcommand === "merge") &&
+      git.rest.length === 1 && git.rest[0] === "--quit",
   );
   const locations = globalLocations(context.args);
   // git -C applies each folder in turn, relative to the previous one.

@@ -339,7 +339,15 @@ Deno.test("the repository check follows -C and --git-dir to the repository git w
     ok(!(await check(box, ["-C", "inner", "status"])).ok, "-C inner");
     ok(!(await check(box, ["--git-dir=inner/.git", "status"])).ok, "--git-dir");
     ok(!(await check(box, ["status"], `${box.jail}/inner`)).ok, "cwd inner");
-    ok((await check(box, ["status"])).ok, "the root repository itself is clean");
+    // The root repository is clean, but git may enter the repository nested
+    // in its work tree, named by the index or not (round twelve).
+    const root = await check(box, ["status"]);
+    ok(
+      !root.ok && /inner\/\.git\/config\) names a program/.test(root.reason),
+      JSON.stringify(root),
+    );
+    await Deno.remove(`${box.jail}/inner`, { recursive: true });
+    ok((await check(box, ["status"])).ok, "the root repository alone is clean");
   });
 });
 
