@@ -26,7 +26,8 @@ import {
 import { checkWords } from "./check_words.ts";
 import type { ResultCode } from "../result/codes.ts";
 import { expandGlob } from "./expand_glob.ts";
-import { mayChangeWhatPathsLeadTo } from "./tree_changes.ts";
+import { mayChangeWhatPathsLeadTo, mayWriteFiles } from "./tree_changes.ts";
+import { isGitCommand } from "../policy/mod.ts";
 import { gitFolderRefusal } from "./git_folder_paths.ts";
 import type { CommandStage, Connector, Plan, PlanWord, Redirection } from "./types.ts";
 
@@ -226,6 +227,13 @@ export async function checkPlan(
   // checked against files that stage may have changed before it runs.
   const unsandboxed = policy.sandbox.mode === "none";
   let changer = null as { label: string; number: number } | null;
+  // Under the kernel sandbox, the first stage that may write files: git's
+  // repository check reads the files as they are before the plan runs, so
+  // a git stage after or beside a writer would run on files nobody
+  // checked (round twelve: `echo ... > .gitmodules && git add sub && git
+  // status` entered a nested repository the check had not seen named).
+  // git after git is checked: git writes no nested repository's files.
+  let writer = null as string | null;
   for (const { connector, step } of plan.steps) {
     if (changer !== null) {
       const what = step.kind === "cd"
@@ -276,6 +284,30 @@ export async function checkPlan(
           label: stageLabel(stageNumber, checked.stage.argv[0] ?? ""),
           number: stageNumber,
         };
+      }
+    }
+    if (!unsandboxed) {
+      const first = stageNumber - stages.length + 1;
+      const writes = (stage: CheckedStage) =>
+        stage.redirections.some((r) => r.kind === "write") ||
+        (!isGitCommand(stage.command) && mayWriteFiles(stage.command));
+      const git = stages.findIndex((stage) => isGitCommand(stage.command));
+      const beside = stages.findIndex((stage, i) => i !== git && writes(stage));
+      if (git !== -1 && (writer !== null || beside !== -1)) {
+        const label = stageLabel(first + git, stages[git]!.argv[0] ?? "");
+        const by = writer ?? stageLabel(first + beside, stages[beside]!.argv[0] ?? "");
+        return {
+          ok: false,
+          code: "POLICY_DENIED",
+          reason: `${label} runs ${
+            writer !== null ? "after" : "at the same time as"
+          } ${by}, which may write files; git's repository check reads the files as they are before the plan runs, so it could not vet what git would then read: send them as separate calls.`,
+          stage: first + git,
+        };
+      }
+      const written = stages.findIndex(writes);
+      if (writer === null && written !== -1) {
+        writer = stageLabel(first + written, stages[written]!.argv[0] ?? "");
       }
     }
     // A pipeline's stages run at once: one that may change what paths lead

@@ -45,3 +45,29 @@ export function mayChangeWhatPathsLeadTo(command: ResolvedCommand): boolean {
   return !(KEEPS_LINKS.has(posix.basename(command.name)) &&
     KEEPS_LINKS.has(posix.basename(command.realPath)));
 }
+
+// deno-fmt-ignore
+const WRITES_NOTHING: ReadonlySet<string> = new Set([
+  // reading, listing, comparing (find can write and delete: left out)
+  "cat", "tac", "head", "tail", "wc", "stat", "du", "ls", "file", "realpath", "readlink", "basename",
+  "dirname", "pwd", "grep", "egrep", "fgrep", "rg", "diff", "cmp", "comm", "sha1sum", "sha256sum",
+  "sha512sum", "md5sum", "b2sum", "cksum", "od", "xxd", "base64", "jq",
+  // text filters that write to stdout only (sort -o, uniq's second operand, sed and awk can write: left out)
+  "cut", "tr", "nl", "fold", "fmt", "paste", "join", "column", "expand", "unexpand", "rev", "shuf",
+  // printing and waiting
+  "echo", "printf", "date", "true", "false", "sleep", "seq", "yes", "test", "expr",
+]);
+
+/**
+ * Whether running `command` may write a file by itself (its redirections
+ * aside): true for every command not known to write nothing. Under the
+ * kernel sandbox git's stages are checked against the files as they are
+ * before the plan runs; a stage that writes before or beside one could
+ * plant what git reads (`src/plan/check_plan.ts` says why). Pure.
+ *
+ * @param command The stage's allowlisted command: its name and the binary's real name must both be known.
+ */
+export function mayWriteFiles(command: ResolvedCommand): boolean {
+  return !(WRITES_NOTHING.has(posix.basename(command.name)) &&
+    WRITES_NOTHING.has(posix.basename(command.realPath)));
+}
