@@ -16,6 +16,7 @@
 import { equal, match, ok } from "node:assert/strict";
 import { exists, type Harness, startHarness } from "../_helpers/stdio_harness.ts";
 import { assertSandboxMode, chownTree } from "../_helpers/jail.ts";
+import { gitDiffSafetyArgs, gitSafetyArgs, gitSafetyEnv } from "../../src/policy/git_safety.ts";
 
 const ALLOW = ["ls", "cat", "echo", "touch", "mkdir", "cp", "tr", "git"];
 const RERERE_ID = "0123456789abcdef0123456789abcdef01234567";
@@ -34,6 +35,42 @@ async function raw(args: readonly string[], cwd: string) {
   }).output();
   const text = new TextDecoder();
   return { code: result.code, out: text.decode(result.stdout), err: text.decode(result.stderr) };
+}
+
+/**
+ * Raw git with htmcp's hardening (the `-c` overrides, the inserted options,
+ * the environment), as the executor runs it: the second line, shown on its
+ * own against real git where the repository check refuses first.
+ */
+async function hardened(args: readonly string[], cwd: string) {
+  const result = await new Deno.Command("git", {
+    args: ["-c", "safe.directory=*", ...gitSafetyArgs(), ...gitDiffSafetyArgs(args)],
+    cwd,
+    clearEnv: true,
+    env: { PATH: "/usr/bin:/bin", HOME: cwd, ...gitSafetyEnv() },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(20_000),
+  }).output();
+  return { code: result.code, err: new TextDecoder().decode(result.stderr) };
+}
+
+/**
+ * Asserts `command` in `<jail>/<cwd>` is refused by the repository check
+ * because a nested repository's configuration names a program, before
+ * anything ran (no exit code, no canary), and is audited as denied.
+ */
+async function refusedForNested(h: Harness, command: string, cwd: string, canary: string) {
+  const result = await h.call("run_command", { command, cwd });
+  equal(result.code, "POLICY_DENIED", JSON.stringify(result));
+  equal(result.exit_code, null, "nothing ran");
+  match(result.policy_reason, /guard "git-repository"/);
+  match(result.policy_reason, /names a program git would run/);
+  ok(!(await exists(canary)), `${command}: the nested repository's program ran`);
+  const attempt = (await h.records()).findLast((r) => r.command_raw === command);
+  equal(attempt?.code, "POLICY_DENIED");
+  equal(attempt?.verdict, "deny");
 }
 
 async function gitOk(cwd: string, ...args: string[]): Promise<void> {
@@ -482,6 +519,10 @@ Deno.test("none: git stays out of submodules: a nested repository's diff program
     const top = await submoduleInCommits(base, `${base}/RAN`);
     await raw(["show", "--no-ext-diff"], top);
     ok(await exists(`${base}/RAN`), "raw git show ran the nested repository's diff.external");
+    await Deno.remove(`${base}/RAN`);
+    // The second line: git run as htmcp runs it does not enter the submodule.
+    equal((await hardened(["show"], top)).code, 0);
+    ok(!(await exists(`${base}/RAN`)), "hardened git show entered the submodule");
   });
 
   await inMode(t, "none", async (h) => {
@@ -489,9 +530,9 @@ Deno.test("none: git stays out of submodules: a nested repository's diff program
     const canary = `${h.jail}/RAN`;
     await submoduleInCommits(h.jail, canary);
     await chownTree(h.jail);
-    const shown = await h.call("run_command", { command: "git show", cwd: "top2" });
-    equal(shown.code, "OK", shown.policy_reason);
-    ok(!(await exists(canary)), "git show entered no submodule");
+    // The first line (round twelve): every nested repository in the work
+    // tree is inspected, named by the index or not.
+    await refusedForNested(h, "git show", "top2", canary);
     const diffed = await h.call("run_command", {
       command: "git diff HEAD~1 HEAD --submodule=diff",
       cwd: "top2",
@@ -534,18 +575,29 @@ for (const mode of ["none", "bwrap"] as const) {
       await raw(["checkout", "evil"], top);
       ok(await exists(`${base}/RAN`), "raw git checkout ran the nested repository's filter");
     });
+    for (const args of [["checkout", "evil"], ["switch", "evil"]]) {
+      await rawProof("htmcp-cosub-hardened-", async (base) => {
+        const top = await submoduleArrivingWithCheckout(base, `${base}/RAN`);
+        equal((await hardened(args, top)).code, 0);
+        ok(!(await exists(`${base}/RAN`)), `hardened git ${args[0]} entered the submodule`);
+      });
+    }
 
     await inMode(t, mode, async (h) => {
       const canary = `${h.jail}/RAN`;
+      await submoduleArrivingWithCheckout(h.jail, canary);
+      await chownTree(h.jail);
       for (const command of ["git checkout evil", "git switch evil"]) {
-        const top = await submoduleArrivingWithCheckout(h.jail, canary);
-        await chownTree(h.jail);
-        const result = await h.call("run_command", { command, cwd: "top3" });
-        equal(result.code, "OK", result.policy_reason);
-        equal(result.exit_code, 0, result.stderr);
-        ok(!(await exists(canary)), `${command} entered the submodule`);
-        await Deno.remove(top, { recursive: true });
+        await refusedForNested(h, command, "top3", canary);
       }
+      // --no-quiet would undo the --quiet htmcp gives them (round twelve).
+      const loud = await h.call("run_command", {
+        command: "git checkout --no-quiet evil",
+        cwd: "top3",
+      });
+      equal(loud.code, "POLICY_DENIED", loud.policy_reason);
+      match(loud.policy_reason, /guard "git-no-quiet"/);
+      ok(!(await exists(canary)), "nothing ran");
     });
   });
 }
@@ -567,5 +619,210 @@ Deno.test("bwrap: writing git's files is allowed, and a crafted MERGE_RR reaches
     const diff = await h.call("run_command", { command: "git rerere diff", cwd: "repo" });
     equal(diff.code, "OK", diff.policy_reason);
     ok(!diff.stdout.includes(SECRET), `the sandbox kept the host file out: ${diff.stdout}`);
+  });
+});
+
+/** A nested repository at `<top>/sub` whose own clean filter runs `canary`, its file changed at the same size. */
+async function nestedFilter(top: string, canary: string): Promise<string> {
+  const sub = await makeRepository(top, "sub");
+  await Deno.writeTextFile(`${sub}/.gitattributes`, "f.txt filter=x\n");
+  await gitOk(sub, "add", ".gitattributes");
+  await gitOk(sub, "commit", "-qm", "attributes");
+  return sub;
+}
+
+async function armFilter(sub: string, canary: string): Promise<void> {
+  await gitOk(sub, "config", "filter.x.clean", `touch ${canary}; cat`);
+  // Changed at the same size: git must read it again, through the filter.
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  await Deno.writeTextFile(`${sub}/f.txt`, "two\n");
+}
+
+const UNMASKING_GITMODULES =
+  '[submodule "s"]\n\tpath = sub\n\turl = https://example.invalid/x\n\tignore = none\n';
+
+/**
+ * Round twelve: the stash holds a gitlink `sub` and a .gitmodules with
+ * `ignore = none`; neither is in the index or the work tree, where `sub` is
+ * an untracked nested repository with a filter. `git stash pop` wrote both,
+ * then listed the status, entering `sub`.
+ */
+async function submoduleInStash(base: string, canary: string): Promise<string> {
+  const top = await makeRepository(base, "top4");
+  const sub = await nestedFilter(top, canary);
+  await Deno.writeTextFile(`${top}/.gitmodules`, UNMASKING_GITMODULES);
+  await gitOk(top, "add", ".gitmodules", "sub");
+  await gitOk(top, "stash", "-q");
+  await armFilter(sub, canary);
+  return top;
+}
+
+/**
+ * Round twelve: a committed gitlink unmasked by a committed .gitmodules,
+ * the real work tree hidden from the check by a config.worktree git
+ * ignores (no extensions.worktreeConfig) naming an empty folder.
+ */
+async function workTreeHiddenByConfigWorktree(base: string, canary: string): Promise<string> {
+  await Deno.mkdir(`${base}/empty`);
+  const top = await makeRepository(base, "top5");
+  const sub = await nestedFilter(top, canary);
+  await Deno.writeTextFile(`${top}/.gitmodules`, UNMASKING_GITMODULES);
+  await gitOk(top, "add", ".gitmodules", "sub");
+  await gitOk(top, "commit", "-qm", "sub");
+  await Deno.writeTextFile(`${top}/.git/config.worktree`, "[core]\n\tworktree = ../../empty\n");
+  await armFilter(sub, canary);
+  return top;
+}
+
+/**
+ * Round twelve: the index's gitlink has mode 0160644 (git's S_ISGITLINK
+ * tests the type bits only), and .gitmodules is read from HEAD.
+ */
+async function gitlinkWithModeBits(base: string, canary: string): Promise<string> {
+  const top = await makeRepository(base, "top6");
+  const sub = await nestedFilter(top, canary);
+  await Deno.writeTextFile(`${top}/.gitmodules`, UNMASKING_GITMODULES);
+  await gitOk(top, "add", ".gitmodules", "sub");
+  await gitOk(top, "commit", "-qm", "sub");
+  await gitOk(top, "rm", "-q", "--cached", ".gitmodules");
+  await Deno.remove(`${top}/.gitmodules`);
+  const index = await Deno.readFile(`${top}/.git/index`);
+  // The entry "sub": its mode is 24 bytes into the entry, whose fixed part is 62 bytes.
+  const at = new TextDecoder("latin1").decode(index).indexOf("sub\0") - 62;
+  const view = new DataView(index.buffer);
+  equal(view.getUint32(at + 24), 0o160000, "setup: found the gitlink");
+  view.setUint32(at + 24, 0o160644);
+  const body = index.subarray(0, index.byteLength - 20);
+  index.set(new Uint8Array(await crypto.subtle.digest("SHA-1", body)), index.byteLength - 20);
+  await Deno.writeFile(`${top}/.git/index`, index);
+  await armFilter(sub, canary);
+  return top;
+}
+
+for (const mode of ["none", "bwrap"] as const) {
+  Deno.test(`${mode}: stash pop and apply enter no nested repository the stash's .gitmodules unmasks (round twelve)`, async (t) => {
+    await rawProof("htmcp-stash-raw-", async (base) => {
+      const top = await submoduleInStash(base, `${base}/RAN`);
+      await raw(["stash", "pop"], top);
+      ok(await exists(`${base}/RAN`), "raw git stash pop ran the nested repository's filter");
+    });
+    for (const verb of ["pop", "apply"]) {
+      await rawProof("htmcp-stash-hardened-", async (base) => {
+        const top = await submoduleInStash(base, `${base}/RAN`);
+        const run = await hardened(["stash", verb], top);
+        equal(run.code, 0, run.err);
+        ok(!(await exists(`${base}/RAN`)), `hardened git stash ${verb} entered the submodule`);
+      });
+    }
+
+    await inMode(t, mode, async (h) => {
+      const canary = `${h.jail}/RAN`;
+      await submoduleInStash(h.jail, canary);
+      await chownTree(h.jail);
+      await refusedForNested(h, "git stash pop", "top4", canary);
+      await refusedForNested(h, "git stash apply", "top4", canary);
+      const branch = await h.call("run_command", { command: "git stash branch x", cwd: "top4" });
+      equal(branch.code, "POLICY_DENIED", branch.policy_reason);
+      match(branch.policy_reason, /guard "git-stash-branch"/);
+      ok(!(await exists(canary)), "nothing ran");
+    });
+  });
+
+  Deno.test(`${mode}: a nested repository behind an ignored config.worktree or a gitlink with extra mode bits is inspected (round twelve)`, async (t) => {
+    for (const setup of [workTreeHiddenByConfigWorktree, gitlinkWithModeBits]) {
+      await rawProof("htmcp-hidden-raw-", async (base) => {
+        const top = await setup(base, `${base}/RAN`);
+        await raw(["status", "--short"], top);
+        ok(await exists(`${base}/RAN`), `${setup.name}: raw git status ran the filter`);
+      });
+    }
+
+    await inMode(t, mode, async (h) => {
+      const canary = `${h.jail}/RAN`;
+      await workTreeHiddenByConfigWorktree(h.jail, canary);
+      await gitlinkWithModeBits(h.jail, canary);
+      await chownTree(h.jail);
+      await refusedForNested(h, "git status --short", "top5", canary);
+      await refusedForNested(h, "git status --short", "top6", canary);
+    });
+  });
+}
+
+Deno.test("none: autostash is off and guarded, and a saved one is refused but for --quit (round twelve)", async (t) => {
+  await rawProof("htmcp-autostash-raw-", async (base) => {
+    const top = await submoduleArrivingWithCheckout(base, `${base}/RAN`);
+    await Deno.writeTextFile(`${top}/f.txt`, "dirty\n");
+    await gitOk(top, "config", "merge.autoStash", "true");
+    await raw(["merge", "-q", "evil"], top);
+    ok(await exists(`${base}/RAN`), "raw git merge applied the autostash, entering the submodule");
+  });
+  await rawProof("htmcp-autostash-hardened-", async (base) => {
+    const top = await submoduleArrivingWithCheckout(base, `${base}/RAN`);
+    await Deno.writeTextFile(`${top}/f.txt`, "dirty\n");
+    await gitOk(top, "config", "merge.autoStash", "true");
+    await hardened(["merge", "-q", "evil"], top);
+    ok(!(await exists(`${base}/RAN`)), "hardened git merge autostashed");
+  });
+
+  await inMode(t, "none", async (h) => {
+    const canary = `${h.jail}/RAN`;
+    const top = await makeRepository(h.jail, "saved");
+    const flagged = await h.call("run_command", {
+      command: "git merge --autostash main",
+      cwd: "saved",
+    });
+    equal(flagged.code, "POLICY_DENIED", flagged.policy_reason);
+    match(flagged.policy_reason, /guard "git-autostash"/);
+    await Deno.writeTextFile(
+      `${top}/.git/MERGE_AUTOSTASH`,
+      "0123456789012345678901234567890123456789\n",
+    );
+    await chownTree(top);
+    for (const command of ["git merge --abort", "git commit -m x", "git status"]) {
+      const result = await h.call("run_command", { command, cwd: "saved" });
+      equal(result.code, "POLICY_DENIED", `${command}: ${JSON.stringify(result)}`);
+      equal(result.exit_code, null);
+      match(result.policy_reason, /saved an autostash \("MERGE_AUTOSTASH"\)/);
+      const attempt = (await h.records()).findLast((r) => r.command_raw === command);
+      equal(attempt?.code, "POLICY_DENIED");
+    }
+    const quit = await h.call("run_command", { command: "git merge --quit", cwd: "saved" });
+    equal(quit.code, "OK", quit.policy_reason);
+    ok(!(await exists(canary)));
+  });
+});
+
+Deno.test("bwrap: git after or beside a stage that may write files is refused; git after git runs (round twelve)", async (t) => {
+  await inMode(t, "bwrap", async (h) => {
+    const canary = `${h.jail}/RAN`;
+    const top = await makeRepository(h.jail, "top7");
+    const sub = await makeRepository(top, "sub");
+    await chownTree(h.jail);
+    // The red team's plan: the .gitmodules and the gitlink come from earlier
+    // stages, so the check of the last stage saw neither; here the filter is
+    // written by an earlier stage too.
+    const planted = `echo '[filter "x"] clean = touch ${canary}' >> sub/.git/config`;
+    for (
+      const command of [
+        `${planted} && git status --short`,
+        `echo '[submodule "s"] path = sub' > .gitmodules && git add sub && git status`,
+        `git status | cat > .gitmodules`,
+      ]
+    ) {
+      const result = await h.call("run_command", { command, cwd: "top7" });
+      equal(result.code, "POLICY_DENIED", `${command}: ${JSON.stringify(result)}`);
+      equal(result.exit_code, null);
+      match(result.policy_reason, /may write files; git's repository check/);
+      const attempt = (await h.records()).findLast((r) => r.command_raw === command);
+      equal(attempt?.code, "POLICY_DENIED");
+    }
+    ok(!(await exists(canary)));
+    ok(!(await Deno.readTextFile(`${sub}/.git/config`)).includes("filter"), "nothing ran");
+    const gitThenGit = await h.call("run_command", {
+      command: "git add f.txt && git status --short && git log --oneline | cat",
+      cwd: "top7",
+    });
+    equal(gitThenGit.code, "OK", gitThenGit.policy_reason);
+    equal(gitThenGit.exit_code, 0, gitThenGit.stderr);
   });
 });
