@@ -17,6 +17,23 @@ export { chownTree, JAIL_SERVICE_UID as TEST_JAIL_UID, prepareJail } from "../..
 /** The `[sandbox]` table of a test that exercises layer 1 alone (no kernel sandbox). */
 export const PATH_CHECK_ONLY_TOML = '[sandbox]\nmode = "none"\naccept_path_check_only = true\n';
 
+/**
+ * A canary file outside the jail that the commands' uid could write, change
+ * or remove (its folder `open-to-all` under `dir` is mode 0777), so that
+ * only htmcp keeps it as it is. A canary in a folder closed to that uid
+ * (a harness's own folder is) stays untouched whatever htmcp does.
+ *
+ * @returns The canary's path.
+ */
+export async function openCanary(dir: string, name: string, content: string): Promise<string> {
+  const open = `${dir}/open-to-all`;
+  await Deno.mkdir(open, { recursive: true });
+  await Deno.chmod(open, 0o777);
+  await Deno.writeTextFile(`${open}/${name}`, content);
+  await Deno.chmod(`${open}/${name}`, 0o666);
+  return `${open}/${name}`;
+}
+
 /** A fresh temp jail (a folder `jail` in a new temp folder), prepared for the sandbox. */
 export async function makeSandboxJail(prefix = "htmcp-jail-"): Promise<string> {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix }));

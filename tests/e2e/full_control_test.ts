@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { exists, type Harness, startHarness } from "../_helpers/stdio_harness.ts";
-import { assertSandboxMode } from "../_helpers/jail.ts";
+import { assertSandboxMode, openCanary } from "../_helpers/jail.ts";
 
 const FULL_CONTROL = 'network = "none"\n[mode]\nfull_control = true\n';
 
@@ -82,18 +82,23 @@ Deno.test("full control: nothing outside the jail can be written", async () => {
     // The outside canary's folder is open to everyone, so the command's uid
     // could write it if the sandbox showed it: only the sandbox keeps it out
     // (the harness's own folder is closed to that uid and would prove nothing).
-    const open = `${h.dir}/open-to-all`;
-    await Deno.mkdir(open);
-    await Deno.chmod(open, 0o777);
-    const outside = `${open}/outside-canary.txt`;
+    const outside = await openCanary(h.dir, "outside-canary.txt", "untouched\n");
     const tmpName = `/tmp/htmcp-full-control-${crypto.randomUUID()}`;
     const result = await h.call("run_command", {
       command:
         `echo x > ${outside}; echo y > /usr/htmcp-canary; echo z > /etc/htmcp-canary; echo t > ${tmpName}; cat ${tmpName}`,
     });
     assert.equal(result.code, "OK");
-    assert.ok(!(await exists(outside)), "a file appeared outside the jail");
-    assert.match(result.stderr, /outside-canary\.txt: No such file or directory/);
+    assert.equal(
+      await Deno.readTextFile(outside),
+      "untouched\n",
+      "a file outside the jail changed",
+    );
+    assert.match(
+      result.stderr,
+      /outside-canary\.txt: No such file or directory/,
+      "not even visible",
+    );
     // /usr and /etc are closed to the command's uid by their modes as well,
     // so a host-side canary there proves nothing: the error from inside
     // says it is the read-only bind that refused.

@@ -6,13 +6,13 @@
  * and nothing refused runs.
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { type Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { PIN, withHttp } from "../transport/http/_harness.ts";
 import { connectWithOAuth } from "../transport/http/_oauth.ts";
 import { v2Client } from "./_v2_clients.ts";
 import type { Era } from "./_v2_clients.ts";
 import { assertScriptCodes, eraScript } from "./_era_script.ts";
+import { openCanary } from "../_helpers/jail.ts";
 
 async function connect(mcpUrl: URL, era: Era, token: string): Promise<Client> {
   const client = v2Client(era);
@@ -34,8 +34,7 @@ Deno.test("http with OAuth, both eras: every tool and every one-call refusal giv
     const token = oauth.provider.tokens()?.access_token;
     await oauth.close();
     assert.ok(token !== undefined);
-    const canary = join(h.dir, "outside-canary");
-    await Deno.writeTextFile(canary, "untouched");
+    const canary = await openCanary(h.dir, "outside-canary", "untouched");
     const codes: Record<string, string>[] = [];
     for (const era of ["2025", "2026-07-28"] as const) {
       const client = await connect(h.mcpUrl, era, token);

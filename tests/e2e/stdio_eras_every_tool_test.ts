@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { type Era, startV2Stdio } from "./_v2_clients.ts";
 import { assertScriptCodes, eraScript } from "./_era_script.ts";
+import { openCanary } from "../_helpers/jail.ts";
 
 async function overStdio(era: Era): Promise<Record<string, string>> {
   const harness = await startV2Stdio(era, {
@@ -15,8 +16,7 @@ async function overStdio(era: Era): Promise<Record<string, string>> {
     extraToml: ["[limits]", "max_output_bytes = 64", "[audit]", "expose_to_model = true", ""]
       .join("\n"),
   });
-  const canary = `${harness.dir}/outside-canary`;
-  await Deno.writeTextFile(canary, "untouched");
+  const canary = await openCanary(harness.dir, "outside-canary", "untouched");
   try {
     return await eraScript(harness.client, canary);
   } finally {

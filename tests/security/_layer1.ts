@@ -3,7 +3,7 @@
  *
  * ```
  * <base>/jail/            the jail (canary.txt, notes.txt, deep/a/b/c/d/e/f/)
- * <base>/outside/         canaries outside (secret.txt)
+ * <base>/outside/         canaries outside (secret.txt), owned by the commands' uid
  * <base>/audit.jsonl      the real audit log
  * ```
  *
@@ -14,7 +14,7 @@
  */
 import { equal, ok } from "node:assert/strict";
 import { makePolicy } from "../_helpers/policy.ts";
-import { prepareJail } from "../_helpers/jail.ts";
+import { chownTree, prepareJail } from "../_helpers/jail.ts";
 import { createServerContext, type ServerContext } from "../../src/server/mod.ts";
 import { runCommandTool } from "../../src/tools/run_command.ts";
 import { explainCommandTool } from "../../src/tools/explain_command.ts";
@@ -84,8 +84,12 @@ export async function makeTree(): Promise<{ base: string; jail: string; outside:
 
 export async function layer1(allow: readonly string[] = LAYER1_ALLOW): Promise<Layer1> {
   const tree = await makeTree();
-  // Commands run as the jail's owner (never root): hand the jail to it.
+  // Commands run as the jail's owner (never root): hand the jail to it, and
+  // the outside folder too, so that only htmcp's refusal keeps a command
+  // from writing there (a folder closed to that uid would make every
+  // "nothing changed outside" check pass against any build).
   await prepareJail(tree.jail);
+  await chownTree(tree.outside);
   const auditLog = `${tree.base}/audit.jsonl`;
   const policy = makePolicy({
     jailRoot: tree.jail,
