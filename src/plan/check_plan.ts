@@ -291,9 +291,15 @@ export async function checkPlan(
       const writes = (stage: CheckedStage) =>
         stage.redirections.some((r) => r.kind === "write") ||
         (!isGitCommand(stage.command) && mayWriteFiles(stage.command));
-      const git = stages.findIndex((stage) => isGitCommand(stage.command));
-      const beside = stages.findIndex((stage, i) => i !== git && writes(stage));
-      if (git !== -1 && (writer !== null || beside !== -1)) {
+      // Each git stage of the pipeline, against every other stage of it.
+      const besides = stages.flatMap((stage, git) =>
+        isGitCommand(stage.command)
+          ? [{ git, beside: stages.findIndex((other, i) => i !== git && writes(other)) }]
+          : []
+      );
+      const found = besides.find(({ beside }) => writer !== null || beside !== -1);
+      if (found !== undefined) {
+        const { git, beside } = found;
         const label = stageLabel(first + git, stages[git]!.argv[0] ?? "");
         const by = writer ?? stageLabel(first + beside, stages[beside]!.argv[0] ?? "");
         return {

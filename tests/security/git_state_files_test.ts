@@ -807,6 +807,7 @@ Deno.test("bwrap: git after or beside a stage that may write files is refused; g
         `${planted} && git status --short`,
         `echo '[submodule "s"] path = sub' > .gitmodules && git add sub && git status`,
         `git status | cat > .gitmodules`,
+        `git log > .gitmodules | git status`,
       ]
     ) {
       const result = await h.call("run_command", { command, cwd: "top7" });
