@@ -254,12 +254,46 @@ class Inspection {
 
   /** Inspects one git folder, its common folder, configuration and alternates. */
   async gitDir(gitDir: string, bases: readonly string[]): Promise<void> {
-    if (this.gitDirs.includes(gitDir)) return;
+    if (!this.#inspected.has(gitDir)) {
+      this.#inspected.add(gitDir);
+      await this.#gitFolder(gitDir, bases);
+    }
+    // The work tree: the repository's own core.worktree when it names one
+    // (an absorbed submodule's always does), else the folder it was found
+    // from. Submodules are looked for there (round ten: two levels down,
+    // and under a moved work tree, they were looked for beside .git).
+    // Every work tree git may take, not the one htmcp thinks it will: the
+    // folder it was found from (or --work-tree) and each core.worktree read,
+    // config.worktree's too (round twelve hid the real work tree behind a
+    // config.worktree git ignored, and behind a --work-tree that beats
+    // core.worktree). Each work tree a git folder is reached from is
+    // searched, not only the first: round thirteen reached the top
+    // repository's git folder again from a gitfile in a subfolder, whose
+    // own .gitmodules unmasked a repository nested below it.
+    const found = bases[bases.length - 1] as string;
+    const tops = [...new Set([...(this.#worktrees.get(gitDir) ?? []), found])];
+    for (const top of tops) {
+      const pair = `${gitDir}\0${top}`;
+      if (this.#searched.has(pair)) continue;
+      this.#searched.add(pair);
+      await this.gitmodules(top, [...bases, top]);
+      await this.gitlinks(gitDir, top, [...bases, top]);
+      await this.nestedRepositories(top, [...bases, top]);
+    }
+  }
+
+  /** The git folders inspected so far (their files, once each). */
+  readonly #inspected = new Set<string>();
+  /** The work trees searched so far, each with the git folder it was reached from. */
+  readonly #searched = new Set<string>();
+
+  /** One git folder's own files: its common folder, configuration, state and alternates. */
+  async #gitFolder(gitDir: string, bases: readonly string[]): Promise<void> {
     this.namedGitFolder(
       gitDir,
       `the git folder "${posix.relative(this.#jailRoot, gitDir) || "."}"`,
     );
-    this.gitDirs.push(gitDir);
+    if (!this.gitDirs.includes(gitDir)) this.gitDirs.push(gitDir);
     const commonText = await this.readSmall(`${gitDir}/commondir`, "the commondir file");
     const common = commonText === null ? gitDir : await this.insideJail(
       gitDir,
@@ -286,22 +320,6 @@ class Inspection {
     // Submodules' git folders (`modules/<name>`, nested for nested
     // submodules): status, diff and fetch run git inside them too.
     await this.modules(`${common}/modules`, bases, 0);
-    // The work tree: the repository's own core.worktree when it names one
-    // (an absorbed submodule's always does), else the folder it was found
-    // from. Submodules are looked for there (round ten: two levels down,
-    // and under a moved work tree, they were looked for beside .git).
-    // Every work tree git may take, not the one htmcp thinks it will: the
-    // folder it was found from (or --work-tree) and each core.worktree read,
-    // config.worktree's too (round twelve hid the real work tree behind a
-    // config.worktree git ignored, and behind a --work-tree that beats
-    // core.worktree).
-    const found = bases[bases.length - 1] as string;
-    const tops = [...new Set([...(this.#worktrees.get(gitDir) ?? []), found])];
-    for (const top of tops) {
-      await this.gitmodules(top, [...bases, top]);
-      await this.gitlinks(gitDir, top, [...bases, top]);
-      await this.nestedRepositories(top, [...bases, top]);
-    }
   }
 
   /** The work trees each git folder's configuration names (core.worktree). */
