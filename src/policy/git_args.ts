@@ -113,3 +113,26 @@ export function splitGitArgs(args: readonly string[]): GitArgs {
   }
   return { global: args, subcommand: null, subcommandIndex: -1, rest: [] };
 }
+
+/** git subcommands that may make a repository, or move one into a work tree. */
+const MAKES_OR_MOVES_REPOSITORIES: ReadonlySet<string> = new Set([
+  "clone",
+  "init",
+  "mv",
+  "submodule",
+  "worktree",
+]);
+
+/**
+ * Whether git with `args` may make a repository or move one (a linked work
+ * tree, a folder holding one) to where a later git's repository check did
+ * not look: round thirteen moved an unchecked linked work tree into the work
+ * tree with `git worktree move`, and the next git entered it. Unknown (no
+ * subcommand) counts as may. Pure.
+ *
+ * @param args The arguments after `git`.
+ */
+export function gitMayMoveRepositories(args: readonly string[]): boolean {
+  const { subcommand } = splitGitArgs(args);
+  return subcommand === null || MAKES_OR_MOVES_REPOSITORIES.has(subcommand);
+}
