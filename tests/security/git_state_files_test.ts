@@ -827,3 +827,94 @@ Deno.test("bwrap: git after or beside a stage that may write files is refused; g
     equal(gitThenGit.exit_code, 0, gitThenGit.stderr);
   });
 });
+
+/**
+ * Round thirteen: `b/.git` is a gitfile naming the top repository's own git
+ * folder, and `b/.gitmodules` unmasks a gitlink `deeper` (in the top's
+ * index) whose nested repository has a filter. git entered `b`, then
+ * `b/deeper`; the check had searched the top's git folder's work tree once.
+ */
+async function gitFolderReachedTwice(base: string, canary: string): Promise<string> {
+  const top = await makeRepository(base, "top8");
+  const deeper = await nestedFilter(`${top}/b`, canary);
+  const commit = (await raw(["rev-parse", "HEAD"], deeper)).out.trim();
+  await Deno.writeTextFile(`${top}/b/.git`, "gitdir: ../.git\n");
+  await Deno.writeTextFile(`${top}/.gitmodules`, UNMASKING_GITMODULES.replace("= sub", "= b"));
+  await Deno.writeTextFile(`${top}/b/.gitmodules`, UNMASKING_GITMODULES);
+  for (const path of ["b", "sub"]) {
+    await gitOk(top, "update-index", "--add", "--cacheinfo", `160000,${commit},${path}`);
+  }
+  await gitOk(top, "add", ".gitmodules");
+  await gitOk(top, "commit", "-qm", "subs");
+  await armFilter(deeper, canary);
+  return top;
+}
+
+for (const mode of ["none", "bwrap"] as const) {
+  Deno.test(`${mode}: a git folder reached again from a gitfile in a subfolder has that work tree searched too (round thirteen)`, async (t) => {
+    await rawProof("htmcp-twice-raw-", async (base) => {
+      const top = await gitFolderReachedTwice(base, `${base}/RAN`);
+      await hardened(["status", "--short"], top);
+      ok(await exists(`${base}/RAN`), "git, hardened as htmcp runs it, ran the filter");
+    });
+
+    await inMode(t, mode, async (h) => {
+      const canary = `${h.jail}/RAN`;
+      await gitFolderReachedTwice(h.jail, canary);
+      await chownTree(h.jail);
+      await refusedForNested(h, "git status --short", "top8", canary);
+    });
+  });
+}
+
+/**
+ * Round thirteen: a linked work tree outside the top's work tree whose own
+ * config.worktree names a filter, and a committed gitlink `sub` unmasked
+ * by .gitmodules: `git worktree move ../wt sub && git status` moved the
+ * unchecked repository in, and the second git entered it.
+ */
+async function linkedWorkTreeOutside(base: string, canary: string): Promise<string> {
+  const top = await makeRepository(base, "top9");
+  await Deno.writeTextFile(`${top}/.gitattributes`, "f.txt filter=x\n");
+  await gitOk(top, "add", ".gitattributes");
+  await gitOk(top, "commit", "-qm", "attributes");
+  await gitOk(top, "worktree", "add", "-q", "../wt", "-b", "side");
+  await gitOk(top, "config", "core.repositoryformatversion", "1");
+  await gitOk(top, "config", "extensions.worktreeConfig", "true");
+  await Deno.writeTextFile(
+    `${top}/.git/worktrees/wt/config.worktree`,
+    `[filter "x"]\n\tclean = touch ${canary}; cat\n`,
+  );
+  await Deno.writeTextFile(`${top}/.gitmodules`, UNMASKING_GITMODULES);
+  const commit = (await raw(["rev-parse", "HEAD"], top)).out.trim();
+  await gitOk(top, "update-index", "--add", "--cacheinfo", `160000,${commit},sub`);
+  await gitOk(top, "add", ".gitmodules");
+  await gitOk(top, "commit", "-qm", "sub");
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  await Deno.writeTextFile(`${base}/wt/f.txt`, "two\n");
+  return top;
+}
+
+Deno.test("bwrap: git that makes or moves a repository is not followed by git in one plan (round thirteen)", async (t) => {
+  await rawProof("htmcp-wtmove-raw-", async (base) => {
+    const top = await linkedWorkTreeOutside(base, `${base}/RAN`);
+    equal((await hardened(["worktree", "move", "../wt", "sub"], top)).code, 0);
+    await hardened(["status", "--short"], top);
+    ok(await exists(`${base}/RAN`), "git, hardened as htmcp runs it, entered the moved work tree");
+  });
+
+  await inMode(t, "bwrap", async (h) => {
+    const canary = `${h.jail}/RAN`;
+    await linkedWorkTreeOutside(h.jail, canary);
+    await chownTree(h.jail);
+    const command = "git worktree move ../wt sub && git status --short";
+    const result = await h.call("run_command", { command, cwd: "top9" });
+    equal(result.code, "POLICY_DENIED", JSON.stringify(result));
+    equal(result.exit_code, null);
+    match(result.policy_reason, /may write files; git's repository check/);
+    ok(!(await exists(canary)), "nothing ran");
+    ok(await exists(`${h.jail}/wt/f.txt`), "the linked work tree was not moved");
+    const attempt = (await h.records()).findLast((r) => r.command_raw === command);
+    equal(attempt?.code, "POLICY_DENIED");
+  });
+});
