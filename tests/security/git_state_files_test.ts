@@ -622,8 +622,8 @@ Deno.test("bwrap: writing git's files is allowed, and a crafted MERGE_RR reaches
   });
 });
 
-/** A nested repository at `<top>/sub` whose own clean filter runs `canary`, its file changed at the same size. */
-async function nestedFilter(top: string, canary: string): Promise<string> {
+/** A nested repository at `<top>/sub` whose .gitattributes names the filter `x` (armed by `armFilter`). */
+async function nestedFilter(top: string): Promise<string> {
   const sub = await makeRepository(top, "sub");
   await Deno.writeTextFile(`${sub}/.gitattributes`, "f.txt filter=x\n");
   await gitOk(sub, "add", ".gitattributes");
@@ -649,7 +649,7 @@ const UNMASKING_GITMODULES =
  */
 async function submoduleInStash(base: string, canary: string): Promise<string> {
   const top = await makeRepository(base, "top4");
-  const sub = await nestedFilter(top, canary);
+  const sub = await nestedFilter(top);
   await Deno.writeTextFile(`${top}/.gitmodules`, UNMASKING_GITMODULES);
   await gitOk(top, "add", ".gitmodules", "sub");
   await gitOk(top, "stash", "-q");
@@ -665,7 +665,7 @@ async function submoduleInStash(base: string, canary: string): Promise<string> {
 async function workTreeHiddenByConfigWorktree(base: string, canary: string): Promise<string> {
   await Deno.mkdir(`${base}/empty`);
   const top = await makeRepository(base, "top5");
-  const sub = await nestedFilter(top, canary);
+  const sub = await nestedFilter(top);
   await Deno.writeTextFile(`${top}/.gitmodules`, UNMASKING_GITMODULES);
   await gitOk(top, "add", ".gitmodules", "sub");
   await gitOk(top, "commit", "-qm", "sub");
@@ -680,7 +680,7 @@ async function workTreeHiddenByConfigWorktree(base: string, canary: string): Pro
  */
 async function gitlinkWithModeBits(base: string, canary: string): Promise<string> {
   const top = await makeRepository(base, "top6");
-  const sub = await nestedFilter(top, canary);
+  const sub = await nestedFilter(top);
   await Deno.writeTextFile(`${top}/.gitmodules`, UNMASKING_GITMODULES);
   await gitOk(top, "add", ".gitmodules", "sub");
   await gitOk(top, "commit", "-qm", "sub");
@@ -836,7 +836,7 @@ Deno.test("bwrap: git after or beside a stage that may write files is refused; g
  */
 async function gitFolderReachedTwice(base: string, canary: string): Promise<string> {
   const top = await makeRepository(base, "top8");
-  const deeper = await nestedFilter(`${top}/b`, canary);
+  const deeper = await nestedFilter(`${top}/b`);
   const commit = (await raw(["rev-parse", "HEAD"], deeper)).out.trim();
   await Deno.writeTextFile(`${top}/b/.git`, "gitdir: ../.git\n");
   await Deno.writeTextFile(`${top}/.gitmodules`, UNMASKING_GITMODULES.replace("= sub", "= b"));
