@@ -278,7 +278,7 @@ class Inspection {
       this.#searched.add(pair);
       await this.gitmodules(top, [...bases, top]);
       await this.gitlinks(gitDir, top, [...bases, top]);
-      await this.nestedRepositories(top, [...bases, top]);
+      await this.nestedRepositories(gitDir, top, [...bases, top]);
     }
   }
 
@@ -390,14 +390,24 @@ class Inspection {
    * jail that holds a repository is inspected as one (a submodule path
    * may be such a link). Each nested repository walks its own work tree.
    */
-  async nestedRepositories(top: string, bases: readonly string[]): Promise<void> {
-    if (this.isInGitDir(top) || (await this.kind(top)) !== "directory") return;
+  async nestedRepositories(gitDir: string, top: string, bases: readonly string[]): Promise<void> {
+    // A git folder taken as its own work tree (a bare repository, or git
+    // run inside one) has none to search. Nothing else is skipped: a folder
+    // merely named like a git folder (`.GIT`, which git on Linux takes for
+    // an ordinary folder: round fourteen hid a repository under one) is
+    // searched like any other.
+    if (top === gitDir || (await this.kind(top)) !== "directory") return;
     const search = async (folder: string): Promise<void> => {
       const entries = await this.#reader.entries(await this.real(folder));
       if ("error" in entries) refuse(`the folder "${folder}" cannot be listed (${entries.error})`);
       // A nested repository's own inspection walks its work tree.
-      const holdsGit = folder !== top && entries.some((entry) => entry.name === ".git");
-      if (holdsGit && await this.repositoryAt(folder, bases)) return;
+      const dotGit = folder === top ? undefined : entries.find((entry) => entry.name === ".git");
+      if (dotGit !== undefined) {
+        if (await this.repositoryAt(folder, bases)) return;
+        // Listed, but neither a folder nor a gitfile once looked at: never
+        // assumed to be nothing.
+        if (dotGit.kind !== "other") refuse(`"${folder}/.git" cannot be inspected`);
+      }
       for (const { name, kind } of entries) {
         if (name === ".git") continue;
         if (++this.#walked > MAX_WORK_TREE_ENTRIES) {

@@ -571,3 +571,25 @@ Deno.test("the repository check refuses interactive.diffFilter and imap.tunnel, 
     }
   });
 });
+
+Deno.test("the repository check refuses a nested .git it lists but cannot inspect, and walks a folder named .GIT", async () => {
+  await withBox(async (box) => {
+    ok((await check(box, ["status"])).ok, "the root repository alone is clean");
+    await Deno.mkdir(`${box.jail}/n`);
+    await Deno.symlink(`${box.jail}/missing`, `${box.jail}/n/.git`);
+    const dangling = await check(box, ["status"]);
+    ok(
+      !dangling.ok && /n\/\.git" cannot be inspected/.test(dangling.reason),
+      JSON.stringify(dangling),
+    );
+    await Deno.remove(`${box.jail}/n`, { recursive: true });
+    // git on Linux takes .GIT for an ordinary folder: a work tree under one is searched.
+    const outer = `${box.jail}/.GIT/outer`;
+    await Deno.mkdir(`${outer}/inner`, { recursive: true });
+    equal((await git(outer, ["init", "-q", "."])).code, 0);
+    equal((await git(`${outer}/inner`, ["init", "-q", "."])).code, 0);
+    equal((await git(`${outer}/inner`, ["config", "core.fsmonitor", "x"])).code, 0);
+    const upper = await check(box, ["status"], outer);
+    ok(!upper.ok && /names a program/.test(upper.reason), JSON.stringify(upper));
+  });
+});

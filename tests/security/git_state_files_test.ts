@@ -918,3 +918,36 @@ Deno.test("bwrap: git that makes or moves a repository is not followed by git in
     equal(attempt?.code, "POLICY_DENIED");
   });
 });
+
+/**
+ * Round fourteen: a repository under a folder named `.GIT` (an ordinary
+ * folder to git on Linux), its gitlink only in a split index's shared part
+ * and its .gitmodules only in the index. The check took the work tree for
+ * a git folder by its name and searched nothing.
+ */
+async function underUpperCaseGit(base: string, canary: string): Promise<string> {
+  const top = await makeRepository(`${base}/.GIT`, "top");
+  const sub = await nestedFilter(top);
+  await Deno.writeTextFile(`${top}/.gitmodules`, UNMASKING_GITMODULES);
+  await gitOk(top, "add", ".gitmodules", "sub");
+  await gitOk(top, "commit", "-qm", "sub");
+  await Deno.remove(`${top}/.gitmodules`);
+  await gitOk(top, "update-index", "--split-index");
+  await armFilter(sub, canary);
+  return top;
+}
+
+Deno.test("bwrap: a work tree under a folder named .GIT is searched like any other (round fourteen)", async (t) => {
+  await rawProof("htmcp-uppergit-raw-", async (base) => {
+    const top = await underUpperCaseGit(base, `${base}/RAN`);
+    await hardened(["status", "--short"], top);
+    ok(await exists(`${base}/RAN`), "git, hardened as htmcp runs it, ran the filter");
+  });
+
+  await inMode(t, "bwrap", async (h) => {
+    const canary = `${h.jail}/RAN`;
+    await underUpperCaseGit(h.jail, canary);
+    await chownTree(h.jail);
+    await refusedForNested(h, "git status --short", ".GIT/top", canary);
+  });
+});
