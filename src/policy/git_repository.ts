@@ -320,6 +320,37 @@ class Inspection {
     // Submodules' git folders (`modules/<name>`, nested for nested
     // submodules): status, diff and fetch run git inside them too.
     await this.modules(`${common}/modules`, bases, 0);
+    await this.linkedWorkTrees(common, bases);
+  }
+
+  /**
+   * The repository's linked work trees (`worktrees/<id>`, made by `git
+   * worktree add`), each a git folder of its own with its own
+   * `config.worktree`, paired with the work tree its `gitdir` file names:
+   * git run from the main work tree starts a git in them (`worktree remove`
+   * asks the linked one's status first; round fifteen ran a filter its
+   * config.worktree named that way), so each is inspected and its work tree
+   * searched as any other.
+   */
+  async linkedWorkTrees(common: string, bases: readonly string[]): Promise<void> {
+    const worktrees = `${common}/worktrees`;
+    if ((await this.kind(worktrees)) !== "directory") return;
+    const names = await this.#reader.list(await this.real(worktrees));
+    if (!Array.isArray(names)) refuse(`the folder "${worktrees}" cannot be listed`);
+    for (const name of names as readonly string[]) {
+      const admin = await this.real(`${worktrees}/${name}`);
+      if ((await this.kind(admin)) !== "directory") continue;
+      const text = await this.readSmall(`${admin}/gitdir`, `the gitdir file of a work tree`);
+      if (text === null) continue;
+      // gitdir names the linked work tree's `.git` gitfile; its folder is the work tree.
+      const dotGit = await this.insideJail(
+        admin,
+        text.replace(/\r?\n$/, ""),
+        `the gitdir file of the work tree "${name}"`,
+        "read from a file",
+      );
+      await this.gitDir(admin, [...bases, posix.dirname(dotGit)]);
+    }
   }
 
   /** The work trees each git folder's configuration names (core.worktree). */

@@ -907,15 +907,35 @@ Deno.test("bwrap: git that makes or moves a repository is not followed by git in
     const canary = `${h.jail}/RAN`;
     await linkedWorkTreeOutside(h.jail, canary);
     await chownTree(h.jail);
+    // Since round fifteen the linked work tree's own configuration is
+    // inspected from the main one, so the check refuses this plan first.
     const command = "git worktree move ../wt sub && git status --short";
     const result = await h.call("run_command", { command, cwd: "top9" });
     equal(result.code, "POLICY_DENIED", JSON.stringify(result));
     equal(result.exit_code, null);
-    match(result.policy_reason, /may write files; git's repository check/);
+    match(result.policy_reason, /names a program git would run|may write files/);
     ok(!(await exists(canary)), "nothing ran");
     ok(await exists(`${h.jail}/wt/f.txt`), "the linked work tree was not moved");
     const attempt = (await h.records()).findLast((r) => r.command_raw === command);
     equal(attempt?.code, "POLICY_DENIED");
+    // The plan rule on its own, in a clean repository: a git that makes or
+    // moves a repository is a writer for the git after it.
+    const clean = await makeRepository(h.jail, "clean9");
+    await chownTree(clean);
+    for (
+      const plan of [
+        "git worktree add -q ../wt9 && git status --short",
+        "git mv f.txt g.txt && git status --short",
+        "git init -q inner && git status --short",
+      ]
+    ) {
+      const refused = await h.call("run_command", { command: plan, cwd: "clean9" });
+      equal(refused.code, "POLICY_DENIED", `${plan}: ${JSON.stringify(refused)}`);
+      match(refused.policy_reason, /may write files; git's repository check/);
+      equal(refused.exit_code, null);
+    }
+    ok(!(await exists(`${h.jail}/wt9`)), "nothing ran");
+    ok(await exists(`${clean}/f.txt`), "nothing ran");
   });
 });
 
@@ -951,3 +971,43 @@ Deno.test("bwrap: a work tree under a folder named .GIT is searched like any oth
     await refusedForNested(h, "git status --short", ".GIT/top", canary);
   });
 });
+
+/**
+ * Round fifteen: a linked work tree outside the main one, whose own
+ * config.worktree names a filter. `git worktree remove ../wt` asks that
+ * work tree's status first, with a git that reads its config.worktree.
+ */
+async function linkedWorkTreeWithFilter(base: string, canary: string): Promise<string> {
+  const top = await makeRepository(base, "top10");
+  await Deno.writeTextFile(`${top}/.gitattributes`, "f.txt filter=x\n");
+  await gitOk(top, "add", ".gitattributes");
+  await gitOk(top, "commit", "-qm", "attributes");
+  await gitOk(top, "worktree", "add", "-q", "../wt10", "-b", "side");
+  await gitOk(top, "config", "core.repositoryformatversion", "1");
+  await gitOk(top, "config", "extensions.worktreeConfig", "true");
+  await Deno.writeTextFile(
+    `${top}/.git/worktrees/wt10/config.worktree`,
+    `[filter "x"]\n\tclean = touch ${canary}; cat\n`,
+  );
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  await Deno.writeTextFile(`${base}/wt10/f.txt`, "two\n");
+  return top;
+}
+
+for (const mode of ["none", "bwrap"] as const) {
+  Deno.test(`${mode}: every linked work tree is inspected from the main one: worktree remove runs none of its programs (round fifteen)`, async (t) => {
+    await rawProof("htmcp-wtremove-raw-", async (base) => {
+      const top = await linkedWorkTreeWithFilter(base, `${base}/RAN`);
+      await hardened(["worktree", "remove", "../wt10"], top);
+      ok(await exists(`${base}/RAN`), "git, hardened as htmcp runs it, ran the linked filter");
+    });
+
+    await inMode(t, mode, async (h) => {
+      const canary = `${h.jail}/RAN`;
+      await linkedWorkTreeWithFilter(h.jail, canary);
+      await chownTree(h.jail);
+      await refusedForNested(h, "git worktree remove ../wt10", "top10", canary);
+      ok(await exists(`${h.jail}/wt10/f.txt`), "the linked work tree is still there");
+    });
+  });
+}
