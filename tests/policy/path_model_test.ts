@@ -211,3 +211,47 @@ Deno.test("readCopyOperands() lists the sources a copy reproduces links of", () 
   deepEqual(sources(["cp", "a", "dst"]), []);
   deepEqual(sources(["mv", "a", "dst"]), []);
 });
+
+Deno.test("planPathChecks() refuses cpio and unzip extraction without the sandbox, and allows listing", () => {
+  for (
+    const argv of [
+      ["cpio", "-i"],
+      ["cpio", "-idv"],
+      ["cpio", "--extract"],
+      ["unzip", "a.zip"],
+      ["unzip", "-o", "a.zip"],
+      ["unzip", "-:", "a.zip"],
+      ["unzip", "-d", "out", "a.zip"],
+      ["unzip", "a.zip", "-l"],
+    ]
+  ) {
+    match(refusal(argv), /extracts whatever names and links the archive holds/);
+    plan(argv, true);
+  }
+  for (
+    const argv of [["unzip", "-l", "a.zip"], ["unzip", "-qt", "a.zip"], ["unzip", "-p", "a.zip"]]
+  ) {
+    plan(argv);
+  }
+  plan(["cpio", "-t"]);
+});
+
+Deno.test("planPathChecks() refuses zip -@, cpio -o/-p and file -f, which read the names they open from a list", () => {
+  for (
+    const argv of [
+      ["zip", "-@", "o.zip"],
+      ["zip", "-r@", "o.zip"],
+      ["zip", "--names-stdin", "o.zip"],
+      ["cpio", "-o"],
+      ["cpio", "-pd", "dest"],
+      ["cpio", "--create"],
+      ["file", "-f", "names"],
+      ["file", "--files-from=names"],
+    ]
+  ) {
+    match(refusal(argv), /read the paths it opens from a file/);
+    plan(argv, true);
+  }
+  plan(["zip", "-r", "o.zip", "d"]);
+  plan(["file", "a.txt"]);
+});

@@ -18,7 +18,10 @@
  * `tar -x` cannot be judged from its arguments: the archive decides which
  * names, symlinks and hard links it creates. Without the kernel sandbox it
  * is refused; with it, extraction lands in the jail's mount, which is the
- * only writable place there is.
+ * only writable place there is. The same holds for `cpio -i` and for
+ * `unzip` unless it only lists, tests or prints (the red team extracted a
+ * link out of the jail, then a member through it, and `../` members with
+ * `unzip -:`).
  *
  * @module
  */
@@ -68,6 +71,13 @@ const FOLLOWING: ReadonlyMap<string, FlagSet> = new Map([
 
 const TAR_EXTRACT = set(["x"], ["extract", "get"]);
 const TARS: ReadonlySet<string> = new Set(["tar", "gtar", "bsdtar"]);
+const CPIO_EXTRACT = set(["i"], ["extract"]);
+/**
+ * unzip's options that list, test or print instead of extracting: any other
+ * unzip extracts (red team: a member linking out of the jail, then a member
+ * written through it; `-:` and `../` member names).
+ */
+const UNZIP_NO_FILES = "lptvczZ";
 /** Tools that walk `.` when given no folder. */
 const DEFAULTS_TO_CWD: ReadonlySet<string> = new Set([
   "grep",
@@ -78,6 +88,27 @@ const DEFAULTS_TO_CWD: ReadonlySet<string> = new Set([
   "ls",
   "rg",
 ]);
+
+function refusedExtraction(what: string, instead: string): LinkEffect {
+  return {
+    kind: "refuse",
+    reason:
+      `"${what}" extracts whatever names and links the archive holds, which no argument check can see; without the kernel sandbox htmcp refuses extraction. Use ${instead} instead.`,
+  };
+}
+
+/**
+ * Whether unzip writes files: unless an option word before its archive
+ * lists, tests or prints (or asks for zipinfo mode); an option after the
+ * archive is not looked at, so such a command counts as extracting.
+ */
+function unzipExtracts(argv: readonly string[]): boolean {
+  for (const word of argv.slice(1)) {
+    if (!word.startsWith("-") || word === "-") break;
+    if ([...word.slice(1)].some((letter) => UNZIP_NO_FILES.includes(letter))) return false;
+  }
+  return true;
+}
 
 /** `tar`'s dash-less first argument is a cluster (`tar xf a.tar`). */
 function tarCluster(argv: readonly string[]): string | null {
@@ -133,6 +164,13 @@ export function linkEffect(
           `"tar ${extract}" extracts whatever names and links the archive holds, which no argument check can see; without the kernel sandbox htmcp refuses extraction. List it with "tar -t" instead.`,
       };
     }
+  }
+  if (tool === "cpio" && !sandboxed) {
+    const extract = firstMatch(argv, CPIO_EXTRACT, tool);
+    if (extract !== null) return refusedExtraction(`cpio ${extract}`, "cpio -t");
+  }
+  if (tool === "unzip" && !sandboxed && unzipExtracts(argv)) {
+    return refusedExtraction(tool, "unzip -l, unzip -t or unzip -p");
   }
   if (copy !== null && copy.recursive) {
     return { kind: "walk", flag: "a recursive copy", defaultsToCwd: false };

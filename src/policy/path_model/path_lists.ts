@@ -33,6 +33,17 @@ const LISTS: ReadonlyMap<string, FlagSet> = new Map([
   ["wc", { short: [], long: [anyPrefixLong("files0-from")], exact: [] }],
   ["rsync", { short: [], long: [anyPrefixLong("files-from")], exact: [] }],
   ["find", { short: [], long: [], exact: ["-files0-from"] }],
+  // `zip -@` archives each file named on stdin (red team: a host file, then
+  // read back with `unzip -p`); `-i@FILE`/`-x@FILE` are caught by "@" too.
+  ["zip", { short: ["@"], long: [anyPrefixLong("names-stdin")], exact: [] }],
+  // cpio -o and -p read the names to archive or copy from stdin.
+  ["cpio", {
+    short: ["o", "p"],
+    long: [anyPrefixLong("create"), anyPrefixLong("pass-through")],
+    exact: [],
+  }],
+  // `file -f NAMEFILE` reports on each file the list names.
+  ["file", { short: ["f"], long: [anyPrefixLong("files-from")], exact: [] }],
 ]);
 
 /**
