@@ -10,7 +10,13 @@
  * @module
  */
 import * as posix from "../path/mod.ts";
-import type { CheckBudget, FolderLister, FolderListing } from "../jail/mod.ts";
+import type {
+  CheckBudget,
+  FolderLister,
+  FolderListing,
+  TreeListing,
+  TreeWalker,
+} from "../jail/mod.ts";
 import { callHelper } from "./helper_call.ts";
 import type { ServingHelper } from "./serving_helper.ts";
 
@@ -62,14 +68,104 @@ export function parseListing(bytes: Uint8Array): Deno.DirEntry[] | null {
   return entries;
 }
 
+/** The most entries one `--walk-beneath` call walks; a larger tree is refused, not cut. */
+export const MAX_WALK_ENTRIES = 200_000;
+
 /**
- * A lister that lists through `helper`.
+ * Reads `--walk-beneath`'s output: a kind byte (`l` link, `g` a `.git`) and
+ * a path relative to the jail, NUL-terminated, per record; null when
+ * malformed.
+ *
+ * @throws {NotUtf8Name} When a path is not UTF-8, as `parseListing`.
+ */
+export function parseWalk(bytes: Uint8Array): { links: string[]; gits: string[] } | null {
+  const links: string[] = [];
+  const gits: string[] = [];
+  if (bytes.byteLength === 0) return { links, gits };
+  if (bytes[bytes.byteLength - 1] !== 0) return null;
+  const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  let start = 0;
+  while (start < bytes.byteLength) {
+    const end = bytes.indexOf(0, start);
+    const kind = String.fromCharCode(bytes[start] ?? 0);
+    let path: string;
+    try {
+      path = decoder.decode(bytes.subarray(start + 1, end));
+    } catch {
+      throw new NotUtf8Name();
+    }
+    if (path === "" || path.startsWith("/") || path.split("/").some((s) => s === ".." || s === "")) {
+      return null;
+    }
+    if (kind === "l") links.push(path);
+    else if (kind === "g") gits.push(path);
+    else return null;
+    start = end + 1;
+  }
+  return { links, gits };
+}
+
+/**
+ * A tree walker that walks through `helper` in one call (`--walk-beneath`),
+ * by descriptor as `helperFolderLister` lists.
+ *
+ * @param helper The executor's serving helper.
+ * @returns The walker the executor's lister carries.
+ */
+export function helperTreeWalker(helper: ServingHelper): TreeWalker {
+  return async (jailRoot: string, folder: string, budget: CheckBudget): Promise<TreeListing> => {
+    const relative = posix.relative(jailRoot, folder);
+    if (relative === ".." || relative.startsWith("../") || posix.isAbsolute(relative)) {
+      return { ok: false, why: `"${folder}" is not inside the jail` };
+    }
+    const spent = budget.spend();
+    if (spent !== null) return { ok: false, why: spent };
+    const output = await callHelper(
+      helper,
+      ["--walk-beneath", jailRoot, relative === "" ? "." : relative, String(MAX_WALK_ENTRIES)],
+      { maxBytes: MAX_LISTING_BYTES, timeoutMs: LISTING_TIMEOUT_MS },
+    );
+    const code = output.status.code;
+    const said = output.stderr.split("\n", 1)[0]?.replace(/^htmcp-spawn: /, "").trim();
+    if (code === 3) return { ok: false, why: `"${folder}" is not there` };
+    if (code === 4) return { ok: false, why: `a folder under "${folder}" is reached through a link` };
+    if (code === 5) {
+      return { ok: false, why: `"${folder}" holds more than ${MAX_WALK_ENTRIES} entries` };
+    }
+    if (output.truncated) return { ok: false, why: `"${folder}" holds more than htmcp walks` };
+    if (code !== 0) {
+      return { ok: false, why: `"${folder}" cannot be walked (${said || `exit ${code}`})` };
+    }
+    let walked: { links: string[]; gits: string[] } | null;
+    try {
+      walked = parseWalk(output.stdout);
+    } catch (error) {
+      if (!(error instanceof NotUtf8Name)) throw error;
+      return { ok: false, why: `"${folder}" holds a name that is not UTF-8` };
+    }
+    if (walked === null) return { ok: false, why: `the walk of "${folder}" was malformed` };
+    for (let i = 0; i < walked.links.length + walked.gits.length; i++) {
+      const over = budget.spend();
+      if (over !== null) return { ok: false, why: over };
+    }
+    const real = (path: string) => `${jailRoot}/${path}`;
+    return { ok: true, links: walked.links.map(real), gits: walked.gits.map(real) };
+  };
+}
+
+/**
+ * A lister that lists through `helper`, one folder per call, and walks a
+ * whole tree in one call (its `walk`).
  *
  * @param helper The executor's serving helper.
  * @returns The lister the executor hands to every call's checks.
  */
 export function helperFolderLister(helper: ServingHelper): FolderLister {
-  return async (jailRoot: string, folder: string, budget: CheckBudget): Promise<FolderListing> => {
+  const list = async (
+    jailRoot: string,
+    folder: string,
+    budget: CheckBudget,
+  ): Promise<FolderListing> => {
     const relative = posix.relative(jailRoot, folder);
     if (relative === ".." || relative.startsWith("../") || posix.isAbsolute(relative)) {
       return { ok: false, missing: false, why: "it is not inside the jail" };
@@ -105,4 +201,6 @@ export function helperFolderLister(helper: ServingHelper): FolderLister {
     }
     return { ok: true, entries };
   };
+  // One walk of a whole tree per call instead of a listing per folder.
+  return Object.assign(list, { walk: helperTreeWalker(helper) });
 }

@@ -30,11 +30,32 @@ export type FolderListing =
  * (`list_folder.ts` says why; the server's executor lists through its
  * helper, by descriptor).
  */
-export type FolderLister = (
+export type FolderLister =
+  & ((jailRoot: string, folder: string, budget: CheckBudget) => Promise<FolderListing>)
+  & {
+    /** The same lister's walk of a whole tree in one call, when it has one (`walkTree`). */
+    readonly walk?: TreeWalker;
+  };
+
+/**
+ * What a tree holds that the repository check looks for, as real paths
+ * inside the jail: every symlink (never followed) and every entry named
+ * `.git` that is a folder, a file or a link (not descended into).
+ */
+export type TreeListing =
+  | {
+    readonly ok: true;
+    readonly links: readonly string[];
+    readonly gits: readonly string[];
+  }
+  | { readonly ok: false; readonly why: string };
+
+/** Walks the real folder `folder` inside the jail `jailRoot` without following a link. */
+export type TreeWalker = (
   jailRoot: string,
   folder: string,
   budget: CheckBudget,
-) => Promise<FolderListing>;
+) => Promise<TreeListing>;
 
 /**
  * Counts lookups against a deadline; shared by every check of one call.

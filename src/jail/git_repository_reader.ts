@@ -10,7 +10,7 @@ import { isInside } from "./is_inside.ts";
 import { resolveFollowingSymlinks } from "./resolve.ts";
 import { openRegularInJail, type OpenRegularRefusal } from "./open_regular.ts";
 import { CheckBudget } from "./budget.ts";
-import { listFolder } from "./list_folder.ts";
+import { listFolder, walkTree } from "./list_folder.ts";
 import type { GitRepositoryReader } from "../policy/mod.ts";
 
 /** A refusal of the link-free open, as the repository check's sentences say it. */
@@ -128,5 +128,9 @@ export function gitRepositoryReader(
       }
     },
     readBytes: (path, limitBytes) => readBytes(jailRoot, path, limitBytes),
+    async walk(path) {
+      const tree = await walkTree(jailRoot, path, budget);
+      return tree.ok ? { links: tree.links, gits: tree.gits } : { error: tree.why };
+    },
   };
 }

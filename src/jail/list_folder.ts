@@ -26,7 +26,7 @@
  */
 import * as posix from "../path/mod.ts";
 import { nextTask } from "../concurrency/mod.ts";
-import type { CheckBudget, FolderListing } from "./budget.ts";
+import type { CheckBudget, FolderListing, TreeListing } from "./budget.ts";
 import { describeError, isMissing } from "./resolve.ts";
 
 type Walk = { readonly ok: true; readonly identity: string } | {
@@ -130,4 +130,41 @@ export function listFolder(
   budget: CheckBudget,
 ): Promise<FolderListing> {
   return (budget.lister ?? listFolderInJail)(jailRoot, folder, budget);
+}
+
+/**
+ * Walks the tree at `folder` the call's way: in one call of the budget's
+ * lister when it can (the server's helper, `--walk-beneath`), else folder
+ * by folder through `listFolder` (the operator's CLI). Both report the same:
+ * links are never followed and `.git` entries are not descended into.
+ *
+ * @param jailRoot The jail's real path.
+ * @param folder A real folder inside the jail.
+ * @param budget The call's budget and lister: every folder listed and
+ *   every entry reported costs a lookup.
+ * @returns The tree's links and `.git` entries, or why not.
+ */
+export async function walkTree(
+  jailRoot: string,
+  folder: string,
+  budget: CheckBudget,
+): Promise<TreeListing> {
+  const walk = budget.lister?.walk;
+  if (walk !== undefined) return await walk(jailRoot, folder, budget);
+  const links: string[] = [];
+  const gits: string[] = [];
+  const pending = [folder];
+  while (pending.length > 0) {
+    const current = pending.pop() as string;
+    const listed = await listFolder(jailRoot, current, budget);
+    if (!listed.ok) return { ok: false, why: `"${current}" ${listed.why}` };
+    for (const entry of listed.entries) {
+      const path = `${current}/${entry.name}`;
+      if (entry.name === ".git") {
+        if (entry.isDirectory || entry.isFile || entry.isSymlink) gits.push(path);
+      } else if (entry.isSymlink) links.push(path);
+      else if (entry.isDirectory) pending.push(path);
+    }
+  }
+  return { ok: true, links, gits };
 }

@@ -13,13 +13,15 @@ export { confineCwd } from "./confine_cwd.ts";
 export { confineArgs, type ReachedPath } from "./confine_args.ts";
 export { confinePlan, MAX_BASE_FOLDERS, type PlanReach } from "./confine_plan.ts";
 export { gitFolderHolding, type GitFolderVerdict } from "./git_folders.ts";
-export { listFolder, listFolderInJail } from "./list_folder.ts";
+export { listFolder, listFolderInJail, walkTree } from "./list_folder.ts";
 export {
   CheckBudget,
   type FolderLister,
   type FolderListing,
   MAX_PATH_LOOKUPS,
   PATH_CHECK_DEADLINE_MS,
+  type TreeListing,
+  type TreeWalker,
 } from "./budget.ts";
 export { describeError, isMissing, type Resolution, resolveFollowingSymlinks } from "./resolve.ts";
 export { gitRepositoryReader } from "./git_repository_reader.ts";

@@ -103,6 +103,18 @@ export interface GitRepositoryReader {
    * followed), as one listing reports them, or an error sentence.
    */
   entries(path: string): Promise<readonly GitFolderEntry[] | { readonly error: string }>;
+  /**
+   * The whole tree at the real folder `path`, links never followed: every
+   * symlink, and every entry named `.git` that is a folder, a file or a
+   * link (not descended into), as real paths; or an error sentence.
+   */
+  walk(
+    path: string,
+  ): Promise<
+    { readonly links: readonly string[]; readonly gits: readonly string[] } | {
+      readonly error: string;
+    }
+  >;
 }
 
 /** One entry of a folder, as `GitRepositoryReader.entries` lists it. */
@@ -145,8 +157,6 @@ const MAX_MODULE_FOLDERS = 256;
 const INDEX_LIMIT_BYTES = 256 * 1024 * 1024;
 /** The most entries of one git folder searched for links (loose objects are not counted). */
 const MAX_GIT_FOLDER_ENTRIES = 50_000;
-/** The most work-tree entries searched for nested repositories in one check; more is refused. */
-const MAX_WORK_TREE_ENTRIES = 100_000;
 
 class Refusal extends Error {}
 
@@ -409,8 +419,6 @@ class Inspection {
     return true;
   }
 
-  #walked = 0;
-
   /**
    * Every repository nested anywhere in the work tree `top`, whether or not
    * the index or `.gitmodules` names it now: a command can write both
@@ -428,36 +436,27 @@ class Inspection {
     // an ordinary folder: round fourteen hid a repository under one) is
     // searched like any other.
     if (top === gitDir || (await this.kind(top)) !== "directory") return;
-    const search = async (folder: string): Promise<void> => {
-      const entries = await this.#reader.entries(await this.real(folder));
-      if ("error" in entries) refuse(`the folder "${folder}" cannot be listed (${entries.error})`);
-      // A nested repository's own inspection walks its work tree.
-      const dotGit = folder === top ? undefined : entries.find((entry) => entry.name === ".git");
-      if (dotGit !== undefined) {
-        if (await this.repositoryAt(folder, bases)) return;
-        // Listed, but neither a folder nor a gitfile once looked at: never
-        // assumed to be nothing.
-        if (dotGit.kind !== "other") refuse(`"${folder}/.git" cannot be inspected`);
-      }
-      for (const { name, kind } of entries) {
-        if (name === ".git") continue;
-        if (++this.#walked > MAX_WORK_TREE_ENTRIES) {
-          refuse(
-            `the work tree holds more than ${MAX_WORK_TREE_ENTRIES} entries, more than htmcp searches for nested repositories`,
-          );
-        }
-        const path = `${folder}/${name}`;
-        if (kind === "directory") await search(path);
-        else if (kind === "symlink") {
-          const resolved = await this.#reader.resolve(folder, name);
-          if (!resolved.ok || !this.#reader.isInsideJail(resolved.path)) continue;
-          if ((await this.#reader.kind(resolved.path)) !== "directory") continue;
-          if ((await this.#reader.kind(`${resolved.path}/.git`)) === "missing") continue;
-          await this.repositoryAt(resolved.path, bases);
-        }
-      }
-    };
-    await search(top);
+    // One walk of the whole tree (the helper's, in one call): a listing per
+    // folder cost about a millisecond each, seconds for a work tree of
+    // thousands of folders.
+    const realTop = await this.real(top);
+    const tree = await this.#reader.walk(realTop);
+    if ("error" in tree) refuse(`the work tree cannot be searched (${tree.error})`);
+    for (const dotGit of tree.gits) {
+      const folder = posix.dirname(dotGit);
+      if (folder === realTop) continue;
+      // A nested repository's own inspection searches its work tree (again).
+      // Listed, but neither a folder nor a gitfile once looked at: never
+      // assumed to be nothing.
+      if (!(await this.repositoryAt(folder, bases))) refuse(`"${dotGit}" cannot be inspected`);
+    }
+    for (const link of tree.links) {
+      const resolved = await this.#reader.resolve(posix.dirname(link), posix.basename(link));
+      if (!resolved.ok || !this.#reader.isInsideJail(resolved.path)) continue;
+      if ((await this.#reader.kind(resolved.path)) !== "directory") continue;
+      if ((await this.#reader.kind(`${resolved.path}/.git`)) === "missing") continue;
+      await this.repositoryAt(resolved.path, bases);
+    }
   }
 
   /**

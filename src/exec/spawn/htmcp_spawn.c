@@ -1199,6 +1199,129 @@ static _Noreturn void list_beneath(const char *root, const char *rel) {
 }
 
 /*
+ * --walk-beneath ROOT REL MAX (a call of --serve, a plain fork like
+ * --list-beneath): the whole tree below the folder REL below ROOT in one
+ * call, for the repository check's search of a work tree (a listing per
+ * folder costs the server about a millisecond, and work trees hold
+ * thousands). Every folder is opened as --list-beneath opens REL (openat2
+ * from ROOT, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), so a folder swapped
+ * for a link while it is walked fails the walk instead of leading out;
+ * links are reported, never followed; an entry named .git is reported and
+ * not descended into. Prints, NUL-terminated, a type byte and a path
+ * relative to ROOT: l for each link, g for each .git that is a folder, a
+ * file or a link. Exit 0; 3 when REL is
+ * missing or not a folder; 4 when a component of a folder is a link; 5
+ * when the tree holds more than MAX entries; 1 otherwise (said on stderr).
+ */
+struct walk_stack {
+  char **paths;
+  size_t len, cap;
+};
+
+static void walk_push(struct walk_stack *stack, char *path) {
+  if (stack->len == stack->cap) {
+    size_t cap = stack->cap == 0 ? 256 : stack->cap * 2;
+    char **grown = realloc(stack->paths, cap * sizeof *grown);
+    if (grown == NULL) _exit(1);
+    stack->paths = grown;
+    stack->cap = cap;
+  }
+  stack->paths[stack->len++] = path;
+}
+
+static void walk_put(char type, const char *path) {
+  size_t n = strlen(path);
+  if (n + 2 > sizeof list_out) {
+    say("walk %s: path too long", path);
+    _exit(1);
+  }
+  if (list_len + n + 2 > sizeof list_out) list_flush();
+  list_out[list_len++] = type;
+  memcpy(list_out + list_len, path, n + 1);
+  list_len += n + 1;
+}
+
+static _Noreturn void walk_beneath(const char *root, const char *rel, const char *max_text) {
+  char *end = NULL;
+  errno = 0;
+  unsigned long long max = strtoull(max_text, &end, 10);
+  if (errno != 0 || end == max_text || *end != '\0') {
+    say("walk: bad entry bound %s", max_text);
+    _exit(1);
+  }
+  int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0) {
+    say("walk %s: %s", root, strerror(errno));
+    _exit(1);
+  }
+  struct open_how how = {0};
+  how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  struct walk_stack stack = {0};
+  char *top = strdup(rel[0] ? rel : ".");
+  if (top == NULL) _exit(1);
+  walk_push(&stack, top);
+  unsigned long long seen = 0;
+  while (stack.len > 0) {
+    char *path = stack.paths[--stack.len];
+    int fd = (int)syscall(SYS_openat2, rootfd, path, &how, sizeof how);
+    if (fd < 0) {
+      int e = errno;
+      say("walk %s: %s", path, strerror(e));
+      /* Missing is only REL's to say: a folder gone while walked fails the walk. */
+      _exit(path == top && (e == ENOENT || e == ENOTDIR) ? 3 : e == ELOOP ? 4 : 1);
+    }
+    DIR *dir = fdopendir(fd);
+    if (dir == NULL) {
+      say("walk %s: %s", path, strerror(errno));
+      _exit(1);
+    }
+    int dot = strcmp(path, ".") == 0;
+    for (;;) {
+      errno = 0;
+      struct dirent *d = readdir(dir);
+      if (d == NULL) break;
+      if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0) continue;
+      if (++seen > max) {
+        say("walk %s: more than %llu entries", rel, max);
+        _exit(5);
+      }
+      unsigned char t = d->d_type;
+      if (t == DT_UNKNOWN) {
+        struct stat st;
+        if (fstatat(fd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) t = IFTODT(st.st_mode);
+      }
+      if (t != DT_DIR && t != DT_LNK && strcmp(d->d_name, ".git") != 0) continue;
+      size_t plen = dot ? 0 : strlen(path) + 1, nlen = strlen(d->d_name);
+      char *child = malloc(plen + nlen + 1);
+      if (child == NULL) _exit(1);
+      if (!dot) {
+        memcpy(child, path, plen - 1);
+        child[plen - 1] = '/';
+      }
+      memcpy(child + plen, d->d_name, nlen + 1);
+      if (strcmp(d->d_name, ".git") == 0) {
+        if (t == DT_DIR || t == DT_REG || t == DT_LNK) walk_put('g', child);
+        free(child);
+      } else if (t == DT_LNK) {
+        walk_put('l', child);
+        free(child);
+      } else {
+        walk_push(&stack, child);
+      }
+    }
+    if (errno != 0) {
+      say("walk %s: %s", path, strerror(errno));
+      _exit(1);
+    }
+    closedir(dir);
+    if (path != top) free(path);
+  }
+  list_flush();
+  _exit(0);
+}
+
+/*
  * A call without a namespace of its own (--inner, inside bwrap): the
  * request, the egress forwarder, then the command or the plan.
  */
@@ -1309,7 +1432,7 @@ static _Noreturn void run_one_off(int argc, char **argv) {
  * program (--as-init, see start_init()): this process is the outer of
  * every contained call, and the only one. It keeps each call's backstop
  * in its own loop, and an init's reaping means its namespace is empty.
- * Any other call (--dump, --list-beneath, --inner) is a plain fork. Either way the call's
+ * Any other call (--dump, --list-beneath, --walk-beneath, --inner) is a plain fork. Either way the call's
  * process starts with descriptors 0-2 its own pipes and every other
  * descriptor closed, so no call can reach another's pipes or this
  * process's, and with exactly the request's cwd and environment. This
@@ -1571,7 +1694,8 @@ static void start_call(unsigned id, char *payload, size_t len, char *self) {
     return;
   }
   int list_call = r.argc == 4 && strcmp(r.argv[1], "--list-beneath") == 0;
-  int dump_call = list_call || (r.argc >= 2 && strcmp(r.argv[1], "--dump") == 0);
+  int walk_call = r.argc == 5 && strcmp(r.argv[1], "--walk-beneath") == 0;
+  int dump_call = list_call || walk_call || (r.argc >= 2 && strcmp(r.argv[1], "--dump") == 0);
   struct options o = {0};
   if (!dump_call) {
     parse(&o, r.argc, r.argv);
@@ -1594,6 +1718,7 @@ static void start_call(unsigned id, char *payload, size_t len, char *self) {
     int parent = enter_call(in[0], out[1], err[1], &r);
     close(parent);
     if (list_call) list_beneath(r.argv[2], r.argv[3]);
+    if (walk_call) walk_beneath(r.argv[2], r.argv[3], r.argv[4]);
     if (dump_call) dump(r.argc, r.argv);
     run_inner(&o, self);
   }
