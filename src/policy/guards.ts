@@ -679,6 +679,88 @@ const ARGUMENT_GUARDS: readonly Guard[] = [
     source: `${GTFO}zip/`,
   },
   {
+    name: "zip-test",
+    commands: ["zip"],
+    match: [{
+      kind: "flags",
+      scope: ALL,
+      flags: flags({ long: [anyPrefixLong("test")], short: ["T"] }),
+    }],
+    reason:
+      "tests the archive by running unzip through a shell command line built from its temporary folder (-b), which a quote in a folder name breaks out of (-T, --test)",
+    source: "https://linux.die.net/man/1/zip",
+  },
+  {
+    name: "gzip-suffix",
+    commands: ["gzip", "gunzip", "zcat"],
+    match: [{
+      kind: "flags",
+      scope: ALL,
+      flags: flags({ long: [anyPrefixLong("suffix")], short: ["S"] }),
+    }],
+    reason:
+      "joins the suffix it is given to each file name, a path no argument check sees whole: through a folder the name itself names it climbs out of the jail (-S, --suffix)",
+    source: "https://www.gnu.org/software/gzip/manual/gzip.html#Invoking-gzip",
+  },
+  {
+    name: "csplit-names",
+    commands: ["csplit"],
+    match: [{
+      kind: "flags",
+      scope: ALL,
+      flags: flags({
+        long: [anyPrefixLong("prefix"), anyPrefixLong("suffix-format")],
+        short: ["f", "b"],
+      }),
+    }],
+    reason:
+      "names the pieces it writes by joining a prefix and a printf format, a path no argument check sees whole (-f, --prefix, -b, --suffix-format)",
+    source: "https://www.gnu.org/software/coreutils/manual/html_node/csplit-invocation.html",
+  },
+  {
+    name: "patch-backup-names",
+    commands: ["patch"],
+    match: [{
+      kind: "flags",
+      scope: ALL,
+      flags: flags({
+        long: [
+          anyPrefixLong("suffix"),
+          anyPrefixLong("prefix"),
+          anyPrefixLong("basename-prefix"),
+        ],
+        short: ["z", "B", "Y"],
+      }),
+    }],
+    reason:
+      "names each backup it writes by joining a suffix or prefix to the file's name, a path no argument check sees whole (-z, -B, -Y)",
+    source: "https://www.gnu.org/software/diffutils/manual/html_node/Backup-Names.html",
+  },
+  {
+    name: "tar-backup-suffix",
+    commands: ["tar", "gtar"],
+    match: [{
+      kind: "flags",
+      scope: { in: "all", tarOldStyle: false },
+      flags: flags({ long: [anyPrefixLong("suffix")] }),
+    }],
+    reason:
+      "names the backup of an archive it overwrites by joining a suffix to it, a path no argument check sees whole (--suffix)",
+    source: "https://www.gnu.org/software/tar/manual/html_node/backup.html",
+  },
+  {
+    name: "sdiff-merge",
+    commands: ["sdiff"],
+    match: [{
+      kind: "flags",
+      scope: ALL,
+      flags: flags({ long: [anyPrefixLong("output")], short: ["o"] }),
+    }],
+    reason:
+      "merges interactively, and its e command starts ed, whose ! runs a shell command read from stdin (-o, --output)",
+    source: "https://www.gnu.org/software/diffutils/manual/html_node/Merge-Commands.html",
+  },
+  {
     name: "man-pager",
     commands: ["man"],
     match: [{

@@ -46,7 +46,13 @@ const SAMPLES: ReadonlyMap<string, string> = new Map([
   ["sed-commands", "sed 'e id' f"],
   ["sed-in-place", "sed -i s/a/b/ f"],
   ["awk-commands", "awk 'BEGIN{system(1)}'"],
-  ["zip-unzip-command", "zip -T -TT sh a.zip f"],
+  ["zip-unzip-command", "zip -TT sh a.zip f"],
+  ["zip-test", "zip -T -b d a.zip f"],
+  ["gzip-suffix", "gzip -S x/../../y f"],
+  ["csplit-names", "csplit -f sub/. -b %d f 2"],
+  ["patch-backup-names", "patch -b -z x/../../y f p.diff"],
+  ["tar-backup-suffix", "tar -cf t --backup --suffix=x/../../y f"],
+  ["sdiff-merge", "sdiff -o out a b"],
   ["man-pager", "man -P sh ls"],
   ["split-filter", "split --filter=sh f"],
   ["rsync-remote-shell", "rsync -e sh a b"],
@@ -60,6 +66,8 @@ const SAMPLES: ReadonlyMap<string, string> = new Map([
 const BEHIND: ReadonlyMap<string, readonly string[]> = new Map([
   ["git-bisect-run", ["git-subcommand"]],
   ["git-bisect-view", ["git-subcommand"]],
+  // -TT only means anything with -T, which zip-test refuses on its own.
+  ["zip-unzip-command", ["zip-test"]],
 ]);
 
 function sampleFor(name: string): string {
