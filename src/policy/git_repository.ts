@@ -430,12 +430,12 @@ class Inspection {
    * may be such a link). Each nested repository walks its own work tree.
    */
   async nestedRepositories(gitDir: string, top: string, bases: readonly string[]): Promise<void> {
-    // A git folder taken as its own work tree (a bare repository, or git
-    // run inside one) has none to search. Nothing else is skipped: a folder
-    // merely named like a git folder (`.GIT`, which git on Linux takes for
-    // an ordinary folder: round fourteen hid a repository under one) is
-    // searched like any other.
-    if (top === gitDir || (await this.kind(top)) !== "directory") return;
+    // Nothing is skipped: not a folder merely named like a git folder
+    // (`.GIT`, which git on Linux takes for an ordinary folder: round
+    // fourteen hid a repository under one), nor a git folder taken as its
+    // own work tree (a gitfile `gitdir: .`, or `--git-dir=.`, which git
+    // uses as a work tree unless core.bare says otherwise: round sixteen).
+    if ((await this.kind(top)) !== "directory") return;
     // One walk of the whole tree (the helper's, in one call): a listing per
     // folder cost about a millisecond each, seconds for a work tree of
     // thousands of folders.

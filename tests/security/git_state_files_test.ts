@@ -1011,3 +1011,42 @@ for (const mode of ["none", "bwrap"] as const) {
     });
   });
 }
+
+/**
+ * Round sixteen: the repository's git folder is its own work tree (its
+ * files moved up, `.git` a gitfile `gitdir: .`), the gitlink `sub` only in
+ * a split index's shared part. The check skipped a git folder taken as its
+ * own work tree.
+ */
+async function gitFolderAsItsOwnWorkTree(base: string, canary: string): Promise<string> {
+  const top = await makeRepository(base, "top11");
+  const sub = await nestedFilter(top);
+  await Deno.writeTextFile(`${top}/.gitmodules`, UNMASKING_GITMODULES);
+  await gitOk(top, "add", ".gitmodules", "sub");
+  await gitOk(top, "commit", "-qm", "sub");
+  await Deno.remove(`${top}/.gitmodules`);
+  await gitOk(top, "update-index", "--split-index");
+  await armFilter(sub, canary);
+  for await (const entry of Deno.readDir(`${top}/.git`)) {
+    await Deno.rename(`${top}/.git/${entry.name}`, `${top}/${entry.name}`);
+  }
+  await Deno.remove(`${top}/.git`);
+  await Deno.writeTextFile(`${top}/.git`, "gitdir: .\n");
+  return top;
+}
+
+Deno.test("bwrap: a git folder taken as its own work tree is searched like any other (round sixteen)", async (t) => {
+  await rawProof("htmcp-gitdir-dot-raw-", async (base) => {
+    const top = await gitFolderAsItsOwnWorkTree(base, `${base}/RAN`);
+    await hardened(["status", "--short"], top);
+    ok(await exists(`${base}/RAN`), "git, hardened as htmcp runs it, ran the filter");
+  });
+
+  await inMode(t, "bwrap", async (h) => {
+    const canary = `${h.jail}/RAN`;
+    await gitFolderAsItsOwnWorkTree(h.jail, canary);
+    await chownTree(h.jail);
+    await refusedForNested(h, "git status --short", "top11", canary);
+    await refusedForNested(h, "git --git-dir=. status --short", "top11", canary);
+  });
+});
