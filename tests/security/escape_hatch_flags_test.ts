@@ -358,7 +358,7 @@ const HARMLESS: readonly string[] = [
   "awk '{print}' f",
   "awk -F: '{print NR}' f",
   "zip -r a.zip d",
-  "zip -T a.zip f",
+  "zip -q a.zip f",
   "man ls",
   "man -k ls",
   "split -l 10 f",
@@ -461,7 +461,8 @@ const PROOFS: readonly (readonly [readonly string[], string])[] = [
   [["diff-program"], "sdiff --diff-program=./evil.sh f f"],
   [["awk-commands"], `awk 'BEGIN{system("touch canary")}'`],
   [["awk-commands"], `awk '{print > "canary"}' f`],
-  [["zip-unzip-command"], `zip -T -TT 'sh -c "touch canary"' a.zip f`],
+  // -T alone runs unzip through a shell line (guard zip-test); -TT names the program.
+  [["zip-unzip-command", "zip-test"], `zip -T -TT 'sh -c "touch canary"' a.zip f`],
   [["split-filter"], "split --filter='touch canary' f"],
   [["git-grep-open-files-in-pager"], "git grep '-Otouch canary' x"],
   [["git-config-override", "git-subcommand"], "git -c 'alias.x=!touch canary' x"],
