@@ -94,7 +94,9 @@ export function parseWalk(bytes: Uint8Array): { links: string[]; gits: string[] 
     } catch {
       throw new NotUtf8Name();
     }
-    if (path === "" || path.startsWith("/") || path.split("/").some((s) => s === ".." || s === "")) {
+    if (
+      path === "" || path.startsWith("/") || path.split("/").some((s) => s === ".." || s === "")
+    ) {
       return null;
     }
     if (kind === "l") links.push(path);
@@ -113,7 +115,12 @@ export function parseWalk(bytes: Uint8Array): { links: string[]; gits: string[] 
  * @returns The walker the executor's lister carries.
  */
 export function helperTreeWalker(helper: ServingHelper): TreeWalker {
-  return async (jailRoot: string, folder: string, budget: CheckBudget): Promise<TreeListing> => {
+  return async (
+    jailRoot: string,
+    folder: string,
+    budget: CheckBudget,
+    intoGit: boolean,
+  ): Promise<TreeListing> => {
     const relative = posix.relative(jailRoot, folder);
     if (relative === ".." || relative.startsWith("../") || posix.isAbsolute(relative)) {
       return { ok: false, why: `"${folder}" is not inside the jail` };
@@ -122,13 +129,21 @@ export function helperTreeWalker(helper: ServingHelper): TreeWalker {
     if (spent !== null) return { ok: false, why: spent };
     const output = await callHelper(
       helper,
-      ["--walk-beneath", jailRoot, relative === "" ? "." : relative, String(MAX_WALK_ENTRIES)],
+      [
+        "--walk-beneath",
+        jailRoot,
+        relative === "" ? "." : relative,
+        String(MAX_WALK_ENTRIES),
+        intoGit ? "into" : "stop",
+      ],
       { maxBytes: MAX_LISTING_BYTES, timeoutMs: LISTING_TIMEOUT_MS },
     );
     const code = output.status.code;
     const said = output.stderr.split("\n", 1)[0]?.replace(/^htmcp-spawn: /, "").trim();
     if (code === 3) return { ok: false, why: `"${folder}" is not there` };
-    if (code === 4) return { ok: false, why: `a folder under "${folder}" is reached through a link` };
+    if (code === 4) {
+      return { ok: false, why: `a folder under "${folder}" is reached through a link` };
+    }
     if (code === 5) {
       return { ok: false, why: `"${folder}" holds more than ${MAX_WALK_ENTRIES} entries` };
     }

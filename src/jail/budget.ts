@@ -38,9 +38,10 @@ export type FolderLister =
   };
 
 /**
- * What a tree holds that the repository check looks for, as real paths
- * inside the jail: every symlink (never followed) and every entry named
- * `.git` that is a folder, a file or a link (not descended into).
+ * What a tree holds that the checks look for, as real paths inside the
+ * jail: every symlink (never followed; a `.git` link too) and every entry
+ * named `.git` that is a folder, a file or a link (a `.git` folder is
+ * descended into only when asked).
  */
 export type TreeListing =
   | {
@@ -50,11 +51,15 @@ export type TreeListing =
   }
   | { readonly ok: false; readonly why: string };
 
-/** Walks the real folder `folder` inside the jail `jailRoot` without following a link. */
+/**
+ * Walks the real folder `folder` inside the jail `jailRoot` without
+ * following a link; into `.git` folders too when `intoGit`.
+ */
 export type TreeWalker = (
   jailRoot: string,
   folder: string,
   budget: CheckBudget,
+  intoGit: boolean,
 ) => Promise<TreeListing>;
 
 /**

@@ -136,21 +136,25 @@ export function listFolder(
  * Walks the tree at `folder` the call's way: in one call of the budget's
  * lister when it can (the server's helper, `--walk-beneath`), else folder
  * by folder through `listFolder` (the operator's CLI). Both report the same:
- * links are never followed and `.git` entries are not descended into.
+ * links are never followed, and `.git` folders are descended into only
+ * when `intoGit`.
  *
  * @param jailRoot The jail's real path.
  * @param folder A real folder inside the jail.
  * @param budget The call's budget and lister: every folder listed and
  *   every entry reported costs a lookup.
+ * @param intoGit Walk the contents of `.git` folders too (a search for
+ *   links), or stop at them (the repository check's search).
  * @returns The tree's links and `.git` entries, or why not.
  */
 export async function walkTree(
   jailRoot: string,
   folder: string,
   budget: CheckBudget,
+  intoGit = false,
 ): Promise<TreeListing> {
   const walk = budget.lister?.walk;
-  if (walk !== undefined) return await walk(jailRoot, folder, budget);
+  if (walk !== undefined) return await walk(jailRoot, folder, budget, intoGit);
   const links: string[] = [];
   const gits: string[] = [];
   const pending = [folder];
@@ -160,10 +164,10 @@ export async function walkTree(
     if (!listed.ok) return { ok: false, why: `"${current}" ${listed.why}` };
     for (const entry of listed.entries) {
       const path = `${current}/${entry.name}`;
-      if (entry.name === ".git") {
-        if (entry.isDirectory || entry.isFile || entry.isSymlink) gits.push(path);
-      } else if (entry.isSymlink) links.push(path);
-      else if (entry.isDirectory) pending.push(path);
+      const git = entry.name === ".git";
+      if (git && (entry.isDirectory || entry.isFile || entry.isSymlink)) gits.push(path);
+      if (entry.isSymlink) links.push(path);
+      else if (entry.isDirectory && (!git || intoGit)) pending.push(path);
     }
   }
   return { ok: true, links, gits };

@@ -7,8 +7,10 @@
  * write through it.
  *
  * A link that stays inside and names a folder is walked as well (the tool
- * follows it there), once per real folder. Every entry costs one lookup
- * from the call's budget; a tree too large for it is refused, not passed.
+ * follows it there), once per real folder. The tree is walked in one call
+ * of the server's helper (`walkTree`; folder by folder in the operator's
+ * CLI), bounded by its entry count and the call's budget; a tree too large
+ * for either is refused, not passed.
  * The walk checks a snapshot: a link planted between the walk and the
  * command is the check-then-use race that only the kernel sandbox closes.
  *
@@ -18,7 +20,7 @@
 import * as posix from "../path/mod.ts";
 import type { CheckBudget } from "./budget.ts";
 import { isInside } from "./is_inside.ts";
-import { listFolder } from "./list_folder.ts";
+import { walkTree } from "./list_folder.ts";
 import { describeError, resolveFollowingSymlinks } from "./resolve.ts";
 
 /** Where the walk found a problem, relative to the jail, or null when the tree is clean. */
@@ -47,21 +49,22 @@ export async function findEscapingLink(
     const folder = pending.pop() as string;
     if (visited.has(folder)) continue;
     visited.add(folder);
-    // By its real path, link-free before and after: a folder swapped for a
-    // link to a host folder must not be walked, nor its names quoted.
-    const listed = await listFolder(jailRoot, folder, budget);
-    if (!listed.ok) return { path: relative(folder), why: listed.why };
-    for (const entry of listed.entries) {
-      const path = posix.join(folder, entry.name);
-      if (entry.isDirectory) {
-        pending.push(path);
-        continue;
-      }
-      if (!entry.isSymlink) continue;
+    // The whole tree at once (the server's helper walks it in one call, each
+    // folder by descriptor beneath the jail, link-free): a folder swapped
+    // for a link to a host folder must not be walked, nor its names quoted.
+    // git folders too: a link planted in `.git` is followed like any other.
+    const tree = await walkTree(jailRoot, folder, budget, true);
+    if (!tree.ok) return { path: relative(folder), why: tree.why };
+    for (const path of tree.links) {
       if (anyLink) {
         return { path: relative(path), why: "it is a symlink, which the copy would make again" };
       }
-      const resolved = await resolveFollowingSymlinks(jailRoot, folder, entry.name, budget);
+      const resolved = await resolveFollowingSymlinks(
+        jailRoot,
+        posix.dirname(path),
+        posix.basename(path),
+        budget,
+      );
       if (!resolved.ok) return { path: relative(path), why: resolved.why };
       if (!isInside(jailRoot, resolved.path)) {
         return { path: relative(path), why: "it is a symlink that leads outside the jail" };

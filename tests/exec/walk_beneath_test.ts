@@ -57,6 +57,19 @@ Deno.test("the helper's walk and the in-process walk report the same links and .
       };
       deepEqual(sorted(byHelper), expected);
       deepEqual(sorted(inProcess), expected);
+      // Into .git folders too (a search for links): a link planted in one is found.
+      await Deno.symlink("/etc", `${jail}/w/.git/refs/out`);
+      const into = [true, false].map((inHelper) =>
+        walkTree(jail, `${jail}/w`, new CheckBudget(5_000, 100_000, inHelper ? lister : null), true)
+      );
+      for (const walked of await Promise.all(into)) {
+        ok(walked.ok, JSON.stringify(walked));
+        deepEqual(sorted(walked).links, [
+          `${jail}/w/.git/refs/out`,
+          `${jail}/w/in`,
+          `${jail}/w/out`,
+        ]);
+      }
     });
   } finally {
     await Deno.remove(base, { recursive: true });

@@ -1199,17 +1199,18 @@ static _Noreturn void list_beneath(const char *root, const char *rel) {
 }
 
 /*
- * --walk-beneath ROOT REL MAX (a call of --serve, a plain fork like
+ * --walk-beneath ROOT REL MAX GIT (a call of --serve, a plain fork like
  * --list-beneath): the whole tree below the folder REL below ROOT in one
- * call, for the repository check's search of a work tree (a listing per
- * folder costs the server about a millisecond, and work trees hold
- * thousands). Every folder is opened as --list-beneath opens REL (openat2
- * from ROOT, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), so a folder swapped
- * for a link while it is walked fails the walk instead of leading out;
- * links are reported, never followed; an entry named .git is reported and
- * not descended into. Prints, NUL-terminated, a type byte and a path
+ * call, for the repository check's search of a work tree and the path
+ * checks' search of a tree for links (a listing per folder costs the
+ * server about a millisecond, and trees hold thousands). Every folder is
+ * opened as --list-beneath opens REL (openat2 from ROOT, RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS), so a folder swapped for a link while it is walked
+ * fails the walk instead of leading out; links are reported, never
+ * followed; an entry named .git is reported, and a .git folder descended
+ * into only when GIT is "into" (else "stop"). Prints, NUL-terminated, a type byte and a path
  * relative to ROOT: l for each link, g for each .git that is a folder, a
- * file or a link. Exit 0; 3 when REL is
+ * file or a link (a .git link is reported both ways). Exit 0; 3 when REL is
  * missing or not a folder; 4 when a component of a folder is a link; 5
  * when the tree holds more than MAX entries; 1 otherwise (said on stderr).
  */
@@ -1241,7 +1242,13 @@ static void walk_put(char type, const char *path) {
   list_len += n + 1;
 }
 
-static _Noreturn void walk_beneath(const char *root, const char *rel, const char *max_text) {
+static _Noreturn void walk_beneath(const char *root, const char *rel, const char *max_text,
+                                   const char *git) {
+  int into_git = strcmp(git, "into") == 0;
+  if (!into_git && strcmp(git, "stop") != 0) {
+    say("walk: bad .git mode %s", git);
+    _exit(1);
+  }
   char *end = NULL;
   errno = 0;
   unsigned long long max = strtoull(max_text, &end, 10);
@@ -1302,7 +1309,9 @@ static _Noreturn void walk_beneath(const char *root, const char *rel, const char
       memcpy(child + plen, d->d_name, nlen + 1);
       if (strcmp(d->d_name, ".git") == 0) {
         if (t == DT_DIR || t == DT_REG || t == DT_LNK) walk_put('g', child);
-        free(child);
+        if (t == DT_LNK) walk_put('l', child);
+        if (t == DT_DIR && into_git) walk_push(&stack, child);
+        else free(child);
       } else if (t == DT_LNK) {
         walk_put('l', child);
         free(child);
@@ -1694,7 +1703,7 @@ static void start_call(unsigned id, char *payload, size_t len, char *self) {
     return;
   }
   int list_call = r.argc == 4 && strcmp(r.argv[1], "--list-beneath") == 0;
-  int walk_call = r.argc == 5 && strcmp(r.argv[1], "--walk-beneath") == 0;
+  int walk_call = r.argc == 6 && strcmp(r.argv[1], "--walk-beneath") == 0;
   int dump_call = list_call || walk_call || (r.argc >= 2 && strcmp(r.argv[1], "--dump") == 0);
   struct options o = {0};
   if (!dump_call) {
@@ -1718,7 +1727,7 @@ static void start_call(unsigned id, char *payload, size_t len, char *self) {
     int parent = enter_call(in[0], out[1], err[1], &r);
     close(parent);
     if (list_call) list_beneath(r.argv[2], r.argv[3]);
-    if (walk_call) walk_beneath(r.argv[2], r.argv[3], r.argv[4]);
+    if (walk_call) walk_beneath(r.argv[2], r.argv[3], r.argv[4], r.argv[5]);
     if (dump_call) dump(r.argc, r.argv);
     run_inner(&o, self);
   }
