@@ -761,6 +761,67 @@ const ARGUMENT_GUARDS: readonly Guard[] = [
     source: "https://www.gnu.org/software/diffutils/manual/html_node/Merge-Commands.html",
   },
   {
+    name: "wget-programs",
+    commands: ["wget"],
+    match: [{
+      kind: "flags",
+      scope: ALL,
+      flags: flags({
+        long: [anyPrefixLong("use-askpass"), anyPrefixLong("execute"), anyPrefixLong("config")],
+        short: ["e"],
+      }),
+    }],
+    reason:
+      "runs any program to ask for a password, before connecting anywhere (--use-askpass, or use_askpass through -e or a --config file; found by the red team)",
+    source: "https://www.gnu.org/software/wget/manual/wget.html#Download-Options",
+  },
+  {
+    name: "ssh-client-programs",
+    commands: ["scp", "sftp"],
+    match: [{
+      kind: "flags",
+      scope: ALL,
+      flags: flags({ short: ["o", "F", "S", "D", "J"] }),
+    }],
+    reason:
+      "runs a program of the caller's choosing: ProxyCommand or LocalCommand through -o or an -F config file, the ssh program (-S), the sftp server (-D), a jump host's ssh (-J)",
+    source: `${GTFO}scp/`,
+  },
+  {
+    name: "openssl-modules",
+    commands: ["openssl"],
+    match: [{
+      kind: "flags",
+      scope: ALL,
+      flags: flags({
+        exact: [
+          "engine",
+          "-engine",
+          "-keygen_engine",
+          "-provider",
+          "-provider-path",
+          "-config",
+          "-pre",
+          "-post",
+        ],
+      }),
+    }],
+    reason:
+      "loads a shared library of the caller's choosing as an engine or provider, or a config file that names one (found by the red team)",
+    source: "https://www.openssl.org/docs/man3.0/man1/openssl-engine.html",
+  },
+  {
+    name: "binutils-plugin",
+    commands: ["nm", "ar", "ranlib", "objdump"],
+    match: [{
+      kind: "flags",
+      scope: ALL,
+      flags: flags({ long: [anyPrefixLong("plugin")] }),
+    }],
+    reason: "loads a shared library of the caller's choosing as a plugin (found by the red team)",
+    source: "https://sourceware.org/binutils/docs/binutils/nm.html",
+  },
+  {
     name: "man-pager",
     commands: ["man"],
     match: [{

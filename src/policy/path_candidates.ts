@@ -43,6 +43,22 @@ function fileUrlPath(word: string): string | null {
   return afterHost === -1 ? "/" : rest.slice(afterHost);
 }
 
+/**
+ * The path a tool opens for a `file:` URL, as the tool reads it: percent
+ * escapes decoded (curl opened `file:///jail/%2e%2e/secret`, red team), or
+ * null when it cannot be decoded.
+ */
+function decodedUrlPath(path: string): string | null {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return null;
+  }
+}
+
+/** A `file:` URL with a pattern: curl expands `{a,b}` and `[1-3]` into paths no check sees. */
+const URL_PATTERN = /[{}[\]]/;
+
 /** The most argument words whose paths htmcp checks in one command. */
 export const MAX_PATH_WORDS = 4096;
 /**
@@ -125,7 +141,18 @@ export function pathArgumentCandidates(argv: readonly string[]): CandidateResult
     add(word);
     for (const start of starts) add(word.slice(start));
     const urlPath = fileUrlPath(word);
-    if (urlPath !== null) add(urlPath);
+    if (urlPath !== null) {
+      const decoded = decodedUrlPath(urlPath);
+      if (decoded === null || URL_PATTERN.test(urlPath)) {
+        return {
+          ok: false,
+          reason:
+            `The file: URL "${word}" holds a pattern or an escape that cannot be read, which a tool would expand into paths no check sees; write the path out plainly.`,
+        };
+      }
+      add(urlPath);
+      add(decoded);
+    }
   }
   return { ok: true, candidates: Object.freeze([...found]) };
 }

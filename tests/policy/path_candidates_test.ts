@@ -39,3 +39,14 @@ Deno.test("looksLikePath() is true for absolute, ~, slash, .. and . and false fo
     equal(looksLikePath(text), false, text);
   }
 });
+
+Deno.test("pathArgumentCandidates() checks a file: URL's path decoded too, and refuses one with a pattern (red team: curl)", () => {
+  deepEqual(pathArgumentCandidates(["curl", "file:///j/%2e%2e/s"]), {
+    ok: true,
+    candidates: ["file:///j/%2e%2e/s", "/j/%2e%2e/s", "/j/../s"],
+  });
+  for (const url of ["file:///j/{..,x}/s", "file:///j/[1-2]/s", "file:///j/%zz/s"]) {
+    const result = pathArgumentCandidates(["curl", url]);
+    ok(!result.ok, url);
+  }
+});

@@ -255,3 +255,26 @@ Deno.test("planPathChecks() refuses zip -@, cpio -o/-p and file -f, which read t
   plan(["zip", "-r", "o.zip", "d"]);
   plan(["file", "a.txt"]);
 });
+
+Deno.test("planPathChecks() refuses the file lists of xz, zstd, curl, mktemp and binutils' @FILE without the sandbox (red team)", () => {
+  for (
+    const argv of [
+      ["xz", "-dcf", "--files=list"],
+      ["zstd", "-dcf", "--filelist=list"],
+      ["curl", "-K", "cfg"],
+      ["curl", "-F", "a=<f", "http://127.0.0.1/"],
+      ["curl", "--data-urlencode", "a@f", "http://127.0.0.1/"],
+      ["curl", "--output-dir", "../..", "-o", "x", "http://127.0.0.1/"],
+      ["mktemp", "-p", "../..", "x/mkXXXXXX"],
+      ["mktemp", "--tmpdir=..", "x/mkXXXXXX"],
+      ["strings", "@list"],
+      ["nm", "@list"],
+    ]
+  ) {
+    match(refusal(argv), /read the paths it opens from a file/);
+    plan(argv, true);
+  }
+  plan(["curl", "-o", "x", "http://127.0.0.1/"]);
+  plan(["strings", "a.bin"]);
+  plan(["mktemp", "x/mkXXXXXX"]);
+});

@@ -44,6 +44,45 @@ const LISTS: ReadonlyMap<string, FlagSet> = new Map([
   }],
   // `file -f NAMEFILE` reports on each file the list names.
   ["file", { short: ["f"], long: [anyPrefixLong("files-from")], exact: [] }],
+  // xz and zstd read the names to (de)compress from a list file.
+  ["xz", { short: [], long: [anyPrefixLong("files"), anyPrefixLong("files0")], exact: [] }],
+  ["zstd", { short: [], long: [anyPrefixLong("filelist")], exact: [] }],
+  // curl opens files named inside option values no check reads whole (red
+  // team): a config file (-K, its `url = file:...`), a form's `name=<file`
+  // and `name=@file`, `--data-urlencode name@file`, and an output folder
+  // joined to each output name.
+  ["curl", {
+    short: ["K", "F"],
+    long: [
+      anyPrefixLong("config"),
+      anyPrefixLong("form"),
+      anyPrefixLong("data-urlencode"),
+      anyPrefixLong("output-dir"),
+    ],
+    exact: [],
+  }],
+  // mktemp joins its template to the folder -p/--tmpdir/-t names (red team).
+  ["mktemp", { short: ["p", "t"], long: [anyPrefixLong("tmpdir")], exact: [] }],
+]);
+
+/**
+ * Tools that read more arguments from a file named `@FILE` (binutils'
+ * response files): `strings @list` printed a host file the list named.
+ */
+const RESPONSE_FILES: ReadonlySet<string> = new Set([
+  "strings",
+  "nm",
+  "objdump",
+  "readelf",
+  "size",
+  "ar",
+  "ranlib",
+  "objcopy",
+  "strip",
+  "addr2line",
+  "c++filt",
+  "ld",
+  "as",
 ]);
 
 /**
@@ -53,6 +92,10 @@ const LISTS: ReadonlyMap<string, FlagSet> = new Map([
  * @param tool The command's name (or the real file's name).
  */
 export function pathListOption(argv: readonly string[], tool: string): string | null {
+  if (RESPONSE_FILES.has(tool)) {
+    const response = argv.slice(1).find((word) => word.startsWith("@"));
+    if (response !== undefined) return response;
+  }
   const flags = LISTS.get(tool);
   if (flags === undefined) return null;
   for (let index = 1; index < argv.length; index++) {
