@@ -593,3 +593,25 @@ Deno.test("the repository check refuses a nested .git it lists but cannot inspec
     ok(!upper.ok && /names a program/.test(upper.reason), JSON.stringify(upper));
   });
 });
+
+Deno.test("the repository reader resolves through the call's budget: a chain of links cannot cost a fresh budget per value (round seventeen)", async () => {
+  await withBox(async (box) => {
+    // S -> d/.../d/L1, each Lk hops back up the 60-deep chain to L(k+1): hundreds of lookups.
+    const down = "d/".repeat(60);
+    const up = "../".repeat(60);
+    await Deno.mkdir(`${box.jail}/${down}`, { recursive: true });
+    await Deno.symlink(`${down}L1`, `${box.jail}/S`);
+    for (let i = 1; i < 20; i++) {
+      await Deno.symlink(`${up}${down}L${i + 1}`, `${box.jail}/${down}L${i}`);
+    }
+    await Deno.symlink(".", `${box.jail}/${down}L20`);
+    const roomy = await gitRepositoryReader(box.jail).resolve(box.jail, "S");
+    ok(roomy.ok, JSON.stringify(roomy));
+    const { CheckBudget } = await import("../../src/jail/mod.ts");
+    const tight = await gitRepositoryReader(box.jail, new CheckBudget(5_000, 30)).resolve(
+      box.jail,
+      "S",
+    );
+    ok(!tight.ok && /lookups/.test(tight.why), JSON.stringify(tight));
+  });
+});
