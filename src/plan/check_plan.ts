@@ -27,7 +27,7 @@ import { checkWords } from "./check_words.ts";
 import type { ResultCode } from "../result/codes.ts";
 import { expandGlob } from "./expand_glob.ts";
 import { mayChangeWhatPathsLeadTo, mayWriteFiles } from "./tree_changes.ts";
-import { gitMayMoveRepositories, isGitCommand } from "../policy/mod.ts";
+import { gitMayWriteWorkTree, isGitCommand } from "../policy/mod.ts";
 import { gitFolderRefusal } from "./git_folder_paths.ts";
 import type { CommandStage, Connector, Plan, PlanWord, Redirection } from "./types.ts";
 
@@ -233,7 +233,7 @@ export async function checkPlan(
   // checked (round twelve: `echo ... > .gitmodules && git add sub && git
   // status` entered a nested repository the check had not seen named).
   // git after git is checked, but for the subcommands that make or move a
-  // repository (gitMayMoveRepositories).
+  // repository or write tracked files into the work tree (gitMayWriteWorkTree).
   let writer = null as string | null;
   for (const { connector, step } of plan.steps) {
     if (changer !== null) {
@@ -289,12 +289,12 @@ export async function checkPlan(
     }
     if (!unsandboxed) {
       const first = stageNumber - stages.length + 1;
-      // git after git is judged too, but for the subcommands that make or
-      // move a repository, which write where the check did not look.
+      // git after git is judged too: the subcommands that make or move a
+      // repository or write tracked files write where the check did not look.
       const writes = (stage: CheckedStage) =>
         stage.redirections.some((r) => r.kind === "write") ||
         (isGitCommand(stage.command)
-          ? gitMayMoveRepositories(stage.argv.slice(1))
+          ? gitMayWriteWorkTree(stage.argv.slice(1))
           : mayWriteFiles(stage.command));
       // Each git stage of the pipeline, against every other stage of it.
       const besides = stages.flatMap((stage, git) =>

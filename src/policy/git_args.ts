@@ -114,25 +114,47 @@ export function splitGitArgs(args: readonly string[]): GitArgs {
   return { global: args, subcommand: null, subcommandIndex: -1, rest: [] };
 }
 
-/** git subcommands that may make a repository, or move one into a work tree. */
-const MAKES_OR_MOVES_REPOSITORIES: ReadonlySet<string> = new Set([
+/**
+ * git subcommands that may make a repository, move one, or write tracked
+ * files into the work tree (which may be another repository's git folder
+ * when that one is not named `.git`: round seventeen checked out a nested
+ * repository's `config` and ran its filter with the next git).
+ */
+const WRITES_WORK_TREE: ReadonlySet<string> = new Set([
+  "am",
+  "apply",
+  "bisect",
+  "checkout",
+  "checkout-index",
+  "cherry-pick",
+  "clean",
   "clone",
   "init",
+  "merge",
   "mv",
+  "pull",
+  "read-tree",
+  "rebase",
+  "reset",
+  "restore",
+  "revert",
+  "rm",
+  "sparse-checkout",
+  "stash",
   "submodule",
+  "switch",
   "worktree",
 ]);
 
 /**
- * Whether git with `args` may make a repository or move one (a linked work
- * tree, a folder holding one) to where a later git's repository check did
- * not look: round thirteen moved an unchecked linked work tree into the work
- * tree with `git worktree move`, and the next git entered it. Unknown (no
+ * Whether git with `args` may make or move a repository, or write tracked
+ * files into a work tree, where a later git's repository check did not
+ * look (`add`, `commit`, `fetch` and the readers may not). Unknown (no
  * subcommand) counts as may. Pure.
  *
  * @param args The arguments after `git`.
  */
-export function gitMayMoveRepositories(args: readonly string[]): boolean {
+export function gitMayWriteWorkTree(args: readonly string[]): boolean {
   const { subcommand } = splitGitArgs(args);
-  return subcommand === null || MAKES_OR_MOVES_REPOSITORIES.has(subcommand);
+  return subcommand === null || WRITES_WORK_TREE.has(subcommand);
 }

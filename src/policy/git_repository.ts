@@ -351,7 +351,11 @@ class Inspection {
       const admin = await this.real(`${worktrees}/${name}`);
       if ((await this.kind(admin)) !== "directory") continue;
       const text = await this.readSmall(`${admin}/gitdir`, `the gitdir file of a work tree`);
-      if (text === null) continue;
+      // Without a gitdir file it is still a git folder git may be run in.
+      if (text === null) {
+        await this.gitDir(admin, bases);
+        continue;
+      }
       // gitdir names the linked work tree's `.git` gitfile; its folder is the work tree.
       const dotGit = await this.insideJail(
         admin,
@@ -644,6 +648,7 @@ class Inspection {
     if (text === null) return;
     const parsed = parseGitConfig(text);
     if (!parsed.ok) refuse(`the .gitmodules file cannot be read as git reads it: ${parsed.why}`);
+    if (parsed.entries.length > MAX_CONFIG_ENTRIES) refuse("the .gitmodules file is too large to vet");
     for (const entry of parsed.entries) {
       if (entry.section !== "submodule" || entry.name !== "path" || entry.value === null) continue;
       const folder = await this.insideJail(
@@ -763,6 +768,9 @@ function globalLocations(args: readonly string[]) {
     if (word === "-C" && next !== undefined) {
       moves.push(next);
       index++;
+    } else if (word === "--bare") {
+      // git takes the folder it runs in as its git folder (round seventeen).
+      gitDir = ".";
     } else if (word === "--git-dir" && next !== undefined) {
       gitDir = next;
       index++;
@@ -879,11 +887,14 @@ async function inspect(context: GitRepositoryContext, reader: GitRepositoryReade
         const gitDir = await inspection.followGitFile(dotGit);
         await inspection.gitDir(gitDir, [cwd, workTree ?? dir]);
       } else if (kind === "other") refuse(`"${dotGit}" is neither a folder nor a file`);
-      // The cwd may itself be a git folder (inside .git, or a bare repository).
-      if ((await inspection.kind(`${dir}/HEAD`)) !== "missing") {
-        if ((await inspection.kind(`${dir}/config`)) !== "missing") {
-          await inspection.gitDir(dir, [cwd, dir]);
-        }
+      // The cwd may itself be a git folder (inside .git, or a bare
+      // repository): git needs only HEAD there, its objects, refs and config
+      // may come from a common folder (round seventeen: HEAD and commondir).
+      if (
+        (await inspection.kind(`${dir}/HEAD`)) !== "missing" ||
+        (await inspection.kind(`${dir}/commondir`)) !== "missing"
+      ) {
+        await inspection.gitDir(dir, [cwd, dir]);
       }
       if (dir === jailRoot || !reader.isInsideJail(posix.dirname(dir))) break;
     }

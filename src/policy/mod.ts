@@ -34,7 +34,7 @@ export {
   gitSafetyArgs,
   gitSafetyEnv,
 } from "./git_safety.ts";
-export { gitMayMoveRepositories } from "./git_args.ts";
+export { gitMayWriteWorkTree } from "./git_args.ts";
 export { findPromptHit, findRuleHit, type RuleHit, ruleWordMatches } from "./rules.ts";
 export { type PathPlan, planPathChecks, type PlanResult } from "./path_model/mod.ts";
 export { describeRepositoryRefusal, isGitCommand, needsGitRepositoryCheck } from "./guard_check.ts";

@@ -1050,3 +1050,104 @@ Deno.test("bwrap: a git folder taken as its own work tree is searched like any o
     await refusedForNested(h, "git --git-dir=. status --short", "top11", canary);
   });
 });
+
+/**
+ * Round seventeen: a linked work tree's admin folder with HEAD and
+ * commondir but no gitdir file, whose config.worktree names a filter, and
+ * `git --bare` run inside it: git took the cwd as its git folder, which the
+ * check inspected only when it held a config.
+ */
+async function adminFolderWithoutGitdir(base: string, canary: string): Promise<string> {
+  const top = await makeRepository(base, "top12");
+  await Deno.writeTextFile(`${top}/.gitattributes`, "f.txt filter=x\n");
+  await gitOk(top, "add", ".gitattributes");
+  await gitOk(top, "commit", "-qm", "attributes");
+  await gitOk(top, "config", "core.repositoryformatversion", "1");
+  await gitOk(top, "config", "extensions.worktreeConfig", "true");
+  await Deno.writeTextFile(`${top}/.git/info/attributes`, "f.txt filter=x\n");
+  const admin = `${top}/.git/worktrees/w`;
+  await Deno.mkdir(admin, { recursive: true });
+  await Deno.writeTextFile(`${admin}/HEAD`, "ref: refs/heads/main\n");
+  await Deno.writeTextFile(`${admin}/commondir`, "../..\n");
+  await Deno.writeTextFile(
+    `${admin}/config.worktree`,
+    `[filter "x"]\n\tsmudge = touch ${canary}; cat\n\tclean = touch ${canary}; cat\n`,
+  );
+  return admin;
+}
+
+/**
+ * Round seventeen: `sub`'s git folder is `x`, a tracked folder of the top
+ * repository; branch `evil` adds a filter to `x/config`. A first git stage
+ * checked it out, the second entered `sub` with it.
+ */
+async function nestedConfigTracked(base: string, canary: string): Promise<string> {
+  const top = await makeRepository(base, "top13");
+  const sub = await nestedFilter(top);
+  await Deno.writeTextFile(`${sub}/.gitattributes`, "f.txt filter=y\n");
+  await gitOk(sub, "add", ".gitattributes");
+  await gitOk(sub, "commit", "-qm", "y");
+  await Deno.rename(`${sub}/.git`, `${top}/x`);
+  await Deno.writeTextFile(`${sub}/.git`, "gitdir: ../x\n");
+  await Deno.writeTextFile(`${top}/.gitmodules`, UNMASKING_GITMODULES);
+  await gitOk(top, "add", ".gitmodules", "sub", "x");
+  await gitOk(top, "commit", "-qm", "c1");
+  await gitOk(top, "checkout", "-q", "-b", "evil");
+  await Deno.writeTextFile(
+    `${top}/x/config`,
+    `${await Deno.readTextFile(`${top}/x/config`)}[filter "y"]\n\tclean = touch ${canary}; cat\n`,
+  );
+  await gitOk(top, "add", "x/config");
+  await gitOk(top, "commit", "-qm", "c2");
+  await gitOk(top, "checkout", "-q", "main");
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  await Deno.writeTextFile(`${sub}/f.txt`, "two\n");
+  return top;
+}
+
+Deno.test("bwrap: git --bare in a git folder without a config, and a git that writes tracked files before another, are refused (round seventeen)", async (t) => {
+  await rawProof("htmcp-bare-raw-", async (base) => {
+    const admin = await adminFolderWithoutGitdir(base, `${base}/RAN`);
+    await hardened(["--bare", "cat-file", "--filters", "HEAD:f.txt"], admin);
+    ok(await exists(`${base}/RAN`), "git, hardened as htmcp runs it, ran the filter");
+  });
+  await rawProof("htmcp-tracked-config-raw-", async (base) => {
+    const top = await nestedConfigTracked(base, `${base}/RAN`);
+    equal((await hardened(["checkout", "evil", "--", "x/config"], top)).code, 0);
+    await hardened(["status", "--short"], top);
+    ok(
+      await exists(`${base}/RAN`),
+      "git, hardened as htmcp runs it, entered the changed nested repository",
+    );
+  });
+
+  await inMode(t, "bwrap", async (h) => {
+    const canary = `${h.jail}/RAN`;
+    const admin = await adminFolderWithoutGitdir(h.jail, canary);
+    await nestedConfigTracked(h.jail, canary);
+    await chownTree(h.jail);
+    await refusedForNested(
+      h,
+      "git --bare cat-file --filters HEAD:f.txt",
+      admin.slice(h.jail.length + 1),
+      canary,
+    );
+    for (
+      const command of [
+        "git checkout evil -- x/config && git status --short",
+        "git merge -q --ff-only evil && git status --short",
+      ]
+    ) {
+      const result = await h.call("run_command", { command, cwd: "top13" });
+      equal(result.code, "POLICY_DENIED", `${command}: ${JSON.stringify(result)}`);
+      equal(result.exit_code, null);
+      match(result.policy_reason, /may write files; git's repository check/);
+      const attempt = (await h.records()).findLast((r) => r.command_raw === command);
+      equal(attempt?.code, "POLICY_DENIED");
+    }
+    ok(!(await exists(canary)), "nothing ran");
+    const alone = await h.call("run_command", { command: "git status --short", cwd: "top13" });
+    equal(alone.code, "OK", alone.policy_reason);
+    ok(!(await exists(canary)), "the clean configuration runs nothing");
+  });
+});
