@@ -115,46 +115,74 @@ export function splitGitArgs(args: readonly string[]): GitArgs {
 }
 
 /**
- * git subcommands that may make a repository, move one, or write tracked
- * files into the work tree (which may be another repository's git folder
- * when that one is not named `.git`: round seventeen checked out a nested
- * repository's `config` and ran its filter with the next git).
+ * git subcommands that write nothing outside the git folder (its index,
+ * objects, refs and logs) or read only: every other one may make or move a
+ * repository, or write files in the work tree, which may be another
+ * repository's git folder when that one is not named `.git` (round
+ * seventeen checked out a nested repository's `config`; round eighteen had
+ * `git merge-file` and `git mailinfo` write a filter into `.git/config`,
+ * and the next git ran it). A list of what is known not to write, since a
+ * list of writers missed two.
  */
-const WRITES_WORK_TREE: ReadonlySet<string> = new Set([
-  "am",
-  "apply",
-  "bisect",
-  "checkout",
-  "checkout-index",
-  "cherry-pick",
-  "clean",
-  "clone",
-  "init",
-  "merge",
-  "mv",
-  "pull",
-  "read-tree",
-  "rebase",
-  "reset",
-  "restore",
-  "revert",
-  "rm",
-  "sparse-checkout",
-  "stash",
-  "submodule",
-  "switch",
-  "worktree",
+const WRITES_GIT_FOLDER_AT_MOST: ReadonlySet<string> = new Set([
+  "add",
+  "annotate",
+  "blame",
+  "branch",
+  "cat-file",
+  "check-attr",
+  "check-ignore",
+  "check-mailmap",
+  "check-ref-format",
+  "cherry",
+  "column",
+  "commit",
+  "count-objects",
+  "describe",
+  "diff",
+  "diff-files",
+  "diff-index",
+  "diff-tree",
+  "fetch",
+  "for-each-ref",
+  "fsck",
+  "grep",
+  "log",
+  "ls-files",
+  "ls-remote",
+  "ls-tree",
+  "merge-base",
+  "name-rev",
+  "notes",
+  "push",
+  "reflog",
+  "rev-list",
+  "rev-parse",
+  "shortlog",
+  "show",
+  "show-branch",
+  "show-ref",
+  "status",
+  "tag",
+  "var",
+  "verify-commit",
+  "verify-pack",
+  "verify-tag",
+  "version",
+  "whatchanged",
+  "write-tree",
 ]);
 
 /**
- * Whether git with `args` may make or move a repository, or write tracked
- * files into a work tree, where a later git's repository check did not
- * look (`add`, `commit`, `fetch` and the readers may not). Unknown (no
- * subcommand) counts as may. Pure.
+ * Whether git with `args` may write outside its git folder: make or move a
+ * repository, or write files in a work tree, where a later git's
+ * repository check did not look. Only the subcommands known to write at
+ * most into the git folder (`add`, `commit`, `fetch`, the readers) may not;
+ * unknown (no subcommand) counts as may. Pure.
  *
  * @param args The arguments after `git`.
  */
 export function gitMayWriteWorkTree(args: readonly string[]): boolean {
   const { subcommand } = splitGitArgs(args);
-  return subcommand === null || WRITES_WORK_TREE.has(subcommand);
+  return subcommand === null || !WRITES_GIT_FOLDER_AT_MOST.has(subcommand);
 }

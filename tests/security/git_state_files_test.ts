@@ -927,6 +927,10 @@ Deno.test("bwrap: git that makes or moves a repository is not followed by git in
         "git worktree add -q ../wt9 && git status --short",
         "git mv f.txt g.txt && git status --short",
         "git init -q inner && git status --short",
+        // Round eighteen: writers a list of writers had missed.
+        "git merge-file f.txt f.txt f.txt && git status --short",
+        "git mailinfo msg patch < f.txt && git status --short",
+        "git merge-file f.txt f.txt f.txt | git status --short",
       ]
     ) {
       const refused = await h.call("run_command", { command: plan, cwd: "clean9" });
