@@ -288,7 +288,7 @@ class Inspection {
       this.#searched.add(pair);
       await this.gitmodules(top, [...bases, top]);
       await this.gitlinks(gitDir, top, [...bases, top]);
-      await this.nestedRepositories(gitDir, top, [...bases, top]);
+      await this.nestedRepositories(top, [...bases, top]);
     }
   }
 
@@ -433,7 +433,7 @@ class Inspection {
    * jail that holds a repository is inspected as one (a submodule path
    * may be such a link). Each nested repository walks its own work tree.
    */
-  async nestedRepositories(gitDir: string, top: string, bases: readonly string[]): Promise<void> {
+  async nestedRepositories(top: string, bases: readonly string[]): Promise<void> {
     // Nothing is skipped: not a folder merely named like a git folder
     // (`.GIT`, which git on Linux takes for an ordinary folder: round
     // fourteen hid a repository under one), nor a git folder taken as its
@@ -648,7 +648,9 @@ class Inspection {
     if (text === null) return;
     const parsed = parseGitConfig(text);
     if (!parsed.ok) refuse(`the .gitmodules file cannot be read as git reads it: ${parsed.why}`);
-    if (parsed.entries.length > MAX_CONFIG_ENTRIES) refuse("the .gitmodules file is too large to vet");
+    if (parsed.entries.length > MAX_CONFIG_ENTRIES) {
+      refuse("the .gitmodules file is too large to vet");
+    }
     for (const entry of parsed.entries) {
       if (entry.section !== "submodule" || entry.name !== "path" || entry.value === null) continue;
       const folder = await this.insideJail(
