@@ -761,6 +761,21 @@ const ARGUMENT_GUARDS: readonly Guard[] = [
     source: "https://www.gnu.org/software/diffutils/manual/html_node/Merge-Commands.html",
   },
   {
+    name: "tar-multi-volume",
+    commands: ["tar", "gtar"],
+    match: [{
+      kind: "flags",
+      scope: { in: "all", tarOldStyle: true },
+      flags: flags({
+        long: [anyPrefixLong("multi-volume"), anyPrefixLong("tape-length")],
+        short: ["M", "L"],
+      }),
+    }],
+    reason:
+      "asks for each next volume on stdin, where `n NAME` writes a volume at any path and `!` starts a shell (-M, --multi-volume, -L, --tape-length; found by the red team)",
+    source: "https://www.gnu.org/software/tar/manual/html_node/Multi_002dVolume-Archives.html",
+  },
+  {
     name: "wget-programs",
     commands: ["wget"],
     match: [{

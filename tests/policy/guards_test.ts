@@ -53,6 +53,7 @@ const SAMPLES: ReadonlyMap<string, string> = new Map([
   ["patch-backup-names", "patch -b -z x/../../y f p.diff"],
   ["tar-backup-suffix", "tar -cf t --backup --suffix=x/../../y f"],
   ["sdiff-merge", "sdiff -o out a b"],
+  ["tar-multi-volume", "tar -c -M -L 10 -f x big"],
   ["wget-programs", "wget --use-askpass=sh http://127.0.0.1:1/"],
   ["ssh-client-programs", "scp -o ProxyCommand=sh h:f x"],
   ["openssl-modules", "openssl engine dynamic -pre SO_PATH:./e.so"],

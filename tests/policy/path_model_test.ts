@@ -151,6 +151,11 @@ const WALKERS: readonly (readonly [readonly string[], boolean])[] = [
   [["tar", "-chf", "t", "d"], true],
   [["tar", "chf", "t", "d"], true],
   [["tar", "-cf", "t", "d"], false],
+  [["gzip", "-rc", "d"], true],
+  [["gzip", "--recursive", "-f", "d"], true],
+  [["gunzip", "-rf", "d"], true],
+  [["zcat", "-r", "d"], true],
+  [["gzip", "-c", "f"], false],
 ];
 
 for (const [argv, walks] of WALKERS) {

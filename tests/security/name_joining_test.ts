@@ -48,6 +48,8 @@ async function layout(w: string): Promise<string> {
   for (const [name, text] of [["in.txt", "payload"], ["s1", "one"], ["s2", "two"]]) {
     await Deno.writeTextFile(`${w}/a/b/${name}`, `${text}\n`);
   }
+  // Larger than one 10 KiB volume, and random, so that no compression helps.
+  await Deno.writeFile(`${w}/a/b/big`, crypto.getRandomValues(new Uint8Array(40_000)));
   await chownTree(w);
   const beside = w.slice(0, w.lastIndexOf("/"));
   await Deno.mkdir(`${beside}/sec`);
@@ -76,6 +78,12 @@ function attacks() {
       argv: ["tar", "-cf", "../../t", "--backup", "--suffix=X/../../open/tar", "in.txt"],
     },
     { guard: "sdiff-merge", argv: ["sdiff", "-o", "sout", "s1", "s2"], stdin: sdiffInput },
+    // tar asks for the next volume on stdin: `n NAME` names it, anywhere.
+    {
+      guard: "tar-multi-volume",
+      argv: ["tar", "-c", "-M", "-L", "10", "-f", "vol1", "big"],
+      stdin: "n ../../../open/tar-volume\n",
+    },
   ] as const;
 }
 
@@ -167,6 +175,31 @@ Deno.test("none: names joined from two checked texts, and programs started from 
         await Deno.remove(`${open}/zip`);
         await refusedByGuard(h, "zip-test", `zip -T -b ${quote(folder)} c.zip z.txt`);
         ok(!(await Deno.stat(`${open}/zip`).then(() => true, () => false)), "nothing ran");
+      },
+    );
+    await t.step(
+      "raw and htmcp: gzip -rf follows a link out of the jail while it recurses",
+      async () => {
+        const root = await Deno.realPath(await Deno.makeTempDir({ dir: h.dir, prefix: "rawgz-" }));
+        await Deno.chmod(root, 0o755);
+        for (const base of [root, h.jail]) {
+          const outside = `${base === root ? root : h.dir}/gz-open`;
+          await Deno.mkdir(outside);
+          await Deno.chmod(outside, 0o777);
+          await Deno.writeTextFile(`${outside}/c.txt`, "canary\n");
+          await Deno.chmod(`${outside}/c.txt`, 0o666);
+          await Deno.mkdir(`${base}/gz`);
+          await Deno.symlink(outside, `${base}/gz/o`);
+          await chownTree(`${base}/gz`);
+        }
+        await asCommandUid(["gzip", "-rf", "gz"], root);
+        ok(await exists(`${root}/gz-open/c.txt.gz`), "raw gzip -rf compressed a file outside");
+        const result = await h.call("run_command", { command: "gzip -rf gz" });
+        equal(result.code, "PATH_ESCAPE", JSON.stringify(result));
+        equal(result.exit_code, null, "nothing ran");
+        equal(await Deno.readTextFile(`${h.dir}/gz-open/c.txt`), "canary\n", "untouched");
+        const attempt = (await h.records()).findLast((r) => r.command_raw === "gzip -rf gz");
+        equal(attempt?.code, "PATH_ESCAPE");
       },
     );
   } finally {

@@ -53,6 +53,12 @@ const FOLLOWING: ReadonlyMap<string, FlagSet> = new Map([
   ["tar", set(["h"], ["dereference"])],
   ["gtar", set(["h"], ["dereference"])],
   ["bsdtar", set(["h", "L"], ["dereference"])],
+  // gzip -r (gunzip, zcat) follows a link to a folder while it recurses,
+  // and with -f or -c reads and writes through it (red team); zstd -r too.
+  ["gzip", set(["r"], ["recursive"])],
+  ["gunzip", set(["r"], ["recursive"])],
+  ["zcat", set(["r"], ["recursive"])],
+  ["zstd", set(["r"], [])],
   // rg recurses by default; -L follows links.
   ["rg", set(["L"], ["follow"])],
   // zip stores what links point to unless -y; rsync follows with -L/-k.
