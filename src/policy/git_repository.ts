@@ -26,8 +26,8 @@
  * - a `core.worktree` (read from the git folder) leading outside the jail;
  * - a work tree (`--work-tree`, `git worktree add PATH`, `core.worktree`) inside a git
  *   folder, which would let checkout write `.git/config` or hooks;
- * - without the kernel sandbox, a symlink anywhere in a git folder leading
- *   outside the jail: git writes `COMMIT_EDITMSG`, refs and logs by name;
+ * - a symlink anywhere in a git folder, in every mode: git writes
+ *   `COMMIT_EDITMSG`, refs and logs by name, through any link in their place;
  * - without the kernel sandbox, state files whose paths git joins to the
  *   work tree unchecked (`git_state_files.ts`): a `MERGE_RR` or index entry
  *   that is not a clean relative path, a `rebase-apply/apply-opt` holding an
@@ -155,8 +155,6 @@ const MAX_MODULE_DEPTH = 6;
 const MAX_MODULE_FOLDERS = 256;
 /** The largest index read without the kernel sandbox; a larger one is refused, not skipped. */
 const INDEX_LIMIT_BYTES = 256 * 1024 * 1024;
-/** The most entries of one git folder searched for links (loose objects are not counted). */
-const MAX_GIT_FOLDER_ENTRIES = 50_000;
 
 class Refusal extends Error {}
 
@@ -171,7 +169,10 @@ class Inspection {
    * `--quit`) without acting on its saved state: the way out of a refused one.
    */
   readonly endsSequence: boolean;
-  /** Whether each git folder is searched for symlinks leading out (without the kernel sandbox). */
+  /**
+   * Without the kernel sandbox: git folders must be named `.git`, and their
+   * state files naming work-tree paths are read (`pathStateFiles`).
+   */
   readonly searchLinks: boolean;
   /** The command is `rebase --quit` or `merge --quit`, which stores a saved autostash unapplied. */
   readonly quitsAutostash: boolean;
@@ -321,11 +322,9 @@ class Inspection {
     for (const file of files) await this.configFile(file, gitDir, [...bases, gitDir]);
     if (!this.endsSequence) await this.sequencerState(gitDir);
     if (!this.quitsAutostash) await this.savedAutostash(gitDir);
-    if (this.searchLinks) {
-      await this.linksLeadingOut(gitDir);
-      if (common !== gitDir) await this.linksLeadingOut(common);
-      await this.pathStateFiles(gitDir, common);
-    }
+    await this.linksInGitFolder(gitDir);
+    if (common !== gitDir) await this.linksInGitFolder(common);
+    if (this.searchLinks) await this.pathStateFiles(gitDir, common);
     await this.alternates(`${common}/objects`, 0);
     // Submodules' git folders (`modules/<name>`, nested for nested
     // submodules): status, diff and fetch run git inside them too.
@@ -592,36 +591,26 @@ class Inspection {
   }
 
   /**
-   * Symlinks anywhere in a git folder: git writes its own files there
-   * (`COMMIT_EDITMSG`, `index`, refs, logs, a rebase's state) by name, so
-   * a link planted in their place, or moved there with `mv`, makes git write
-   * through it. git itself makes none. Without the kernel sandbox one
-   * leading out of the jail is refused; the loose objects' fan-out folders
-   * are checked as entries but not listed (git writes an object to a new
-   * temporary name and links it, never through an existing one).
+   * Symlinks anywhere in a git folder, in every mode: git writes its own
+   * files there (`COMMIT_EDITMSG`, `index`, refs, logs, `lost-found`, a
+   * rebase's state) by name, so a link planted in their place makes git
+   * write through it. git itself makes none. Without the kernel sandbox one
+   * leading out of the jail wrote host files; under it, one leading to
+   * `config` let a `git commit` write a filter the next git in the same
+   * call ran (red team, round nineteen). The whole folder is walked in one
+   * call of the helper.
    */
-  async linksLeadingOut(gitDir: string): Promise<void> {
-    let seen = 0;
-    const search = async (folder: string): Promise<void> => {
-      const entries = await this.#reader.entries(folder);
-      if ("error" in entries) refuse(`the folder "${folder}" cannot be listed (${entries.error})`);
-      const objects = folder === `${gitDir}/objects`;
-      for (const { name, kind } of entries) {
-        if (++seen > MAX_GIT_FOLDER_ENTRIES) {
-          refuse(
-            `the git folder "${gitDir}" holds more than ${MAX_GIT_FOLDER_ENTRIES} entries, more than htmcp searches for links without the kernel sandbox`,
-          );
-        }
-        const path = `${folder}/${name}`;
-        if (kind === "symlink") await this.insideJail("/", path, "the link in the git folder");
-        else if (
-          kind === "directory" && !(objects && (/^[0-9a-f]{2}$/.test(name) || name === "pack"))
-        ) {
-          await search(path);
-        }
-      }
-    };
-    await search(gitDir);
+  async linksInGitFolder(gitDir: string): Promise<void> {
+    const tree = await this.#reader.walk(gitDir);
+    if ("error" in tree) refuse(`the git folder "${gitDir}" cannot be searched (${tree.error})`);
+    const link = tree.links[0];
+    if (link !== undefined) {
+      refuse(
+        `the git folder holds a symlink ("${
+          posix.relative(this.#jailRoot, link)
+        }"), through which git would write a file it names; git makes none`,
+      );
+    }
   }
 
   #visited = 0;

@@ -491,25 +491,22 @@ Deno.test("the repository check refuses pull.twohead and pull.octopus naming a s
   });
 });
 
-Deno.test("the repository check refuses a link in the git folder leading out without the kernel sandbox, and leaves it to the sandbox under it", async () => {
+Deno.test("the repository check refuses any link in a git folder, in both modes, leading out or not (round nineteen)", async () => {
   await withBox(async (box) => {
+    for (const target of [box.secret, "config", "../f.txt"]) {
+      await Deno.remove(`${box.jail}/.git/COMMIT_EDITMSG`).catch(() => {});
+      await Deno.symlink(target, `${box.jail}/.git/COMMIT_EDITMSG`);
+      for (const sandboxed of [false, true]) {
+        const verdict = await inspectGitRepository(
+          { jailRoot: box.jail, cwd: box.jail, args: ["commit", "-m", "x"], sandboxed },
+          gitRepositoryReader(box.jail),
+        );
+        ok(!verdict.ok, `${target}, sandboxed ${sandboxed}`);
+        match(verdict.reason, /the git folder holds a symlink \("\.git\/COMMIT_EDITMSG"\)/);
+      }
+    }
     await Deno.remove(`${box.jail}/.git/COMMIT_EDITMSG`);
-    await Deno.symlink(box.secret, `${box.jail}/.git/COMMIT_EDITMSG`);
-    const verdict = await check(box, ["commit", "-m", "x"]);
-    ok(!verdict.ok);
-    match(
-      verdict.reason,
-      /the link in the git folder ".*\/\.git\/COMMIT_EDITMSG" leads outside the jail/,
-    );
-    const sandboxed = await inspectGitRepository(
-      { jailRoot: box.jail, cwd: box.jail, args: ["commit", "-m", "x"], sandboxed: true },
-      gitRepositoryReader(box.jail),
-    );
-    equal(sandboxed.ok, true, "under bwrap the link reaches nothing writable of the host");
-    // A link inside the jail is the policy's business, as any file there.
-    await Deno.remove(`${box.jail}/.git/COMMIT_EDITMSG`);
-    await Deno.symlink("../f.txt", `${box.jail}/.git/COMMIT_EDITMSG`);
-    equal((await check(box, ["commit", "-m", "x"])).ok, true);
+    equal((await check(box, ["commit", "-m", "x"])).ok, true, "without the link the commit runs");
   });
 });
 

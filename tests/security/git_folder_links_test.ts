@@ -78,13 +78,13 @@ Deno.test("layer 1 refuses git while a link in the git folder leads out (.git/CO
     "POLICY_DENIED",
   );
   match(refused.policy_reason, /guard "git-repository"/);
-  match(refused.policy_reason, /COMMIT_EDITMSG" leads outside the jail/);
+  match(refused.policy_reason, /the git folder holds a symlink \("\.git\/COMMIT_EDITMSG"\)/);
   // Every git command, not only commit: git writes its files whatever the subcommand.
   await assertRefused(fx, "git status", "POLICY_DENIED");
   equal(await Deno.readTextFile(`${fx.outside}/victim.txt`), "ORIGINAL\n");
 });
 
-Deno.test("layer 1 refuses git while a loose objects' fan-out folder is a link leading out, without listing the objects themselves", async () => {
+Deno.test("layer 1 refuses git while a loose objects' fan-out folder is a link leading out", async () => {
   await using fx = await layer1();
   await makeRepository(fx.jail, fx.outside);
   // A fan-out name the commit's own objects did not take (their hashes vary with the time).
@@ -98,5 +98,5 @@ Deno.test("layer 1 refuses git while a loose objects' fan-out folder is a link l
   await Deno.mkdir(`${fx.outside}/objects-${fan}`);
   await Deno.symlink(`${fx.outside}/objects-${fan}`, `${fx.jail}/.git/objects/${fan}`);
   const refused = await assertRefused(fx, "git status", "POLICY_DENIED");
-  match(refused.policy_reason, new RegExp(`objects/${fan}" leads outside the jail`));
+  match(refused.policy_reason, new RegExp(`holds a symlink \\("\\.git/objects/${fan}"\\)`));
 });

@@ -1155,3 +1155,48 @@ Deno.test("bwrap: git --bare in a git folder without a config, and a git that wr
     ok(!(await exists(canary)), "the clean configuration runs nothing");
   });
 });
+
+/**
+ * Round nineteen: `.git/COMMIT_EDITMSG` a link to `config`, which every
+ * commit writes by name: `git commit -m '<a filter section>'` rewrote the
+ * config, and the next git of the same call ran the filter.
+ */
+async function commitMessageLinkedToConfig(base: string): Promise<string> {
+  const top = await makeRepository(base, "top14");
+  await Deno.writeTextFile(`${top}/.gitattributes`, "f.txt filter=x\n");
+  await gitOk(top, "add", ".gitattributes");
+  await gitOk(top, "commit", "-qm", "attributes");
+  await Deno.remove(`${top}/.git/COMMIT_EDITMSG`).catch(() => {});
+  await Deno.symlink("config", `${top}/.git/COMMIT_EDITMSG`);
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  await Deno.writeTextFile(`${top}/f.txt`, "two\n");
+  return top;
+}
+
+for (const mode of ["none", "bwrap"] as const) {
+  Deno.test(`${mode}: a link in a git folder is refused, leading anywhere: git would write through it (round nineteen)`, async (t) => {
+    const message = (canary: string) => `[filter "x"] clean = touch ${canary}; cat`;
+    await rawProof("htmcp-editmsg-raw-", async (base) => {
+      const top = await commitMessageLinkedToConfig(base);
+      await hardened(["commit", "--allow-empty", "-m", message(`${base}/RAN`)], top);
+      await hardened(["status", "--short"], top);
+      ok(await exists(`${base}/RAN`), "git, hardened as htmcp runs it, ran the filter");
+    });
+
+    await inMode(t, mode, async (h) => {
+      const canary = `${h.jail}/RAN`;
+      const top = await commitMessageLinkedToConfig(h.jail);
+      await chownTree(h.jail);
+      const config = await Deno.readTextFile(`${top}/.git/config`);
+      const command = `git commit --allow-empty -m '${message(canary)}' && git status --short`;
+      const result = await h.call("run_command", { command, cwd: "top14" });
+      equal(result.code, "POLICY_DENIED", JSON.stringify(result));
+      equal(result.exit_code, null, "nothing ran");
+      match(result.policy_reason, /the git folder holds a symlink/);
+      equal(await Deno.readTextFile(`${top}/.git/config`), config, "the config is unchanged");
+      ok(!(await exists(canary)));
+      const attempt = (await h.records()).findLast((r) => r.command_raw === command);
+      equal(attempt?.code, "POLICY_DENIED");
+    });
+  });
+}
