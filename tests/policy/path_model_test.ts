@@ -283,3 +283,18 @@ Deno.test("planPathChecks() refuses the file lists of xz, zstd, curl, mktemp and
   plan(["strings", "a.bin"]);
   plan(["mktemp", "x/mkXXXXXX"]);
 });
+
+Deno.test("planPathChecks() refuses split and csplit without the sandbox, and checks the names gzip tries after a missing one (red team)", () => {
+  for (
+    const argv of [["split", "in"], ["split", "-l", "10", "in", "part-"], ["csplit", "in", "1"]]
+  ) {
+    match(refusal(argv), /adding a suffix to a prefix/);
+    plan(argv, true);
+  }
+  for (const argv of [["zcat", "-f", "s"], ["gzip", "-dc", "s"], ["gunzip", "s"]]) {
+    const candidates = plan(argv).candidates;
+    for (const name of ["s.gz", "s.z", "s-gz", "s.Z", "s.tgz"]) {
+      ok(candidates.includes(name), `${argv.join(" ")}: ${name}`);
+    }
+  }
+});

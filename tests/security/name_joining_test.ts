@@ -111,7 +111,7 @@ async function refusedByGuard(
 
 Deno.test("none: names joined from two checked texts, and programs started from a tool's input, are refused (red team)", async (t) => {
   const h = await startHarness({
-    allow: ["ls", "cat", "mkdir", "tee", "gzip", "csplit", "tar", "sdiff", "zip"],
+    allow: ["ls", "cat", "mkdir", "tee", "gzip", "zcat", "split", "csplit", "tar", "sdiff", "zip"],
     sandbox: "none",
   });
   try {
@@ -200,6 +200,42 @@ Deno.test("none: names joined from two checked texts, and programs started from 
         equal(await Deno.readTextFile(`${h.dir}/gz-open/c.txt`), "canary\n", "untouched");
         const attempt = (await h.records()).findLast((r) => r.command_raw === "gzip -rf gz");
         equal(attempt?.code, "PATH_ESCAPE");
+      },
+    );
+    await t.step(
+      "raw and htmcp: split and zcat open names they build, through a link leading out",
+      async () => {
+        const root = await Deno.realPath(
+          await Deno.makeTempDir({ dir: h.dir, prefix: "rawsplit-" }),
+        );
+        await Deno.chmod(root, 0o755);
+        for (const base of [root, h.jail]) {
+          const outside = `${base === root ? root : h.dir}/split-open`;
+          await Deno.mkdir(outside);
+          await Deno.chmod(outside, 0o777);
+          await Deno.writeTextFile(`${outside}/canary`, "canary\n");
+          await Deno.chmod(`${outside}/canary`, 0o666);
+          await Deno.mkdir(`${base}/sp`);
+          await Deno.writeTextFile(`${base}/sp/in`, "WRITTEN\n");
+          // Links an operator's project may hold: at a name split builds, and one gzip tries.
+          await Deno.symlink(`${outside}/canary`, `${base}/sp/xaa`);
+          await Deno.symlink(`${outside}/canary`, `${base}/sp/s.gz`);
+          await chownTree(`${base}/sp`);
+        }
+        await asCommandUid(["split", "in"], `${root}/sp`);
+        equal(
+          await Deno.readTextFile(`${root}/split-open/canary`),
+          "WRITTEN\n",
+          "raw split wrote outside",
+        );
+        const read = await asCommandUid(["zcat", "-f", "s"], `${root}/sp`);
+        ok(read.out.includes("WRITTEN"), "raw zcat -f s read the host file");
+        const split = await h.call("run_command", { command: "split in", cwd: "sp" });
+        equal(split.code, "POLICY_DENIED", JSON.stringify(split));
+        const zcat = await h.call("run_command", { command: "zcat -f s", cwd: "sp" });
+        equal(zcat.code, "PATH_ESCAPE", JSON.stringify(zcat));
+        for (const result of [split, zcat]) equal(result.exit_code, null, "nothing ran");
+        equal(await Deno.readTextFile(`${h.dir}/split-open/canary`), "canary\n", "untouched");
       },
     );
   } finally {

@@ -120,6 +120,12 @@ export function pathListOption(argv: readonly string[], tool: string): string | 
  * @param tool The command's name (or the real file's name).
  */
 export function computedOutputNames(argv: readonly string[], tool: string): string | null {
+  // split and csplit name each piece by adding a suffix to a prefix (xaa,
+  // xx00, ...), opened through whatever link sits at that name (red team:
+  // a link moved to `xaa` had split overwrite a host file).
+  if (tool === "split" || tool === "csplit") {
+    return `"${tool}" names each file it writes by adding a suffix to a prefix, which no argument check can see; without the kernel sandbox htmcp refuses it. Use head, tail or sed -n with a redirection instead.`;
+  }
   if (tool !== "git") return null;
   const git = splitGitArgs(argv.slice(1));
   if (git.subcommand === "format-patch") {

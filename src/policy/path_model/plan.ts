@@ -115,7 +115,7 @@ export function planPathChecks(
       `"${tool}" joins each of its operands with the others (diff f d reads d/f), and this command has more than ${MAX_DIFF_OPERANDS} of them for htmcp to check; split it into smaller commands.`,
     );
   }
-  const candidates = [...checked, ...(copy?.joins ?? []), ...joined];
+  const candidates = [...checked, ...(copy?.joins ?? []), ...joined, ...gzipSuffixed(argv, tool)];
   const walks = effect.kind === "walk"
     ? [...collected.candidates, ...(effect.defaultsToCwd ? ["."] : [])]
     : [];
@@ -129,4 +129,19 @@ export function planPathChecks(
       linkCopySources: copy?.linkCopySources ?? [],
     },
   };
+}
+
+/** The names gzip tries after a name that is missing (gzip.c's known suffixes). */
+const GZIP_SUFFIXES: readonly string[] = [".gz", "-gz", ".z", "-z", "_z", ".Z", ".tgz", ".taz"];
+
+/**
+ * The names gzip, gunzip and zcat may open for each operand: when `NAME`
+ * is missing they try `NAME.gz`, `NAME.z`, ... (red team: `zcat -f s`
+ * printed a host file through a link moved to `s.gz`). Checked as
+ * candidates, each only when it exists.
+ */
+function gzipSuffixed(argv: readonly string[], tool: string): string[] {
+  if (tool !== "gzip" && tool !== "gunzip" && tool !== "zcat") return [];
+  const operands = argv.slice(1).filter((word) => !word.startsWith("-"));
+  return operands.flatMap((name) => GZIP_SUFFIXES.map((suffix) => `${name}${suffix}`));
 }
