@@ -49,11 +49,13 @@ export function mayChangeWhatPathsLeadTo(command: ResolvedCommand): boolean {
 // deno-fmt-ignore
 const WRITES_NOTHING: ReadonlySet<string> = new Set([
   // reading, listing, comparing (find can write and delete: left out)
-  "cat", "tac", "head", "tail", "wc", "stat", "du", "ls", "file", "realpath", "readlink", "basename",
+  "cat", "tac", "head", "tail", "wc", "stat", "du", "ls", "realpath", "readlink", "basename",
   "dirname", "pwd", "grep", "egrep", "fgrep", "rg", "diff", "cmp", "comm", "sha1sum", "sha256sum",
-  "sha512sum", "md5sum", "b2sum", "cksum", "od", "xxd", "base64", "jq",
-  // text filters that write to stdout only (sort -o, uniq's second operand, sed and awk can write: left out)
-  "cut", "tr", "nl", "fold", "fmt", "paste", "join", "column", "expand", "unexpand", "rev", "shuf",
+  "sha512sum", "md5sum", "b2sum", "cksum", "od", "base64", "jq",
+  // text filters that write to stdout only (sort -o, uniq's second operand, sed and awk can write,
+  // and so can xxd's second operand, shuf -o and file -C: left out; the red team wrote .git/config
+  // with the first two)
+  "cut", "tr", "nl", "fold", "fmt", "paste", "join", "column", "expand", "unexpand", "rev",
   // printing and waiting
   "echo", "printf", "date", "true", "false", "sleep", "seq", "yes", "test", "expr",
 ]);

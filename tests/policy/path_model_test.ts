@@ -298,3 +298,20 @@ Deno.test("planPathChecks() refuses split and csplit without the sandbox, and ch
     }
   }
 });
+
+Deno.test("planPathChecks() refuses @FILE for binutils under their target-prefixed names too (red team)", () => {
+  for (
+    const tool of [
+      "x86_64-linux-gnu-strings",
+      "aarch64-linux-gnu-nm",
+      "ld.bfd",
+      "ld.gold",
+      "elfedit",
+      "gprof",
+    ]
+  ) {
+    const result = planPathChecks([tool, "@list"], [tool], false);
+    ok(!result.ok, tool);
+  }
+  plan(["x86_64-linux-gnu-strings", "a.bin"]);
+});

@@ -18,7 +18,7 @@ import { exists, type Harness, startHarness } from "../_helpers/stdio_harness.ts
 import { assertSandboxMode, chownTree } from "../_helpers/jail.ts";
 import { gitDiffSafetyArgs, gitSafetyArgs, gitSafetyEnv } from "../../src/policy/git_safety.ts";
 
-const ALLOW = ["ls", "cat", "echo", "touch", "mkdir", "cp", "tr", "git"];
+const ALLOW = ["ls", "cat", "echo", "touch", "mkdir", "cp", "tr", "git", "xxd", "shuf"];
 const RERERE_ID = "0123456789abcdef0123456789abcdef01234567";
 const SECRET = "TOP-SECRET-HOST-FILE";
 
@@ -808,6 +808,9 @@ Deno.test("bwrap: git after or beside a stage that may write files is refused; g
         `echo '[submodule "s"] path = sub' > .gitmodules && git add sub && git status`,
         `git status | cat > .gitmodules`,
         `git log > .gitmodules | git status`,
+        // Round twenty: writers a list of commands known to write nothing had held.
+        `xxd -r -p f.txt .git/config && git status --short`,
+        `shuf -o .git/config f.txt ; git status --short`,
       ]
     ) {
       const result = await h.call("run_command", { command, cwd: "top7" });

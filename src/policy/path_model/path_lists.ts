@@ -83,7 +83,20 @@ const RESPONSE_FILES: ReadonlySet<string> = new Set([
   "c++filt",
   "ld",
   "as",
+  "elfedit",
+  "gprof",
+  "dwp",
 ]);
+
+/**
+ * The binutils tool a name stands for: the installed files are named for
+ * their target (`x86_64-linux-gnu-strings`) and linker (`ld.bfd`,
+ * `ld.gold`), and the red team allowlisted such a name past the short one.
+ */
+function binutilsName(tool: string): string {
+  // Over-inclusive on purpose: any name ending in `-strings` counts.
+  return tool.slice(tool.lastIndexOf("-") + 1).replace(/\.(bfd|gold)$/, "");
+}
 
 /**
  * The option of `argv` that reads paths from a file, or null.
@@ -92,7 +105,7 @@ const RESPONSE_FILES: ReadonlySet<string> = new Set([
  * @param tool The command's name (or the real file's name).
  */
 export function pathListOption(argv: readonly string[], tool: string): string | null {
-  if (RESPONSE_FILES.has(tool)) {
+  if (RESPONSE_FILES.has(binutilsName(tool))) {
     const response = argv.slice(1).find((word) => word.startsWith("@"));
     if (response !== undefined) return response;
   }
