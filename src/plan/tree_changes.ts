@@ -52,10 +52,13 @@ const WRITES_NOTHING: ReadonlySet<string> = new Set([
   "cat", "tac", "head", "tail", "wc", "stat", "du", "ls", "realpath", "readlink", "basename",
   "dirname", "pwd", "grep", "egrep", "fgrep", "rg", "diff", "cmp", "comm", "sha1sum", "sha256sum",
   "sha512sum", "md5sum", "b2sum", "cksum", "od", "base64", "jq",
-  // text filters that write to stdout only (sort -o, uniq's second operand, sed and awk can write,
+  // text filters that write to stdout only (uniq's second operand, sed and awk can write,
   // and so can xxd's second operand, shuf -o and file -C: left out; the red team wrote .git/config
   // with the first two)
   "cut", "tr", "nl", "fold", "fmt", "paste", "join", "column", "expand", "unexpand", "rev",
+  // sort writes a named file only with -o or a compress program, both refused by guards in every
+  // mode (sort-output, sort-compress-program); -T makes randomly named temporaries
+  "sort",
   // printing and waiting
   "echo", "printf", "date", "true", "false", "sleep", "seq", "yes", "test", "expr",
 ]);

@@ -18,7 +18,7 @@ import { exists, type Harness, startHarness } from "../_helpers/stdio_harness.ts
 import { assertSandboxMode, chownTree } from "../_helpers/jail.ts";
 import { gitDiffSafetyArgs, gitSafetyArgs, gitSafetyEnv } from "../../src/policy/git_safety.ts";
 
-const ALLOW = ["ls", "cat", "echo", "touch", "mkdir", "cp", "tr", "git", "xxd", "shuf"];
+const ALLOW = ["ls", "cat", "echo", "touch", "mkdir", "cp", "tr", "git", "xxd", "shuf", "sort"];
 const RERERE_ID = "0123456789abcdef0123456789abcdef01234567";
 const SECRET = "TOP-SECRET-HOST-FILE";
 
@@ -823,7 +823,7 @@ Deno.test("bwrap: git after or beside a stage that may write files is refused; g
     ok(!(await exists(canary)));
     ok(!(await Deno.readTextFile(`${sub}/.git/config`)).includes("filter"), "nothing ran");
     const gitThenGit = await h.call("run_command", {
-      command: "git add f.txt && git status --short && git log --oneline | cat",
+      command: "git add f.txt && git status --short && git log --oneline | cat | sort",
       cwd: "top7",
     });
     equal(gitThenGit.code, "OK", gitThenGit.policy_reason);
