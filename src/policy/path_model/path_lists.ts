@@ -7,8 +7,9 @@
  *
  * (`sort --files0-from` is refused by its guard in `guards.ts`.)
  *
- * Also here, for the same reason: git subcommands that write files whose
- * names no argument shows (`computedOutputNames`).
+ * Also here, for the same reason: commands that write files whose names
+ * no argument shows (`computedOutputNames`: git format-patch, mailsplit
+ * and am; split and csplit).
  *
  * @module
  */
@@ -99,7 +100,8 @@ function binutilsName(tool: string): string {
 }
 
 /**
- * The option of `argv` that reads paths from a file, or null.
+ * The option of `argv` that reads paths from a file (or, for binutils, an
+ * `@FILE` response file), or null.
  *
  * @param argv The whole argv.
  * @param tool The command's name (or the real file's name).
@@ -125,8 +127,8 @@ export function pathListOption(argv: readonly string[], tool: string): string | 
 /**
  * Why a command writes files whose names no argument shows, or null: `git
  * format-patch` names each patch after its commit's subject, `git mailsplit`
- * numbers its messages, each opened in the output folder through whatever
- * link sits at that name. Without the kernel sandbox such a command is
+ * numbers its messages, split and csplit add suffixes to a prefix, each
+ * opened through whatever link sits at that name. Without the kernel sandbox such a command is
  * refused; `format-patch --stdout` writes nowhere.
  *
  * @param argv The whole argv.
