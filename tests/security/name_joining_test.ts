@@ -13,27 +13,10 @@
  */
 import { equal, match, ok } from "node:assert/strict";
 import { exists, type Harness, startHarness } from "../_helpers/stdio_harness.ts";
-import { assertSandboxMode, chownTree, TEST_JAIL_UID } from "../_helpers/jail.ts";
+import { assertSandboxMode, chownTree } from "../_helpers/jail.ts";
+import { asCommandUid } from "../_helpers/command_uid.ts";
 
 const SECRET = "NAME-JOINING-HOST-SECRET";
-
-/** Runs `args` as the commands' uid in `cwd` (the raw tool, no htmcp). */
-async function asCommandUid(args: readonly string[], cwd: string, stdin = "") {
-  const child = new Deno.Command("setpriv", {
-    args: [`--reuid=${TEST_JAIL_UID}`, `--regid=${TEST_JAIL_UID}`, "--clear-groups", ...args],
-    cwd,
-    clearEnv: true,
-    env: { PATH: "/usr/bin:/bin" },
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(stdin));
-  await writer.close().catch(() => {});
-  const out = await child.output();
-  return { code: out.code, out: new TextDecoder().decode(out.stdout) };
-}
 
 /**
  * The layout of every case, `w` standing for the jail: `w/a/b` to work in,

@@ -10,22 +10,10 @@
  */
 import { equal, ok } from "node:assert/strict";
 import { exists, type Harness, startHarness } from "../_helpers/stdio_harness.ts";
-import { assertSandboxMode, chownTree, openCanary, TEST_JAIL_UID } from "../_helpers/jail.ts";
+import { assertSandboxMode, chownTree, openCanary } from "../_helpers/jail.ts";
+import { asCommandUid } from "../_helpers/command_uid.ts";
 
 const SECRET = "NETWORK-CLIENTS-HOST-SECRET";
-
-async function asCommandUid(args: readonly string[], cwd: string) {
-  const out = await new Deno.Command("setpriv", {
-    args: [`--reuid=${TEST_JAIL_UID}`, `--regid=${TEST_JAIL_UID}`, "--clear-groups", ...args],
-    cwd,
-    clearEnv: true,
-    env: { PATH: "/usr/bin:/bin" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  return new TextDecoder().decode(out.stdout);
-}
 
 async function refused(h: Harness, command: string, code: string) {
   const result = await h.call("run_command", { command });
@@ -57,10 +45,16 @@ Deno.test("none: curl file: URLs, curl -K, wget --use-askpass and strings @FILE 
     await t.step(
       "raw: as the commands' uid, each reads the secret or runs the program",
       async () => {
-        ok((await asCommandUid(["curl", "-s", escaped], h.jail)).includes(SECRET), "curl %2e");
-        ok((await asCommandUid(["curl", "-s", pattern], h.jail)).includes(SECRET), "curl {..}");
-        ok((await asCommandUid(["curl", "-s", "-K", "cfg"], h.jail)).includes(SECRET), "curl -K");
-        ok((await asCommandUid(["strings", "@list"], h.jail)).includes(SECRET), "strings @list");
+        ok((await asCommandUid(["curl", "-s", escaped], h.jail)).out.includes(SECRET), "curl %2e");
+        ok((await asCommandUid(["curl", "-s", pattern], h.jail)).out.includes(SECRET), "curl {..}");
+        ok(
+          (await asCommandUid(["curl", "-s", "-K", "cfg"], h.jail)).out.includes(SECRET),
+          "curl -K",
+        );
+        ok(
+          (await asCommandUid(["strings", "@list"], h.jail)).out.includes(SECRET),
+          "strings @list",
+        );
       },
     );
 
