@@ -10,6 +10,7 @@
  * @module
  */
 import * as posix from "../path/mod.ts";
+import { isInside } from "../jail/mod.ts";
 import type {
   CheckBudget,
   FolderLister,
@@ -68,6 +69,15 @@ export function parseListing(bytes: Uint8Array): Deno.DirEntry[] | null {
   return entries;
 }
 
+/**
+ * `folder`'s path below `jailRoot` as the helper takes it (`.` for the
+ * root), by the jail's one is-inside predicate; null when it is not inside.
+ */
+function beneath(jailRoot: string, folder: string): string | null {
+  if (!isInside(jailRoot, folder)) return null;
+  return posix.relative(jailRoot, folder) || ".";
+}
+
 /** The most entries one `--walk-beneath` call walks; a larger tree is refused, not cut. */
 export const MAX_WALK_ENTRIES = 200_000;
 
@@ -121,10 +131,8 @@ export function helperTreeWalker(helper: ServingHelper): TreeWalker {
     budget: CheckBudget,
     intoGit: boolean,
   ): Promise<TreeListing> => {
-    const relative = posix.relative(jailRoot, folder);
-    if (relative === ".." || relative.startsWith("../") || posix.isAbsolute(relative)) {
-      return { ok: false, why: `"${folder}" is not inside the jail` };
-    }
+    const relative = beneath(jailRoot, folder);
+    if (relative === null) return { ok: false, why: `"${folder}" is not inside the jail` };
     const spent = budget.spend();
     if (spent !== null) return { ok: false, why: spent };
     const output = await callHelper(
@@ -132,7 +140,7 @@ export function helperTreeWalker(helper: ServingHelper): TreeWalker {
       [
         "--walk-beneath",
         jailRoot,
-        relative === "" ? "." : relative,
+        relative,
         String(MAX_WALK_ENTRIES),
         intoGit ? "into" : "stop",
       ],
@@ -181,15 +189,13 @@ export function helperFolderLister(helper: ServingHelper): FolderLister {
     folder: string,
     budget: CheckBudget,
   ): Promise<FolderListing> => {
-    const relative = posix.relative(jailRoot, folder);
-    if (relative === ".." || relative.startsWith("../") || posix.isAbsolute(relative)) {
-      return { ok: false, missing: false, why: "it is not inside the jail" };
-    }
+    const relative = beneath(jailRoot, folder);
+    if (relative === null) return { ok: false, missing: false, why: "it is not inside the jail" };
     const spent = budget.spend();
     if (spent !== null) return { ok: false, missing: false, why: spent };
     const output = await callHelper(
       helper,
-      ["--list-beneath", jailRoot, relative === "" ? "." : relative],
+      ["--list-beneath", jailRoot, relative],
       { maxBytes: MAX_LISTING_BYTES, timeoutMs: LISTING_TIMEOUT_MS },
     );
     const code = output.status.code;

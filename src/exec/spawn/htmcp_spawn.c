@@ -1154,16 +1154,28 @@ static void list_flush(void) {
   list_len = 0;
 }
 
-static _Noreturn void list_beneath(const char *root, const char *rel) {
+/* The folder ROOT itself, as the anchor every folder beneath it is opened from. */
+static int open_root(const char *what, const char *root) {
   int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0) {
-    say("list %s: %s", root, strerror(errno));
+    say("%s %s: %s", what, root, strerror(errno));
     _exit(1);
   }
+  return rootfd;
+}
+
+/* The folder REL below ROOTFD, every component resolved beneath it and
+   none a link (ELOOP for one): a folder swapped for a link fails. */
+static int open_beneath(int rootfd, const char *rel) {
   struct open_how how = {0};
   how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  int fd = (int)syscall(SYS_openat2, rootfd, rel[0] ? rel : ".", &how, sizeof how);
+  return (int)syscall(SYS_openat2, rootfd, rel[0] ? rel : ".", &how, sizeof how);
+}
+
+static _Noreturn void list_beneath(const char *root, const char *rel) {
+  int rootfd = open_root("list", root);
+  int fd = open_beneath(rootfd, rel);
   if (fd < 0) {
     int e = errno;
     say("list %s: %s", rel, strerror(e));
@@ -1256,14 +1268,7 @@ static _Noreturn void walk_beneath(const char *root, const char *rel, const char
     say("walk: bad entry bound %s", max_text);
     _exit(1);
   }
-  int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (rootfd < 0) {
-    say("walk %s: %s", root, strerror(errno));
-    _exit(1);
-  }
-  struct open_how how = {0};
-  how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  int rootfd = open_root("walk", root);
   struct walk_stack stack = {0};
   char *top = strdup(rel[0] ? rel : ".");
   if (top == NULL) _exit(1);
@@ -1271,7 +1276,7 @@ static _Noreturn void walk_beneath(const char *root, const char *rel, const char
   unsigned long long seen = 0;
   while (stack.len > 0) {
     char *path = stack.paths[--stack.len];
-    int fd = (int)syscall(SYS_openat2, rootfd, path, &how, sizeof how);
+    int fd = open_beneath(rootfd, path);
     if (fd < 0) {
       int e = errno;
       say("walk %s: %s", path, strerror(e));
